@@ -1,0 +1,119 @@
+// The three infrastructure interfaces between the tiers. Each has a Redis implementation
+// (production, any number of nodes) and an in-process one (the embedded single-process mode);
+// one contract test suite runs against both, so the embedded mode cannot drift.
+
+/** A client-facing event as Zulip defines it, before the queue assigns its `id`. */
+export type EventPayload = { type: string } & Record<string, unknown>;
+
+/**
+ * Who receives an event: plain user ids, or (for `message` events, as in Zulip) objects carrying
+ * that user's flags for the message.
+ */
+export type EventRecipient = number | { id: number; flags: string[] };
+
+export interface RoutedEvent {
+  event: EventPayload;
+  users: EventRecipient[];
+}
+
+/** All events one committed transaction recorded, in order. Published as one stream entry. */
+export interface ChangeBatch {
+  /** The outbox row id: unique per batch, so consumers can drop a batch delivered twice. */
+  id: string;
+  realmId: number;
+  events: RoutedEvent[];
+}
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/** The change log: API nodes publish after commit, the event tier consumes as one group. */
+export interface ChangeStream {
+  publish(batches: ChangeBatch[]): Promise<void>;
+  /**
+   * Join the consumer group shared by every event node. The handler is called once per batch,
+   * in stream order for this consumer; a batch is acknowledged only after the handler resolves.
+   * A batch whose handler threw, or that a dead consumer held, is delivered again (possibly to
+   * another consumer) after `claimIdleMs`.
+   */
+  consume(consumerName: string, handler: (batch: ChangeBatch) => Promise<void>): Stoppable;
+  close(): Promise<void>;
+}
+
+/** What a queue remembers about its client; opaque to the store except for the fields below. */
+export interface QueueOptions {
+  userId: number;
+  realmId: number;
+  /** Queues registered with all_public_streams also receive public stream messages. */
+  allPublicStreams: boolean;
+  /** Everything else the event tier needs to filter and shape events (event_types, narrow …). */
+  settings: Record<string, unknown>;
+}
+
+export interface QueueInfo extends QueueOptions {
+  id: string;
+  /** Milliseconds since the epoch of the last poll (or of creation). */
+  lastPollMs: number;
+}
+
+export interface QueuedEvent extends EventPayload {
+  id: number;
+}
+
+export interface QueueAppend {
+  queueId: string;
+  events: EventPayload[];
+}
+
+/** The per-client event queues. Ids within a queue start at 0 and increase by one. */
+export interface QueueStore {
+  create(options: QueueOptions): Promise<QueueInfo>;
+  get(queueId: string): Promise<QueueInfo | null>;
+  /** Every live queue of these users (in one round trip for Redis). */
+  queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueInfo[]>;
+  /** Every live queue of a realm registered with all_public_streams. */
+  allPublicStreamsQueues(realmId: number): Promise<QueueInfo[]>;
+  /**
+   * Appends events to queues, each queue at most once per `sourceId` (a batch redelivered after a
+   * crash adds nothing twice). Appending to a queue that no longer exists is a no-op. Announces
+   * every queue that received events to every `onReady` listener, on every node.
+   */
+  append(sourceId: string, appends: QueueAppend[]): Promise<void>;
+  /**
+   * Drops the events with id <= lastEventId (the client acknowledged them), records the poll time,
+   * and returns the remaining events in order; null if the queue does not exist.
+   */
+  read(queueId: string, lastEventId: number): Promise<QueuedEvent[] | null>;
+  /** Highest id assigned so far in the queue, -1 if none; null if the queue does not exist. */
+  lastEventId(queueId: string): Promise<number | null>;
+  delete(queueId: string): Promise<boolean>;
+  /** Deletes queues not polled for `idleMs`; returns how many. */
+  deleteIdle(idleMs: number): Promise<number>;
+  /** Called with the id of each queue that received events, on every node. One subscription per node. */
+  onReady(listener: (queueId: string) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface JobOptions {
+  /** A job added twice with the same id runs once. */
+  jobId?: string;
+  attempts?: number;
+  /** Base of the exponential backoff between attempts. */
+  backoffMs?: number;
+}
+
+/** Background jobs (outgoing webhooks, sweeps), retried with backoff, never run in the request path. */
+export interface JobQueue {
+  add(name: string, data: Record<string, unknown>, options?: JobOptions): Promise<void>;
+  /** Run jobs of this name on this node; a handler that throws is retried until attempts run out. */
+  process(name: string, handler: (data: Record<string, unknown>) => Promise<void>, concurrency?: number): Stoppable;
+  close(): Promise<void>;
+}
+
+export interface Bus {
+  changes: ChangeStream;
+  queues: QueueStore;
+  jobs: JobQueue;
+  close(): Promise<void>;
+}
