@@ -14,6 +14,8 @@ export type EventRecipient = number | { id: number; flags: string[] };
 export interface RoutedEvent {
   event: EventPayload;
   users: EventRecipient[];
+  /** Also deliver to the realm's queues registered with all_public_streams (public stream messages). */
+  allPublicStreams?: boolean;
 }
 
 /** All events one committed transaction recorded, in order. Published as one stream entry. */

@@ -1,0 +1,60 @@
+import { Router } from "express";
+import { badRequest, sendMessage, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
+import { actorOf, params, parseParams, rawParam, route, success } from "@chat/http";
+import { clientName } from "../client-name.ts";
+import type { ApiServices } from "../services.ts";
+
+function tryJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `to` for a stream: its name, its id, or (older clients) a JSON list holding one of those. */
+export function parseStreamIndicator(raw: string): StreamIndicator {
+  let value = tryJson(raw);
+  if (Array.isArray(value)) {
+    if (value.length !== 1) throw badRequest("Expected exactly one stream");
+    value = value[0];
+  }
+  if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+  if (typeof value === "string") return value;
+  return raw;
+}
+
+/** `to` for a private message: a JSON list of user ids or of emails, or comma-separated emails. */
+export function parsePrivateRecipients(raw: string): PrivateRecipients {
+  const value = tryJson(raw);
+  const list = Array.isArray(value) ? value : typeof value === "number" ? [value] : raw.split(",").map((s) => s.trim()).filter(Boolean);
+  if (list.every((item) => typeof item === "number" && Number.isSafeInteger(item))) return list as number[];
+  if (list.every((item) => typeof item === "string")) return list as string[];
+  throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
+}
+
+export function messageRoutes(services: ApiServices): Router {
+  const router = Router();
+  const { actions } = services;
+
+  router.post(
+    "/messages",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, {
+        type: params.oneOf(["stream", "private"] as const),
+        to: params.string(),
+        content: params.string(),
+      });
+      const destination: MessageDestination =
+        p.type === "stream"
+          ? { type: "stream", stream: parseStreamIndicator(p.to), topic: rawParam(req, "topic") ?? rawParam(req, "subject") }
+          : { type: "private", to: parsePrivateRecipients(p.to) };
+      const result = await actions.run(actor.realm_id, (tx, events) =>
+        sendMessage(tx, events, actor, { destination, content: p.content, client: clientName(req) }),
+      );
+      success(res, { id: result.id });
+    }),
+  );
+  return router;
+}

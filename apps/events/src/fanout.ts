@@ -1,0 +1,109 @@
+// The consumer side of the change stream: each committed batch of events is shaped for and
+// written into every queue that should see it. Appends are idempotent per batch id, so a batch
+// redelivered after a crash (or published twice by the outbox sweeper) adds nothing twice.
+import type { ChangeBatch, EventPayload, EventRecipient, QueueAppend, QueueInfo, QueueStore } from "@chat/bus";
+import { finalizeMessage, type WireMessage } from "@chat/core";
+import { queueSettings, type QueueSettings } from "./queue-settings.ts";
+
+function recipientId(recipient: EventRecipient): number {
+  return typeof recipient === "number" ? recipient : recipient.id;
+}
+
+function wantsType(settings: QueueSettings, type: string): boolean {
+  return settings.eventTypes === null || settings.eventTypes.includes(type);
+}
+
+/** A narrowed queue gets only the messages its narrow matches (Zulip's build_narrow_filter). */
+function matchesNarrow(settings: QueueSettings, message: WireMessage): boolean {
+  return settings.narrow.every(([operator, operand]) => {
+    switch (operator) {
+      case "stream":
+        return message.type === "stream" && (message.display_recipient as string).toLowerCase() === operand.toLowerCase();
+      case "topic":
+        return message.type === "stream" && message.subject.toLowerCase() === operand.toLowerCase();
+      case "sender":
+        return message.sender_email.toLowerCase() === operand.toLowerCase();
+      case "is":
+        return operand === "private" ? message.type === "private" : true;
+      default:
+        return true;
+    }
+  });
+}
+
+/** One event as one queue's client should see it, or null if that client should not get it. */
+export function shapeEvent(event: EventPayload, settings: QueueSettings, flags: string[] | null): EventPayload | null {
+  if (!wantsType(settings, event.type)) return null;
+  if (event.type === "message") {
+    const message = event.message as WireMessage;
+    if (!matchesNarrow(settings, message)) return null;
+    return {
+      type: "message",
+      message: finalizeMessage(message, { applyMarkdown: settings.applyMarkdown, clientGravatar: settings.clientGravatar }),
+      flags: flags ?? [],
+    };
+  }
+  return event;
+}
+
+/** Clients without bulk_message_deletion get one delete_message event per message. */
+function expandForClient(event: EventPayload, settings: QueueSettings): EventPayload[] {
+  if (event.type === "delete_message" && !settings.bulkMessageDeletion && Array.isArray(event.message_ids)) {
+    const { message_ids, ...rest } = event;
+    return (message_ids as number[]).map((id) => ({ ...rest, message_id: id }) as EventPayload);
+  }
+  return [event];
+}
+
+export function createFanout(queues: QueueStore): (batch: ChangeBatch) => Promise<void> {
+  return async (batch) => {
+    const userIds = new Set<number>();
+    let needsPublicQueues = false;
+    for (const routed of batch.events) {
+      for (const recipient of routed.users) userIds.add(recipientId(recipient));
+      if (routed.allPublicStreams) needsPublicQueues = true;
+    }
+    const [userQueues, publicQueues] = await Promise.all([
+      queues.queuesOfUsers(batch.realmId, [...userIds]),
+      needsPublicQueues ? queues.allPublicStreamsQueues(batch.realmId) : Promise.resolve([] as QueueInfo[]),
+    ]);
+    const queuesByUser = new Map<number, QueueInfo[]>();
+    for (const queue of userQueues) {
+      const list = queuesByUser.get(queue.userId) ?? [];
+      list.push(queue);
+      queuesByUser.set(queue.userId, list);
+    }
+
+    const appends = new Map<string, EventPayload[]>();
+    const add = (queueId: string, events: EventPayload[]) => {
+      if (events.length === 0) return;
+      const list = appends.get(queueId) ?? [];
+      list.push(...events);
+      appends.set(queueId, list);
+    };
+
+    for (const routed of batch.events) {
+      const reached = new Set<string>();
+      for (const recipient of routed.users) {
+        const flags = typeof recipient === "number" ? null : recipient.flags;
+        for (const queue of queuesByUser.get(recipientId(recipient)) ?? []) {
+          reached.add(queue.id);
+          const settings = queueSettings(queue);
+          const shaped = shapeEvent(routed.event, settings, flags);
+          if (shaped) add(queue.id, expandForClient(shaped, settings));
+        }
+      }
+      if (routed.allPublicStreams) {
+        for (const queue of publicQueues) {
+          if (reached.has(queue.id)) continue;
+          const settings = queueSettings(queue);
+          const shaped = shapeEvent(routed.event, settings, []);
+          if (shaped) add(queue.id, expandForClient(shaped, settings));
+        }
+      }
+    }
+
+    const list: QueueAppend[] = [...appends].map(([queueId, events]) => ({ queueId, events }));
+    if (list.length > 0) await queues.append(batch.id, list);
+  };
+}

@@ -1,0 +1,133 @@
+import { randomBytes } from "node:crypto";
+import { Router } from "express";
+import type { QueuedEvent } from "@chat/bus";
+import { applyEvents, BadEventQueueIdError, fetchInitialState, type RegisterOptions } from "@chat/core";
+import { actorOf, params, parseParams, requireUser, route, success } from "@chat/http";
+import type { QueueSettings } from "./queue-settings.ts";
+import type { EventServices } from "./services.ts";
+import type { LongPollWaiters } from "./waiters.ts";
+
+// Version facts every /register response carries, whatever event_types asked for.
+const ZULIP_VERSION = "3.0";
+const ZULIP_FEATURE_LEVEL = 1;
+
+const STRING_LIST = { type: "array", items: { type: "string" } };
+const NARROW = { type: "array", items: { type: "array", items: { type: "string" }, minItems: 2, maxItems: 2 } };
+const CAPABILITIES = { type: "object", additionalProperties: { type: "boolean" } };
+
+export function eventRoutes(services: EventServices, waiters: LongPollWaiters): Router {
+  const router = Router();
+  const { prisma, bus, ctx } = services;
+  const queues = bus.queues;
+  router.use(["/register", "/events"], requireUser({ prisma, externalHost: ctx.externalHost }));
+
+  router.post(
+    "/register",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, {
+        apply_markdown: params.bool().default(false),
+        client_gravatar: params.bool().default(false),
+        slim_presence: params.bool().default(false),
+        all_public_streams: params.bool().default(false),
+        include_subscribers: params.bool().default(false),
+        event_types: params.json<string[]>(STRING_LIST).optional(),
+        fetch_event_types: params.json<string[]>(STRING_LIST).optional(),
+        narrow: params.json<Array<[string, string]>>(NARROW).default([]),
+        client_capabilities: params.json<Record<string, boolean>>(CAPABILITIES).default({}),
+      });
+      const options: RegisterOptions = {
+        eventTypes: p.event_types ?? null,
+        applyMarkdown: p.apply_markdown,
+        clientGravatar: p.client_gravatar,
+        slimPresence: p.slim_presence,
+        allPublicStreams: p.all_public_streams,
+        includeSubscribers: p.include_subscribers,
+        narrow: p.narrow,
+        notificationSettingsNull: p.client_capabilities.notification_settings_null === true,
+        bulkMessageDeletion: p.client_capabilities.bulk_message_deletion === true,
+      };
+      const settings: QueueSettings = {
+        eventTypes: options.eventTypes,
+        applyMarkdown: options.applyMarkdown,
+        clientGravatar: options.clientGravatar,
+        slimPresence: options.slimPresence,
+        narrow: options.narrow,
+        notificationSettingsNull: options.notificationSettingsNull,
+        bulkMessageDeletion: options.bulkMessageDeletion,
+      };
+
+      // Race-free as in Zulip: the queue exists before the state is read, and whatever reached it
+      // meanwhile is applied to the state and acknowledged through last_event_id.
+      const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings } });
+      const fetchOptions = p.fetch_event_types ? { ...options, eventTypes: p.fetch_event_types } : options;
+      const state = await fetchInitialState(prisma, actor, fetchOptions, ctx);
+      const arrived = (await queues.read(queue.id, -1)) ?? [];
+      applyEvents(state, arrived, actor.id);
+      const lastEventId = arrived.length > 0 ? arrived[arrived.length - 1].id : -1;
+      success(res, { queue_id: queue.id, last_event_id: lastEventId, zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, ...state });
+    }),
+  );
+
+  async function ownedQueue(queueId: string, userId: number) {
+    const queue = await queues.get(queueId);
+    if (!queue || queue.userId !== userId) throw new BadEventQueueIdError(queueId);
+    return queue;
+  }
+
+  router.get(
+    "/events",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, {
+        queue_id: params.string(),
+        last_event_id: params.int().default(-1),
+        dont_block: params.bool().default(false),
+      });
+      await ownedQueue(p.queue_id, actor.id);
+      const read = async (): Promise<QueuedEvent[]> => {
+        const events = await queues.read(p.queue_id, p.last_event_id);
+        if (events === null) throw new BadEventQueueIdError(p.queue_id);
+        return events;
+      };
+
+      let events = await read();
+      if (events.length === 0 && !p.dont_block) {
+        const gone = new AbortController();
+        res.on("close", () => gone.abort());
+        const deadline = Date.now() + services.heartbeatMs;
+        while (events.length === 0 && !gone.signal.aborted) {
+          const remaining = deadline - Date.now();
+          if (remaining <= 0) {
+            await queues.append(`heartbeat:${p.queue_id}:${randomBytes(8).toString("hex")}`, [{ queueId: p.queue_id, events: [{ type: "heartbeat" }] }]);
+            events = await read();
+            break;
+          }
+          const announced = new AbortController();
+          const stop = () => announced.abort();
+          gone.signal.addEventListener("abort", stop, { once: true });
+          const waiting = waiters.wait(p.queue_id, remaining, announced.signal);
+          events = await read();
+          if (events.length === 0) await waiting;
+          else stop();
+          gone.signal.removeEventListener("abort", stop);
+          if (events.length === 0) events = await read();
+        }
+        if (gone.signal.aborted) return;
+      }
+      success(res, { events, queue_id: p.queue_id });
+    }),
+  );
+
+  router.delete(
+    "/events",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const { queue_id } = parseParams(req, { queue_id: params.string() });
+      await ownedQueue(queue_id, actor.id);
+      await queues.delete(queue_id);
+      success(res);
+    }),
+  );
+  return router;
+}

@@ -1,0 +1,122 @@
+// `npm start`: one process running the tiers its ROLE names (all of them by default).
+import http from "node:http";
+import { Router } from "express";
+import { createApiApp, apiRouter } from "@chat/app-api";
+import { startEventTier, type EventTier } from "@chat/app-events";
+import { startWorker, type WorkerTier } from "@chat/app-worker";
+import { ConfigError, loadConfig, type Config } from "@chat/config";
+import { createHttpApp } from "@chat/http";
+import { logger } from "@chat/logger";
+import { bootstrapIfEmpty } from "./bootstrap.ts";
+import { openServices, type Services } from "./services.ts";
+
+export interface RunningServer {
+  services: Services;
+  server: http.Server | null;
+  port: number | null;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const services = await openServices(config, { migrate: true });
+  const { role } = config;
+
+  if (role === "all" || role === "api") {
+    const result = await bootstrapIfEmpty(services);
+    if (result.created) {
+      logger.info(`created the first organization; its owner is ${result.email}`);
+      if (result.generatedPassword) {
+        // Printed once on purpose: the only copy of a generated password.
+        process.stdout.write(`\n  Owner login: ${result.email}\n  Password:    ${result.generatedPassword}\n\n`);
+      }
+    }
+  }
+
+  let events: EventTier | null = null;
+  let worker: WorkerTier | null = null;
+  if (role === "all" || role === "events") {
+    events = await startEventTier({ prisma: services.db.prisma, bus: services.bus, ctx: services.ctx, heartbeatMs: config.eventHeartbeatSeconds * 1000 });
+  }
+  if (role === "all" || role === "worker") {
+    worker = startWorker({
+      prisma: services.db.prisma,
+      bus: services.bus,
+      outboxSweepAfterSeconds: config.outboxSweepAfterSeconds,
+      queueIdleSeconds: config.eventQueueIdleSeconds,
+    });
+  }
+
+  let server: http.Server | null = null;
+  if (role !== "worker") {
+    const apiServices = { prisma: services.db.prisma, actions: services.actions, ctx: services.ctx };
+    const app =
+      role === "api"
+        ? createApiApp(apiServices)
+        : createHttpApp({ api: role === "events" ? events!.router : Router().use(events!.router).use(apiRouter(apiServices)) });
+    server = http.createServer(app);
+    // Long polls hold a request for up to the heartbeat wait; keep sockets open past it.
+    server.keepAliveTimeout = 65_000;
+    server.requestTimeout = (config.eventHeartbeatSeconds + 60) * 1000;
+    await new Promise<void>((resolve, reject) => {
+      server!.once("error", reject);
+      server!.listen(config.port, config.bindAddress, () => resolve());
+    });
+  }
+  const address = server?.address();
+  const port = address && typeof address === "object" ? address.port : null;
+  logger.info(`team chat ${role} tier${role === "all" ? "s" : ""} ready`, { port, database: services.db.kind, bus: config.redisUrl ? "redis" : "in-process" });
+
+  return {
+    services,
+    server,
+    port,
+    async stop() {
+      await events?.stop();
+      await worker?.stop();
+      if (server) {
+        await new Promise<void>((resolve) => {
+          server!.close(() => resolve());
+          server!.closeIdleConnections();
+          setTimeout(() => server!.closeAllConnections(), 2000).unref();
+        });
+      }
+      await services.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const running = await startServer(config);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal}: shutting down`);
+    running.stop().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error("shutdown failed", { error: String(error) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+if (require.main === module) {
+  main().catch((error) => {
+    logger.error("startup failed", { error: error instanceof Error ? error.message : String(error) });
+    process.exit(1);
+  });
+}

@@ -1,0 +1,21 @@
+// Shared by both adapters so the embedded mode behaves exactly like the Redis one.
+import { randomBytes } from "node:crypto";
+
+export const DEFAULT_SHARDS = 4;
+export const DEFAULT_CLAIM_IDLE_MS = 30_000;
+/** A redelivered batch is recognised by its source id for this long. */
+export const DEDUPE_WINDOW_MS = 60 * 60 * 1000;
+export const DEFAULT_BACKOFF_MS = 1000;
+/** Finished jobs are kept (and so their jobId still dedupes) for this long. */
+export const KEEP_COMPLETED_JOBS_S = 24 * 3600;
+export const KEEP_FAILED_JOBS_S = 7 * 24 * 3600;
+
+/** Opaque, unique across nodes; the time part keeps ids roughly sortable for operators. */
+export function newQueueId(): string {
+  return `${Math.floor(Date.now() / 1000)}:${randomBytes(8).toString("hex")}`;
+}
+
+/** BullMQ's exponential backoff: the delay before attempt n+1 after n attempts. */
+export function backoffDelay(baseMs: number, attemptsMade: number): number {
+  return Math.round(2 ** (attemptsMade - 1) * baseMs);
+}

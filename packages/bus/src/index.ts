@@ -1,0 +1,4 @@
+export type * from "./types";
+export type { BusLog } from "./log";
+export * from "./redis";
+export * from "./memory";

@@ -1,0 +1,165 @@
+import { DEDUPE_WINDOW_MS, newQueueId } from "../defaults";
+import { stderrLog, type BusLog } from "../log";
+import type { QueueAppend, QueuedEvent, QueueInfo, QueueOptions, QueueStore } from "../types";
+
+export interface MemoryQueueStoreOptions {
+  log?: BusLog;
+}
+
+interface MemoryQueue {
+  info: QueueInfo;
+  /** Serialized with their id, so readers get copies with the same JSON semantics as Redis. */
+  events: { id: number; json: string }[];
+  nextId: number;
+  /** Applied source ids and when; insertion order is time order, so pruning stops early. */
+  sources: Map<string, number>;
+}
+
+/** The event queues of one process. */
+export class MemoryQueueStore implements QueueStore {
+  private readonly queues = new Map<string, MemoryQueue>();
+  private readonly byUser = new Map<string, Set<string>>();
+  private readonly allPublic = new Map<number, Set<string>>();
+  private readonly listeners: ((queueId: string) => void)[] = [];
+  private readonly log: BusLog;
+
+  constructor(options: MemoryQueueStoreOptions = {}) {
+    this.log = options.log ?? stderrLog;
+  }
+
+  async create(options: QueueOptions): Promise<QueueInfo> {
+    const info: QueueInfo = {
+      id: newQueueId(),
+      userId: options.userId,
+      realmId: options.realmId,
+      allPublicStreams: options.allPublicStreams,
+      settings: jsonCopy(options.settings),
+      lastPollMs: Date.now(),
+    };
+    this.queues.set(info.id, { info, events: [], nextId: 0, sources: new Map() });
+    addTo(this.byUser, userKey(info.realmId, info.userId), info.id);
+    if (info.allPublicStreams) addTo(this.allPublic, info.realmId, info.id);
+    return copyInfo(info);
+  }
+
+  async get(queueId: string): Promise<QueueInfo | null> {
+    const queue = this.queues.get(queueId);
+    return queue ? copyInfo(queue.info) : null;
+  }
+
+  async queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueInfo[]> {
+    return [...new Set(userIds)].flatMap((userId) => this.infos(this.byUser.get(userKey(realmId, userId))));
+  }
+
+  async allPublicStreamsQueues(realmId: number): Promise<QueueInfo[]> {
+    return this.infos(this.allPublic.get(realmId));
+  }
+
+  async append(sourceId: string, appends: QueueAppend[]): Promise<void> {
+    const now = Date.now();
+    const ready = new Set<string>();
+    for (const { queueId, events } of appends) {
+      const queue = this.queues.get(queueId);
+      if (!queue || events.length === 0) continue;
+      for (const [source, at] of queue.sources) {
+        if (at > now - DEDUPE_WINDOW_MS) break;
+        queue.sources.delete(source);
+      }
+      // Announced even when already applied, as the Redis store does: see there.
+      ready.add(queueId);
+      if (queue.sources.has(sourceId)) continue;
+      queue.sources.set(sourceId, now);
+      for (const { id: _callersId, ...event } of events) {
+        const id = queue.nextId++;
+        queue.events.push({ id, json: JSON.stringify({ ...event, id }) });
+      }
+    }
+    // Listeners run later, as they would on a pub/sub message, never inside the caller's append.
+    if (ready.size > 0) setImmediate(() => this.announce(ready));
+  }
+
+  async read(queueId: string, lastEventId: number): Promise<QueuedEvent[] | null> {
+    const queue = this.queues.get(queueId);
+    if (!queue) return null;
+    const firstKept = queue.events.findIndex((event) => event.id > lastEventId);
+    queue.events.splice(0, firstKept === -1 ? queue.events.length : firstKept);
+    queue.info.lastPollMs = Date.now();
+    return queue.events.map((event) => JSON.parse(event.json) as QueuedEvent);
+  }
+
+  async lastEventId(queueId: string): Promise<number | null> {
+    const queue = this.queues.get(queueId);
+    return queue ? queue.nextId - 1 : null;
+  }
+
+  async delete(queueId: string): Promise<boolean> {
+    const queue = this.queues.get(queueId);
+    if (!queue) return false;
+    const { realmId, userId } = queue.info;
+    this.queues.delete(queueId);
+    removeFrom(this.byUser, userKey(realmId, userId), queueId);
+    removeFrom(this.allPublic, realmId, queueId);
+    return true;
+  }
+
+  async deleteIdle(idleMs: number): Promise<number> {
+    const cutoff = Date.now() - idleMs;
+    let deleted = 0;
+    for (const [queueId, queue] of this.queues) {
+      if (queue.info.lastPollMs <= cutoff && (await this.delete(queueId))) deleted++;
+    }
+    return deleted;
+  }
+
+  async onReady(listener: (queueId: string) => void): Promise<void> {
+    this.listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.length = 0;
+  }
+
+  private announce(queueIds: Set<string>): void {
+    for (const queueId of queueIds) {
+      for (const listener of this.listeners) {
+        try {
+          listener(queueId);
+        } catch (error) {
+          this.log("queue-ready listener failed", error);
+        }
+      }
+    }
+  }
+
+  private infos(queueIds: Set<string> | undefined): QueueInfo[] {
+    return [...(queueIds ?? [])].flatMap((queueId) => {
+      const queue = this.queues.get(queueId);
+      return queue ? [copyInfo(queue.info)] : [];
+    });
+  }
+}
+
+function userKey(realmId: number, userId: number): string {
+  return `${realmId}:${userId}`;
+}
+
+function addTo<K>(index: Map<K, Set<string>>, key: K, queueId: string): void {
+  let ids = index.get(key);
+  if (!ids) index.set(key, (ids = new Set()));
+  ids.add(queueId);
+}
+
+function removeFrom<K>(index: Map<K, Set<string>>, key: K, queueId: string): void {
+  const ids = index.get(key);
+  if (!ids) return;
+  ids.delete(queueId);
+  if (ids.size === 0) index.delete(key);
+}
+
+function jsonCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+function copyInfo(info: QueueInfo): QueueInfo {
+  return { ...info, settings: jsonCopy(info.settings) };
+}

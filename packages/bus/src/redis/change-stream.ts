@@ -1,0 +1,261 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import Redis from "ioredis";
+import { DEFAULT_CLAIM_IDLE_MS, DEFAULT_SHARDS } from "../defaults";
+import { stderrLog, type BusLog } from "../log";
+import type { ChangeBatch, ChangeStream, Stoppable } from "../types";
+import { BusKeys } from "./keys";
+import { throwFirstError } from "./results";
+
+export interface RedisChangeStreamOptions {
+  url: string;
+  prefix: string;
+  shards?: number;
+  claimIdleMs?: number;
+  /** Approximate length each shard stream is trimmed to. */
+  maxLen?: number;
+  log?: BusLog;
+}
+
+/** One group for the whole event tier: each batch goes to exactly one event node. */
+const GROUP = "events";
+const READ_COUNT = 100;
+const MAX_BLOCK_MS = 5000;
+const ERROR_PAUSE_MS = 1000;
+
+type StreamEntry = [id: string, fields: string[]];
+type ReadReply = [key: string, entries: StreamEntry[]][] | null;
+/** Redis 6.2 has no third element and reports trimmed entries as nil. */
+type AutoClaimReply = [cursor: string, entries: (StreamEntry | null)[], deleted?: string[]];
+
+/** Change batches on Redis Streams, one stream per shard of realms. */
+export class RedisChangeStream implements ChangeStream {
+  private readonly redis: Redis;
+  private readonly streamKeys: string[];
+  private readonly claimIdleMs: number;
+  private readonly maxLen: number;
+  private readonly log: BusLog;
+  private readonly consumers = new Set<StreamConsumer>();
+  private groupsReady: Promise<void> | null = null;
+
+  constructor(options: RedisChangeStreamOptions) {
+    const keys = new BusKeys(options.prefix);
+    const shards = options.shards ?? DEFAULT_SHARDS;
+    if (!Number.isInteger(shards) || shards < 1) throw new Error(`shards must be a positive integer, got ${shards}`);
+    this.streamKeys = Array.from({ length: shards }, (_, shard) => keys.changeStream(shard));
+    this.claimIdleMs = options.claimIdleMs ?? DEFAULT_CLAIM_IDLE_MS;
+    this.maxLen = options.maxLen ?? 100_000;
+    this.log = options.log ?? stderrLog;
+    this.redis = new Redis(options.url);
+  }
+
+  async publish(batches: ChangeBatch[]): Promise<void> {
+    if (batches.length === 0) return;
+    // The group must exist before the first entry, or a consumer joining later would miss it.
+    await this.ensureGroups();
+    const pipeline = this.redis.pipeline();
+    for (const batch of batches) {
+      pipeline.xadd(this.streamKey(batch.realmId), "MAXLEN", "~", this.maxLen, "*", "b", JSON.stringify(batch));
+    }
+    throwFirstError(await pipeline.exec());
+  }
+
+  consume(consumerName: string, handler: (batch: ChangeBatch) => Promise<void>): Stoppable {
+    const consumer = new StreamConsumer({
+      connection: this.redis.duplicate(),
+      streamKeys: this.streamKeys,
+      name: consumerName,
+      handler,
+      claimIdleMs: this.claimIdleMs,
+      log: this.log,
+      ensureGroups: (recreate) => {
+        if (recreate) this.groupsReady = null;
+        return this.ensureGroups();
+      },
+    });
+    this.consumers.add(consumer);
+    return {
+      stop: async () => {
+        await consumer.stop();
+        this.consumers.delete(consumer);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
+    this.consumers.clear();
+    await this.redis.quit().catch(() => undefined);
+  }
+
+  private streamKey(realmId: number): string {
+    const shards = this.streamKeys.length;
+    return this.streamKeys[((realmId % shards) + shards) % shards];
+  }
+
+  private ensureGroups(): Promise<void> {
+    this.groupsReady ??= createGroups(this.redis, this.streamKeys).catch((error: unknown) => {
+      this.groupsReady = null;
+      throw error;
+    });
+    return this.groupsReady;
+  }
+}
+
+async function createGroups(redis: Redis, streamKeys: string[]): Promise<void> {
+  const pipeline = redis.pipeline();
+  // From 0, not $: entries added before the group existed are still delivered.
+  for (const key of streamKeys) pipeline.xgroup("CREATE", key, GROUP, "0", "MKSTREAM");
+  const results = (await pipeline.exec()) ?? [];
+  for (const [error] of results) {
+    if (error && !error.message.startsWith("BUSYGROUP")) throw error;
+  }
+}
+
+interface ConsumerOptions {
+  /** Dedicated: it spends most of its time blocked in XREADGROUP. */
+  connection: Redis;
+  streamKeys: string[];
+  name: string;
+  handler: (batch: ChangeBatch) => Promise<void>;
+  claimIdleMs: number;
+  log: BusLog;
+  ensureGroups: (recreate: boolean) => Promise<void>;
+}
+
+class StreamConsumer {
+  private stopping = false;
+  private blocked = false;
+  private disconnected = false;
+  private readonly wake = new AbortController();
+  private readonly done: Promise<void>;
+
+  constructor(private readonly o: ConsumerOptions) {
+    this.done = this.run();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.stopping) {
+      this.stopping = true;
+      this.wake.abort();
+      // Rejects the pending XREADGROUP at once instead of waiting out BLOCK. A running handler
+      // is left to finish, and its batch acknowledged, before the loop ends.
+      if (this.blocked) this.disconnect();
+    }
+    await this.done;
+  }
+
+  private async run(): Promise<void> {
+    const claimEveryMs = Math.max(1, Math.floor(this.o.claimIdleMs / 2));
+    let nextClaimAt = 0;
+    let recreateGroups = false;
+    while (!this.stopping) {
+      try {
+        await this.o.ensureGroups(recreateGroups);
+        recreateGroups = false;
+        if (Date.now() >= nextClaimAt) {
+          await this.claimIdle();
+          nextClaimAt = Date.now() + claimEveryMs;
+          continue;
+        }
+        if (this.stopping) break;
+        const blockMs = Math.max(1, Math.min(MAX_BLOCK_MS, nextClaimAt - Date.now()));
+        this.blocked = true;
+        let reply: ReadReply;
+        try {
+          reply = (await this.o.connection.xreadgroup(
+            "GROUP", GROUP, this.o.name,
+            "COUNT", READ_COUNT,
+            "BLOCK", blockMs,
+            "STREAMS", ...this.o.streamKeys, ...this.o.streamKeys.map(() => ">"),
+          )) as ReadReply;
+        } finally {
+          this.blocked = false;
+        }
+        for (const [key, entries] of reply ?? []) await this.deliverAll(key, entries);
+      } catch (error) {
+        if (this.stopping) break;
+        // The stream (and its group) was deleted under us, e.g. by FLUSHDB.
+        if (error instanceof Error && error.message.startsWith("NOGROUP")) recreateGroups = true;
+        this.o.log(`change stream consumer ${this.o.name}: read failed, retrying`, error);
+        await sleep(ERROR_PAUSE_MS, undefined, { signal: this.wake.signal }).catch(() => undefined);
+      }
+    }
+    this.disconnect();
+  }
+
+  /** Once only: a second disconnect() leaves ioredis a 2s timer for a socket already closed. */
+  private disconnect(): void {
+    if (this.disconnected) return;
+    this.disconnected = true;
+    this.o.connection.disconnect();
+  }
+
+  /** Takes over entries pending longer than claimIdleMs: a failed handler's, or a dead consumer's. */
+  private async claimIdle(): Promise<void> {
+    for (const key of this.o.streamKeys) {
+      let cursor = "0-0";
+      do {
+        const [next, entries] = (await this.o.connection.xautoclaim(
+          key, GROUP, this.o.name, this.o.claimIdleMs, cursor, "COUNT", READ_COUNT,
+        )) as AutoClaimReply;
+        await this.deliverAll(key, entries.filter((entry): entry is StreamEntry => entry !== null));
+        cursor = next;
+      } while (cursor !== "0-0" && !this.stopping);
+    }
+  }
+
+  private async deliverAll(key: string, entries: StreamEntry[]): Promise<void> {
+    for (let i = 0; i < entries.length; i++) {
+      if (this.stopping) {
+        await this.release(key, entries.slice(i).map(([id]) => id));
+        return;
+      }
+      const [id, fields] = entries[i];
+      await this.deliver(key, id, fields);
+    }
+  }
+
+  private async deliver(key: string, id: string, fields: string[]): Promise<void> {
+    let batch: ChangeBatch;
+    try {
+      batch = parseBatch(fields);
+    } catch (error) {
+      // Redelivering it would fail the same way forever.
+      this.o.log(`change stream entry ${key} ${id} is malformed, dropping it`, error);
+      await this.o.connection.xack(key, GROUP, id);
+      return;
+    }
+    await this.o.connection.xack(key, GROUP, id);
+    try {
+      await this.o.handler(batch);
+    } catch (error) {
+      this.o.log(`change batch ${batch.id} (${key} ${id}) failed in ${this.o.name}, redelivered after ${this.o.claimIdleMs}ms`, error);
+      return;
+    }
+    await this.o.connection.xack(key, GROUP, id);
+  }
+
+  /** Entries read but not handled before stop: mark them idle so another consumer claims them now. */
+  private async release(key: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.o.connection
+      .xclaim(key, GROUP, this.o.name, 0, ...ids, "IDLE", this.o.claimIdleMs, "JUSTID")
+      .catch((error: unknown) => this.o.log(`change stream consumer ${this.o.name}: release failed`, error));
+  }
+}
+
+function parseBatch(fields: string[]): ChangeBatch {
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] !== "b") continue;
+    const batch: unknown = JSON.parse(fields[i + 1]);
+    if (!isChangeBatch(batch)) throw new Error("entry is not a change batch");
+    return batch;
+  }
+  throw new Error("entry has no field b");
+}
+
+function isChangeBatch(value: unknown): value is ChangeBatch {
+  if (typeof value !== "object" || value === null) return false;
+  const batch = value as Partial<ChangeBatch>;
+  return typeof batch.id === "string" && typeof batch.realmId === "number" && Array.isArray(batch.events);
+}

@@ -1,0 +1,34 @@
+import type { BusLog } from "../log";
+import type { Bus } from "../types";
+import { RedisChangeStream } from "./change-stream";
+import { RedisJobQueue } from "./job-queue";
+import { RedisQueueStore } from "./queue-store";
+
+export { RedisChangeStream, type RedisChangeStreamOptions } from "./change-stream";
+export { RedisJobQueue, type RedisJobQueueOptions } from "./job-queue";
+export { RedisQueueStore, type RedisQueueStoreOptions } from "./queue-store";
+
+export interface RedisBusOptions {
+  url: string;
+  /** Namespaces every key, channel and BullMQ queue, e.g. "chat:". */
+  prefix: string;
+  /** Change stream shards (realmId % shards); every node must agree. */
+  shards?: number;
+  claimIdleMs?: number;
+  log?: BusLog;
+}
+
+/** The production bus: any number of nodes sharing one Redis. */
+export function createRedisBus(options: RedisBusOptions): Bus {
+  const changes = new RedisChangeStream(options);
+  const queues = new RedisQueueStore(options);
+  const jobs = new RedisJobQueue(options);
+  return {
+    changes,
+    queues,
+    jobs,
+    async close() {
+      await Promise.all([changes.close(), queues.close(), jobs.close()]);
+    },
+  };
+}

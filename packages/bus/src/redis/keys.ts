@@ -1,0 +1,35 @@
+// Every Redis key the bus uses, in one place. The queue scripts rebuild the `uq:`/`apq:` keys
+// from the prefix (they only learn userId/realmId from the hash), so keep those in step.
+
+export class BusKeys {
+  constructor(readonly prefix: string) {}
+
+  changeStream(shard: number): string {
+    return `${this.prefix}changes:${shard}`;
+  }
+  queue(queueId: string): string {
+    return `${this.prefix}q:${queueId}`;
+  }
+  queueEvents(queueId: string): string {
+    return `${this.prefix}qe:${queueId}`;
+  }
+  queueSources(queueId: string): string {
+    return `${this.prefix}qs:${queueId}`;
+  }
+  userQueues(realmId: number, userId: number): string {
+    return `${this.prefix}uq:${realmId}:${userId}`;
+  }
+  allPublicStreamsQueues(realmId: number): string {
+    return `${this.prefix}apq:${realmId}`;
+  }
+  queuesByPoll(): string {
+    return `${this.prefix}qpoll`;
+  }
+  queueReadyChannel(): string {
+    return `${this.prefix}queue-ready`;
+  }
+  /** BullMQ appends `:<queue name>:...` itself. */
+  jobs(): string {
+    return `${this.prefix}bull`;
+  }
+}

@@ -1,0 +1,97 @@
+// Lua scripts of the Redis queue store: each keeps one queue consistent without a round trip
+// per step. `uq:`/`apq:` keys are rebuilt from the prefix here; see keys.ts.
+import type Redis from "ioredis";
+import type { Result } from "ioredis";
+
+declare module "ioredis" {
+  interface RedisCommander<Context> {
+    /** Returns the number of events added, -1 if sourceId was already applied, 0 if the queue is gone. */
+    busQueueAppend(
+      queueKey: string, eventsKey: string, sourcesKey: string,
+      sourceId: string, nowMs: number, dedupeWindowMs: number, ...eventsJson: string[]
+    ): Result<number, Context>;
+    /** Remaining events as JSON, or null if the queue is gone. */
+    busQueueRead(
+      queueKey: string, eventsKey: string, pollKey: string,
+      lastEventId: number, nowMs: number, queueId: string,
+    ): Result<string[] | null, Context>;
+    /** 1 if deleted; 0 if missing or (with a cutoff) polled after it. */
+    busQueueDelete(
+      queueKey: string, eventsKey: string, sourcesKey: string, pollKey: string,
+      prefix: string, queueId: string, cutoffMs: number | "",
+    ): Result<number, Context>;
+    /** [id, [field, value, ...], ...] for every live queue in the given sets. */
+    busQueuesOfSets(numKeys: number, ...args: string[]): Result<(string | string[])[], Context>;
+  }
+}
+
+// Each event arrives as JSON without `id`; the id is spliced in as the last member rather than
+// going through cjson, which would rewrite numbers and turn empty arrays into objects.
+const APPEND = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('ZSCORE', KEYS[3], ARGV[1]) then return -1 end
+local now = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[3]))
+redis.call('ZADD', KEYS[3], now, ARGV[1])
+local n = #ARGV - 3
+local first = redis.call('HINCRBY', KEYS[1], 'nextId', n) - n
+local args = {}
+for i = 1, n do
+  local id = first + i - 1
+  local json = ARGV[i + 3]
+  args[#args + 1] = id
+  args[#args + 1] = string.sub(json, 1, -2) .. ',"id":' .. string.format('%d', id) .. '}'
+  -- unpack() is bounded by the Lua stack
+  if #args >= 1000 or i == n then
+    redis.call('ZADD', KEYS[2], unpack(args))
+    args = {}
+  end
+end
+return n
+`;
+
+const READ = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+redis.call('HSET', KEYS[1], 'lastPollMs', ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
+return redis.call('ZRANGE', KEYS[2], 0, -1)
+`;
+
+const DELETE = `
+local q = redis.call('HMGET', KEYS[1], 'userId', 'realmId', 'lastPollMs')
+if not q[1] then
+  redis.call('ZREM', KEYS[4], ARGV[2])
+  return 0
+end
+if ARGV[3] ~= '' and tonumber(q[3]) > tonumber(ARGV[3]) then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('SREM', ARGV[1] .. 'uq:' .. q[2] .. ':' .. q[1], ARGV[2])
+redis.call('SREM', ARGV[1] .. 'apq:' .. q[2], ARGV[2])
+redis.call('ZREM', KEYS[4], ARGV[2])
+return 1
+`;
+
+// Also prunes ids whose queue is gone, so the sets cannot grow without bound.
+const QUEUES_OF_SETS = `
+local out = {}
+for _, setKey in ipairs(KEYS) do
+  for _, id in ipairs(redis.call('SMEMBERS', setKey)) do
+    local fields = redis.call('HGETALL', ARGV[1] .. 'q:' .. id)
+    if #fields == 0 then
+      redis.call('SREM', setKey, id)
+    else
+      out[#out + 1] = id
+      out[#out + 1] = fields
+    end
+  end
+end
+return out
+`;
+
+export function defineQueueScripts(redis: Redis): void {
+  redis.defineCommand("busQueueAppend", { numberOfKeys: 3, lua: APPEND });
+  redis.defineCommand("busQueueRead", { numberOfKeys: 3, lua: READ });
+  redis.defineCommand("busQueueDelete", { numberOfKeys: 4, lua: DELETE });
+  redis.defineCommand("busQueuesOfSets", { lua: QUEUES_OF_SETS });
+}

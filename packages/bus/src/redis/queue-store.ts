@@ -1,0 +1,212 @@
+import Redis from "ioredis";
+import { DEDUPE_WINDOW_MS, newQueueId } from "../defaults";
+import { stderrLog, type BusLog } from "../log";
+import type { EventPayload, QueueAppend, QueuedEvent, QueueInfo, QueueOptions, QueueStore } from "../types";
+import { BusKeys } from "./keys";
+import { throwFirstError } from "./results";
+import { defineQueueScripts } from "./queue-scripts";
+
+export interface RedisQueueStoreOptions {
+  url: string;
+  prefix: string;
+  log?: BusLog;
+}
+
+const IDLE_SCAN_BATCH = 500;
+
+/**
+ * Event queues in Redis. Per queue: a hash (`q:`), a sorted set of events scored by id (`qe:`) and
+ * a sorted set of applied source ids scored by time (`qs:`); plus per-user and per-realm index
+ * sets and one sorted set of queues by last poll.
+ */
+export class RedisQueueStore implements QueueStore {
+  private readonly redis: Redis;
+  private readonly keys: BusKeys;
+  private readonly log: BusLog;
+  private readonly listeners: ((queueId: string) => void)[] = [];
+  private subscriber: Redis | null = null;
+  private subscribed: Promise<void> | null = null;
+
+  constructor(options: RedisQueueStoreOptions) {
+    this.keys = new BusKeys(options.prefix);
+    this.log = options.log ?? stderrLog;
+    this.redis = new Redis(options.url);
+    defineQueueScripts(this.redis);
+  }
+
+  async create(options: QueueOptions): Promise<QueueInfo> {
+    const id = newQueueId();
+    const now = Date.now();
+    const settings = JSON.stringify(options.settings);
+    const multi = this.redis
+      .multi()
+      .hset(this.keys.queue(id), {
+        userId: options.userId,
+        realmId: options.realmId,
+        allPublicStreams: options.allPublicStreams ? "1" : "0",
+        settings,
+        lastPollMs: now,
+        nextId: 0,
+      })
+      .sadd(this.keys.userQueues(options.realmId, options.userId), id)
+      .zadd(this.keys.queuesByPoll(), now, id);
+    if (options.allPublicStreams) multi.sadd(this.keys.allPublicStreamsQueues(options.realmId), id);
+    throwFirstError(await multi.exec());
+    return {
+      id,
+      userId: options.userId,
+      realmId: options.realmId,
+      allPublicStreams: options.allPublicStreams,
+      settings: JSON.parse(settings) as Record<string, unknown>,
+      lastPollMs: now,
+    };
+  }
+
+  async get(queueId: string): Promise<QueueInfo | null> {
+    const fields = await this.redis.hgetall(this.keys.queue(queueId));
+    return Object.keys(fields).length === 0 ? null : toQueueInfo(queueId, fields);
+  }
+
+  queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueInfo[]> {
+    return this.queuesOfSets([...new Set(userIds)].map((userId) => this.keys.userQueues(realmId, userId)));
+  }
+
+  allPublicStreamsQueues(realmId: number): Promise<QueueInfo[]> {
+    return this.queuesOfSets([this.keys.allPublicStreamsQueues(realmId)]);
+  }
+
+  async append(sourceId: string, appends: QueueAppend[]): Promise<void> {
+    const work = appends.filter((append) => append.events.length > 0);
+    if (work.length === 0) return;
+    const now = Date.now();
+    const pipeline = this.redis.pipeline();
+    for (const { queueId, events } of work) {
+      pipeline.busQueueAppend(
+        this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queueSources(queueId),
+        sourceId, now, DEDUPE_WINDOW_MS, ...events.map(eventJsonWithoutId),
+      );
+    }
+    const results = (await pipeline.exec()) ?? [];
+    // A source id already applied (-1) is announced again: the earlier attempt may have died
+    // between appending and publishing, and a spurious wake-up costs a poller one read.
+    const ready = new Set<string>();
+    let failure: Error | null = null;
+    results.forEach(([error, added], i) => {
+      if (error) failure ??= error;
+      else if (added !== 0) ready.add(work[i].queueId);
+    });
+    if (ready.size > 0) await this.redis.publish(this.keys.queueReadyChannel(), JSON.stringify([...ready]));
+    if (failure) throw failure;
+  }
+
+  async read(queueId: string, lastEventId: number): Promise<QueuedEvent[] | null> {
+    const events = await this.redis.busQueueRead(
+      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queuesByPoll(),
+      lastEventId, Date.now(), queueId,
+    );
+    return events === null ? null : events.map((json) => JSON.parse(json) as QueuedEvent);
+  }
+
+  async lastEventId(queueId: string): Promise<number | null> {
+    const nextId = await this.redis.hget(this.keys.queue(queueId), "nextId");
+    return nextId === null ? null : Number(nextId) - 1;
+  }
+
+  async delete(queueId: string): Promise<boolean> {
+    return (await this.deleteCommand(this.redis, queueId, "")) === 1;
+  }
+
+  async deleteIdle(idleMs: number): Promise<number> {
+    const cutoff = Date.now() - idleMs;
+    let deleted = 0;
+    for (;;) {
+      const ids = await this.redis.zrangebyscore(this.keys.queuesByPoll(), "-inf", cutoff, "LIMIT", 0, IDLE_SCAN_BATCH);
+      if (ids.length === 0) break;
+      const pipeline = this.redis.pipeline();
+      // The script checks the cutoff again: a queue polled since the scan survives.
+      for (const id of ids) this.deleteCommand(pipeline, id, cutoff);
+      for (const [error, result] of (await pipeline.exec()) ?? []) {
+        if (error) throw error;
+        deleted += Number(result);
+      }
+      if (ids.length < IDLE_SCAN_BATCH) break;
+    }
+    return deleted;
+  }
+
+  async onReady(listener: (queueId: string) => void): Promise<void> {
+    this.listeners.push(listener);
+    this.subscribed ??= this.subscribe().catch((error: unknown) => {
+      this.subscribed = null;
+      throw error;
+    });
+    await this.subscribed;
+  }
+
+  async close(): Promise<void> {
+    this.listeners.length = 0;
+    await Promise.all([this.subscriber?.quit(), this.redis.quit()].map((p) => p?.catch(() => undefined)));
+  }
+
+  private async subscribe(): Promise<void> {
+    this.subscriber ??= this.redis.duplicate();
+    this.subscriber.on("message", (_channel: string, message: string) => {
+      let queueIds: unknown;
+      try {
+        queueIds = JSON.parse(message);
+      } catch (error) {
+        this.log("malformed queue-ready message", error);
+        return;
+      }
+      if (!Array.isArray(queueIds)) return;
+      for (const queueId of queueIds) {
+        if (typeof queueId !== "string") continue;
+        for (const listener of this.listeners) {
+          try {
+            listener(queueId);
+          } catch (error) {
+            this.log("queue-ready listener failed", error);
+          }
+        }
+      }
+    });
+    await this.subscriber.subscribe(this.keys.queueReadyChannel());
+  }
+
+  private deleteCommand(client: Redis | ReturnType<Redis["pipeline"]>, queueId: string, cutoffMs: number | "") {
+    return client.busQueueDelete(
+      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queueSources(queueId), this.keys.queuesByPoll(),
+      this.keys.prefix, queueId, cutoffMs,
+    );
+  }
+
+  private async queuesOfSets(setKeys: string[]): Promise<QueueInfo[]> {
+    if (setKeys.length === 0) return [];
+    const flat = await this.redis.busQueuesOfSets(setKeys.length, ...setKeys, this.keys.prefix);
+    const queues: QueueInfo[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const id = flat[i] as string;
+      const pairs = flat[i + 1] as string[];
+      const fields: Record<string, string> = {};
+      for (let j = 0; j + 1 < pairs.length; j += 2) fields[pairs[j]] = pairs[j + 1];
+      queues.push(toQueueInfo(id, fields));
+    }
+    return queues;
+  }
+}
+
+/** `id` is assigned by the script; one the caller left in the payload would be a duplicate key. */
+function eventJsonWithoutId(event: EventPayload): string {
+  return JSON.stringify({ ...event, id: undefined });
+}
+
+function toQueueInfo(id: string, fields: Record<string, string>): QueueInfo {
+  return {
+    id,
+    userId: Number(fields.userId),
+    realmId: Number(fields.realmId),
+    allPublicStreams: fields.allPublicStreams === "1",
+    settings: JSON.parse(fields.settings) as Record<string, unknown>,
+    lastPollMs: Number(fields.lastPollMs),
+  };
+}

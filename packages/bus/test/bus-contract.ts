@@ -1,0 +1,413 @@
+// The one behaviour both adapters must have. Each adapter's test file runs it with a harness.
+import type { BusLog } from "../src/log";
+import type { Bus, ChangeBatch, EventPayload, QueueOptions } from "../src/types";
+import { batch, collectingLog, gate, sleep, waitFor } from "./helpers";
+
+export interface BusHarness {
+  /**
+   * A bus in `space`. Redis: every call is another node, and buses in one space share state.
+   * Memory: every call is a world of its own, so only one bus per test is meaningful.
+   */
+  createBus(space: string, options: { claimIdleMs?: number; log: BusLog }): Bus;
+  /** Whether two buses of one space see each other (several nodes). */
+  multiNode: boolean;
+}
+
+const CLAIM_IDLE_MS = 200;
+
+export function busContract(harness: BusHarness): void {
+  let spaces = 0;
+  let open: Bus[] = [];
+  let space = "";
+  let log = collectingLog();
+
+  beforeEach(() => {
+    space = `t${spaces++}`;
+    log = collectingLog();
+  });
+  afterEach(async () => {
+    await Promise.all(open.map((bus) => bus.close()));
+    open = [];
+  });
+
+  function newBus(options: { claimIdleMs?: number } = {}): Bus {
+    const bus = harness.createBus(space, { claimIdleMs: CLAIM_IDLE_MS, log, ...options });
+    open.push(bus);
+    return bus;
+  }
+
+  describe("change stream", () => {
+    it("delivers batches to one consumer in publish order per realm, including those published before it joined", async () => {
+      const { changes } = newBus();
+      const early = [1, 2, 3].map((n) => batch(`early-${n}`, 7));
+      await changes.publish([...early, batch("other-realm", 8)]);
+      const seen: ChangeBatch[] = [];
+      changes.consume("c1", async (b) => {
+        seen.push(b);
+      });
+      const late = [4, 5, 6].map((n) => batch(`late-${n}`, 7));
+      await changes.publish(late.slice(0, 1));
+      await changes.publish(late.slice(1));
+      await waitFor("all batches", () => seen.length === 7);
+      expect(seen.filter((b) => b.realmId === 7)).toEqual([...early, ...late]);
+      expect(seen.find((b) => b.realmId === 8)).toEqual(batch("other-realm", 8));
+    });
+
+    it("acknowledges a batch only after its handler resolves", async () => {
+      const { changes } = newBus();
+      const held = gate();
+      const deliveries: string[] = [];
+      changes.consume("slow", async (b) => {
+        deliveries.push(`slow:${b.id}`);
+        await held.wait;
+      });
+      await changes.publish([batch("b1", 1)]);
+      await waitFor("first delivery", () => deliveries.length === 1);
+      // Unacknowledged while the handler runs, so another consumer takes it over after claimIdleMs.
+      changes.consume("fast", async (b) => {
+        deliveries.push(`fast:${b.id}`);
+      });
+      await waitFor("redelivery to the other consumer", () => deliveries.includes("fast:b1"));
+      held.open();
+      // Both handlers resolved, so nobody gets it again, however long we wait past claimIdleMs.
+      await sleep(CLAIM_IDLE_MS * 3);
+      expect(deliveries).toEqual(["slow:b1", "fast:b1"]);
+    });
+
+    it("delivers a batch again after its handler threw, without holding up the others", async () => {
+      const { changes } = newBus();
+      const attempts: string[] = [];
+      const done: string[] = [];
+      changes.consume("c1", async (b) => {
+        attempts.push(b.id);
+        if (b.id === "bad" && attempts.filter((id) => id === "bad").length === 1) throw new Error("first try fails");
+        done.push(b.id);
+      });
+      await changes.publish([batch("bad", 3), batch("good", 3)]);
+      await waitFor("the good batch", () => done.includes("good"));
+      await waitFor("the failed batch, redelivered", () => done.includes("bad"));
+      expect(attempts).toEqual(["bad", "good", "bad"]);
+      expect(log.messages.some((m) => m.includes("bad"))).toBe(true);
+    });
+
+    it("shares one group: two consumers get distinct batches and together all of them", async () => {
+      const { changes } = newBus({ claimIdleMs: 30_000 });
+      const got = new Map<string, string[]>([["a", []], ["b", []]]);
+      const first = gate();
+      let held = false;
+      for (const name of ["a", "b"]) {
+        changes.consume(name, async (b) => {
+          got.get(name)!.push(b.id);
+          // Whoever gets the first batch stays busy, so the other must take the next ones.
+          if (!held) {
+            held = true;
+            await first.wait;
+          }
+        });
+      }
+      const ids = Array.from({ length: 30 }, (_, i) => `b${i}`);
+      await changes.publish([batch(ids[0], 1)]);
+      await waitFor("the first batch", () => held);
+      await changes.publish(ids.slice(1, 20).map((id, i) => batch(id, i % 5)));
+      await waitFor("the other consumer to take the rest", () => got.get("a")!.length + got.get("b")!.length === 20);
+      first.open();
+      await changes.publish(ids.slice(20).map((id, i) => batch(id, i % 5)));
+      await waitFor("all batches", () => got.get("a")!.length + got.get("b")!.length === 30);
+      const [a, b] = [got.get("a")!, got.get("b")!];
+      expect(a.length).toBeGreaterThan(0);
+      expect(b.length).toBeGreaterThan(0);
+      expect(a.filter((id) => b.includes(id))).toEqual([]);
+      expect([...a, ...b].sort()).toEqual([...ids].sort());
+    });
+
+    it("stop() returns promptly while the consumer waits for batches, and the consumer takes no more", async () => {
+      const { changes } = newBus({ claimIdleMs: 30_000 });
+      const seen: string[] = [];
+      const consumer = changes.consume("c1", async (b) => {
+        seen.push(b.id);
+      });
+      await changes.publish([batch("before", 1)]);
+      await waitFor("the first batch", () => seen.length === 1);
+      await sleep(50); // let it block on the next read
+      const started = Date.now();
+      await consumer.stop();
+      expect(Date.now() - started).toBeLessThan(1000);
+      await changes.publish([batch("after", 1)]);
+      const later: string[] = [];
+      changes.consume("c2", async (b) => {
+        later.push(b.id);
+      });
+      await waitFor("the batch published after stop, at the next consumer", () => later.length === 1);
+      expect(later).toEqual(["after"]);
+      expect(seen).toEqual(["before"]);
+    });
+
+    it("stop() lets a running handler finish and acknowledges its batch", async () => {
+      const { changes } = newBus();
+      const held = gate();
+      const seen: string[] = [];
+      const consumer = changes.consume("c1", async (b) => {
+        seen.push(b.id);
+        await held.wait;
+      });
+      await changes.publish([batch("b1", 1)]);
+      await waitFor("delivery", () => seen.length === 1);
+      let stopped = false;
+      const stopping = consumer.stop().then(() => (stopped = true));
+      await sleep(20);
+      expect(stopped).toBe(false);
+      held.open();
+      await stopping;
+      const again: string[] = [];
+      changes.consume("c2", async (b) => {
+        again.push(b.id);
+      });
+      await sleep(CLAIM_IDLE_MS * 3);
+      expect(again).toEqual([]);
+    });
+  });
+
+  describe("queue store", () => {
+    const options = (userId: number, extra: Partial<QueueOptions> = {}): QueueOptions => ({
+      userId,
+      realmId: 1,
+      allPublicStreams: false,
+      settings: { event_types: ["message"], narrow: [["stream", "Denmark"]], apply_markdown: true },
+      ...extra,
+    });
+    const event = (n: number): EventPayload => ({ type: "message", n });
+
+    it("creates queues with distinct ids and gets them back", async () => {
+      const { queues } = newBus();
+      const before = Date.now();
+      const q1 = await queues.create(options(10, { allPublicStreams: true }));
+      const q2 = await queues.create(options(10));
+      expect(q1.id).not.toEqual(q2.id);
+      expect(q1).toEqual({ id: q1.id, ...options(10, { allPublicStreams: true }), lastPollMs: expect.any(Number) });
+      expect(q1.lastPollMs).toBeGreaterThanOrEqual(before);
+      expect(await queues.get(q1.id)).toEqual(q1);
+      expect(await queues.get(q2.id)).toEqual(q2);
+      expect(await queues.get("no-such-queue")).toBeNull();
+    });
+
+    it("finds the queues of users and the all_public_streams queues of a realm", async () => {
+      const { queues } = newBus();
+      const a1 = await queues.create(options(1));
+      const a2 = await queues.create(options(1, { allPublicStreams: true }));
+      const b = await queues.create(options(2));
+      await queues.create(options(3));
+      const otherRealm = await queues.create(options(1, { realmId: 2, allPublicStreams: true }));
+      const ids = (list: { id: string }[]) => list.map((q) => q.id).sort();
+
+      expect(ids(await queues.queuesOfUsers(1, [1, 2, 1, 99]))).toEqual([a1.id, a2.id, b.id].sort());
+      expect(await queues.queuesOfUsers(1, [2])).toEqual([b]);
+      expect(await queues.queuesOfUsers(1, [])).toEqual([]);
+      expect(ids(await queues.queuesOfUsers(2, [1]))).toEqual([otherRealm.id]);
+      expect(ids(await queues.allPublicStreamsQueues(1))).toEqual([a2.id]);
+      expect(ids(await queues.allPublicStreamsQueues(2))).toEqual([otherRealm.id]);
+      expect(await queues.allPublicStreamsQueues(3)).toEqual([]);
+
+      await queues.delete(a2.id);
+      expect(ids(await queues.queuesOfUsers(1, [1]))).toEqual([a1.id]);
+      expect(await queues.allPublicStreamsQueues(1)).toEqual([]);
+    });
+
+    it("numbers appended events from 0, consecutively across appends, and keeps their content", async () => {
+      const { queues } = newBus();
+      const q = await queues.create(options(1));
+      expect(await queues.lastEventId(q.id)).toBe(-1);
+      const rich: EventPayload = {
+        type: "message",
+        id: 999, // the queue's id wins over one in the payload
+        flags: [],
+        message: { content: "héllo ✓ \"quoted\" \\ {}", big: 2 ** 53 - 1, fraction: 0.1, nested: { empty: {}, list: [1, "2", null] } },
+      };
+      await queues.append("s1", [{ queueId: q.id, events: [event(0), rich] }]);
+      await queues.append("s2", [{ queueId: q.id, events: [event(2)] }]);
+      await queues.append("s3", [{ queueId: q.id, events: [] }]);
+      expect(await queues.lastEventId(q.id)).toBe(2);
+      const events = await queues.read(q.id, -1);
+      expect(events).toEqual([{ ...event(0), id: 0 }, { ...rich, id: 1 }, { ...event(2), id: 2 }]);
+    });
+
+    it("appends each source id to a queue at most once", async () => {
+      const { queues } = newBus();
+      const q1 = await queues.create(options(1));
+      const q2 = await queues.create(options(2));
+      await queues.append("s1", [{ queueId: q1.id, events: [event(1), event(2)] }]);
+      await queues.append("s1", [
+        { queueId: q1.id, events: [event(1), event(2)] },
+        { queueId: q2.id, events: [event(1)] },
+      ]);
+      await queues.append("s2", [{ queueId: q1.id, events: [event(3)] }]);
+      expect((await queues.read(q1.id, -1))!.map((e) => [e.id, e.n])).toEqual([[0, 1], [1, 2], [2, 3]]);
+      expect((await queues.read(q2.id, -1))!.map((e) => [e.id, e.n])).toEqual([[0, 1]]);
+    });
+
+    it("ignores appends to a queue that no longer exists", async () => {
+      const { queues } = newBus();
+      const gone = await queues.create(options(1));
+      const live = await queues.create(options(1));
+      expect(await queues.delete(gone.id)).toBe(true);
+      await queues.append("s1", [
+        { queueId: gone.id, events: [event(1)] },
+        { queueId: "never-existed", events: [event(1)] },
+        { queueId: live.id, events: [event(1)] },
+      ]);
+      expect(await queues.get(gone.id)).toBeNull();
+      expect(await queues.lastEventId(gone.id)).toBeNull();
+      expect(await queues.read(gone.id, -1)).toBeNull();
+      expect(await queues.read("never-existed", -1)).toBeNull();
+      expect(await queues.queuesOfUsers(1, [1])).toEqual([expect.objectContaining({ id: live.id })]);
+      expect((await queues.read(live.id, -1))!.map((e) => e.id)).toEqual([0]);
+    });
+
+    it("read drops acknowledged events, records the poll, and keeps numbering", async () => {
+      const { queues } = newBus();
+      const q = await queues.create(options(1));
+      await queues.append("s1", [{ queueId: q.id, events: [event(0), event(1), event(2), event(3)] }]);
+      expect((await queues.read(q.id, -1))!.map((e) => e.id)).toEqual([0, 1, 2, 3]);
+      expect((await queues.read(q.id, 1))!.map((e) => e.id)).toEqual([2, 3]);
+      // Acknowledged events are gone for good, even if a client sends an older id again.
+      expect((await queues.read(q.id, -1))!.map((e) => e.id)).toEqual([2, 3]);
+      await sleep(5);
+      const polledAfter = Date.now();
+      expect(await queues.read(q.id, 3)).toEqual([]);
+      expect((await queues.get(q.id))!.lastPollMs).toBeGreaterThanOrEqual(polledAfter);
+      await queues.append("s2", [{ queueId: q.id, events: [event(4)] }]);
+      expect(await queues.read(q.id, 3)).toEqual([{ ...event(4), id: 4 }]);
+      expect(await queues.lastEventId(q.id)).toBe(4);
+    });
+
+    it("deletes a queue and everything about it", async () => {
+      const { queues } = newBus();
+      const q = await queues.create(options(1, { allPublicStreams: true }));
+      await queues.append("s1", [{ queueId: q.id, events: [event(0)] }]);
+      expect(await queues.delete(q.id)).toBe(true);
+      expect(await queues.delete(q.id)).toBe(false);
+      expect(await queues.get(q.id)).toBeNull();
+      expect(await queues.read(q.id, -1)).toBeNull();
+      expect(await queues.lastEventId(q.id)).toBeNull();
+      expect(await queues.queuesOfUsers(1, [1])).toEqual([]);
+      expect(await queues.allPublicStreamsQueues(1)).toEqual([]);
+      expect(await queues.deleteIdle(0)).toBe(0);
+    });
+
+    it("deleteIdle removes only the queues not polled for idleMs", async () => {
+      const { queues } = newBus();
+      const idle = await queues.create(options(1, { allPublicStreams: true }));
+      const polled = await queues.create(options(1));
+      await sleep(150);
+      await queues.read(polled.id, -1);
+      expect(await queues.deleteIdle(100)).toBe(1);
+      expect(await queues.get(idle.id)).toBeNull();
+      expect(await queues.allPublicStreamsQueues(1)).toEqual([]);
+      expect(await queues.get(polled.id)).not.toBeNull();
+      expect(await queues.deleteIdle(60_000)).toBe(0);
+      expect(await queues.queuesOfUsers(1, [1])).toEqual([expect.objectContaining({ id: polled.id })]);
+    });
+
+    it("announces queues that received events to every onReady listener", async () => {
+      const { queues } = newBus();
+      const q1 = await queues.create(options(1));
+      const q2 = await queues.create(options(2));
+      const empty = await queues.create(options(3));
+      const first: string[] = [];
+      const second: string[] = [];
+      await queues.onReady((id) => first.push(id));
+      await queues.onReady((id) => second.push(id));
+      await queues.append("s1", [
+        { queueId: q1.id, events: [event(0)] },
+        { queueId: q2.id, events: [event(0)] },
+        { queueId: empty.id, events: [] },
+        { queueId: "gone", events: [event(0)] },
+      ]);
+      await waitFor("both listeners, both queues", () => first.length >= 2 && second.length >= 2);
+      await queues.append("s2", [{ queueId: q1.id, events: [event(1)] }]);
+      await waitFor("the second append", () => first.length >= 3 && second.length >= 3);
+      expect(first).toEqual([q1.id, q2.id, q1.id]);
+      expect(second).toEqual(first);
+    });
+
+    if (harness.multiNode) {
+      it("announces appended queues on every node", async () => {
+        const nodeA = newBus();
+        const nodeB = newBus();
+        const q = await nodeA.queues.create(options(1));
+        const heardA: string[] = [];
+        const heardB: string[] = [];
+        await nodeA.queues.onReady((id) => heardA.push(id));
+        await nodeB.queues.onReady((id) => heardB.push(id));
+        await nodeB.queues.append("s1", [{ queueId: q.id, events: [event(0)] }]);
+        await waitFor("both nodes", () => heardA.length === 1 && heardB.length === 1);
+        expect([heardA, heardB]).toEqual([[q.id], [q.id]]);
+        expect(await nodeA.queues.read(q.id, -1)).toEqual([{ ...event(0), id: 0 }]);
+      });
+    }
+  });
+
+  describe("jobs", () => {
+    it("runs jobs with their data, up to `concurrency` at once", async () => {
+      const { jobs } = newBus();
+      const held = gate();
+      const running: unknown[] = [];
+      const done: unknown[] = [];
+      for (const n of [1, 2, 3, 4]) await jobs.add("work", { n, nested: { list: [n] } });
+      jobs.process(
+        "work",
+        async (data) => {
+          running.push(data.n);
+          await held.wait;
+          done.push(data);
+        },
+        3,
+      );
+      await waitFor("three jobs at once", () => running.length === 3);
+      await sleep(50);
+      expect(running).toHaveLength(3);
+      held.open();
+      await waitFor("all jobs", () => done.length === 4);
+      expect(done).toEqual(expect.arrayContaining([1, 2, 3, 4].map((n) => ({ n, nested: { list: [n] } }))));
+    });
+
+    it("retries a failing job with exponential backoff until it succeeds or attempts run out", async () => {
+      const { jobs } = newBus();
+      const calls = new Map<string, number[]>();
+      jobs.process("flaky", async (data) => {
+        const name = String(data.name);
+        const times = calls.get(name) ?? [];
+        calls.set(name, [...times, Date.now()]);
+        if (name === "always" || times.length < 2) throw new Error(`${name} fails`);
+      });
+      await jobs.add("flaky", { name: "twice" }, { attempts: 4, backoffMs: 100 });
+      await jobs.add("flaky", { name: "always" }, { attempts: 2, backoffMs: 50 });
+      await waitFor("the third attempt", () => calls.get("twice")?.length === 3);
+      const [t0, t1, t2] = calls.get("twice")!;
+      expect(t1 - t0).toBeGreaterThanOrEqual(95);
+      expect(t2 - t1).toBeGreaterThanOrEqual(195);
+      await waitFor("the second attempt", () => calls.get("always")?.length === 2);
+      // Succeeded, resp. out of attempts: neither runs again.
+      await sleep(400);
+      expect(calls.get("twice")).toHaveLength(3);
+      expect(calls.get("always")).toHaveLength(2);
+      expect(log.messages.filter((m) => m.includes("flaky"))).toHaveLength(4);
+    });
+
+    it("runs a job added twice with the same jobId once", async () => {
+      const { jobs } = newBus();
+      const ran: string[] = [];
+      await jobs.add("dedupe", { name: "x1" }, { jobId: "webhook:42" });
+      await jobs.add("dedupe", { name: "x2" }, { jobId: "webhook:42" });
+      await jobs.add("dedupe", { name: "plain" }, { jobId: "43" });
+      jobs.process("dedupe", async (data) => {
+        ran.push(String(data.name));
+      });
+      await waitFor("the first jobs", () => ran.length === 2);
+      // Also after it completed; the sentinel runs after anything added before it.
+      await jobs.add("dedupe", { name: "x3" }, { jobId: "webhook:42" });
+      await jobs.add("dedupe", { name: "sentinel" });
+      await waitFor("the sentinel", () => ran.includes("sentinel"));
+      expect(ran).toEqual(["x1", "plain", "sentinel"]);
+    });
+  });
+}

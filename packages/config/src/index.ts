@@ -1,0 +1,114 @@
+// Every setting comes from the environment, is parsed here once, and is typed from then on.
+// A bad value stops the process with a message naming the variable, before anything starts.
+import path from "node:path";
+
+export type Role = "all" | "api" | "events" | "worker";
+const ROLES: readonly Role[] = ["all", "api", "events", "worker"];
+
+export interface Config {
+  role: Role;
+  port: number;
+  bindAddress: string;
+  /** Postgres URL; null runs the embedded PGlite database under dataDir. */
+  databaseUrl: string | null;
+  /** Redis URL; null runs the in-process bus (one process only). */
+  redisUrl: string | null;
+  redisPrefix: string;
+  dataDir: string;
+  devMode: boolean;
+  /** The host name clients use; a realm is served at `<subdomain>.<externalHost>`. */
+  externalHost: string;
+  bootstrap: { realmName: string; ownerEmail: string; ownerName: string; ownerPassword: string | null };
+  /** How long GET /events waits before answering with a heartbeat. */
+  eventHeartbeatSeconds: number;
+  /** Queues not polled for this long are deleted (Zulip: 10 minutes). */
+  eventQueueIdleSeconds: number;
+  /** Outbox rows older than this are published by the worker's sweeper. */
+  outboxSweepAfterSeconds: number;
+  changeStreamShards: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function readString(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === "" ? fallback : value;
+}
+
+function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const normalized = raw.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(normalized)) return true;
+  if (["0", "false", "no", "off"].includes(normalized)) return false;
+  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+function readUrl(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(" or ")}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const role = readString(env, "ROLE", "all") as Role;
+  if (!ROLES.includes(role)) throw new ConfigError(`ROLE must be one of ${ROLES.join(", ")}, got ${JSON.stringify(role)}`);
+  const databaseUrl = readUrl(env, "DATABASE_URL", ["postgres:", "postgresql:"]);
+  const redisUrl = readUrl(env, "REDIS_URL", ["redis:", "rediss:"]);
+  if (role !== "all" && (!databaseUrl || !redisUrl)) {
+    throw new ConfigError(`ROLE=${role} runs one tier of several processes, which share state only through Postgres and Redis: set DATABASE_URL and REDIS_URL`);
+  }
+  if (redisUrl && !databaseUrl) {
+    throw new ConfigError("REDIS_URL is set without DATABASE_URL: the embedded database cannot be shared by several processes; set DATABASE_URL too");
+  }
+  const ownerEmail = readString(env, "BOOTSTRAP_OWNER_EMAIL", "owner@example.com");
+  if (!/^[^@\s]+@[^@\s]+$/.test(ownerEmail)) throw new ConfigError(`BOOTSTRAP_OWNER_EMAIL is not an email address: ${JSON.stringify(ownerEmail)}`);
+  const ownerPassword = readString(env, "BOOTSTRAP_OWNER_PASSWORD", "");
+  if (ownerPassword !== "" && ownerPassword.length < 8) throw new ConfigError("BOOTSTRAP_OWNER_PASSWORD must be at least 8 characters");
+  const port = readInt(env, "PORT", 9991, 0, 65535);
+  // "memory://" keeps the embedded database in memory (tests, throwaway demos).
+  const dataDir = readString(env, "DATA_DIR", "./data");
+  return {
+    role,
+    port,
+    bindAddress: readString(env, "BIND_ADDRESS", "0.0.0.0"),
+    databaseUrl,
+    redisUrl,
+    redisPrefix: readString(env, "REDIS_PREFIX", "chat:"),
+    dataDir: dataDir === "memory://" ? dataDir : path.resolve(dataDir),
+    devMode: readBool(env, "DEV_MODE", false),
+    externalHost: readString(env, "EXTERNAL_HOST", `localhost:${port}`).toLowerCase(),
+    bootstrap: {
+      realmName: readString(env, "BOOTSTRAP_REALM_NAME", "Team Chat"),
+      ownerEmail,
+      ownerName: readString(env, "BOOTSTRAP_OWNER_NAME", "Owner"),
+      ownerPassword: ownerPassword === "" ? null : ownerPassword,
+    },
+    eventHeartbeatSeconds: readInt(env, "EVENT_HEARTBEAT_SECONDS", 50, 1, 600),
+    eventQueueIdleSeconds: readInt(env, "EVENT_QUEUE_IDLE_SECONDS", 600, 10, 7 * 24 * 3600),
+    outboxSweepAfterSeconds: readInt(env, "OUTBOX_SWEEP_AFTER_SECONDS", 5, 1, 3600),
+    changeStreamShards: readInt(env, "CHANGE_STREAM_SHARDS", 4, 1, 1024),
+    logLevel: readString(env, "LOG_LEVEL", "info"),
+  };
+}

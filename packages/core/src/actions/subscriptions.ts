@@ -1,0 +1,75 @@
+import type { StreamModel, Tx } from "@chat/db";
+import type { ServerContext } from "../context.ts";
+import type { EventRecorder } from "../events.ts";
+import { formatStream, formatSubscription, pickStreamColor } from "../lib/stream-format.ts";
+import { ROLE_GUEST } from "../lib/roles.ts";
+
+/** Who can see a stream, and so receives its stream and peer events: for a public stream every
+ * active non-guest user plus its subscribers, for a private stream its subscribers. */
+export async function usersWhoCanSeeStream(tx: Tx, stream: StreamModel): Promise<number[]> {
+  const rows = stream.invite_only
+    ? await tx.$queryRaw<{ user_id: number }[]>`
+        SELECT user_id FROM subscription WHERE recipient_id = ${stream.recipient_id} AND active AND is_user_active`
+    : await tx.$queryRaw<{ user_id: number }[]>`
+        SELECT id AS user_id FROM user_profile WHERE realm_id = ${stream.realm_id} AND is_active AND role <> ${ROLE_GUEST}
+        UNION
+        SELECT user_id FROM subscription WHERE recipient_id = ${stream.recipient_id} AND active AND is_user_active`;
+  return rows.map((row) => row.user_id);
+}
+
+export async function subscriberIds(tx: Tx, stream: StreamModel): Promise<number[]> {
+  const rows = await tx.$queryRaw<{ user_id: number }[]>`
+    SELECT user_id FROM subscription WHERE recipient_id = ${stream.recipient_id} AND active AND is_user_active ORDER BY user_id`;
+  return rows.map((row) => row.user_id);
+}
+
+/**
+ * Subscribes users to streams (Zulip's bulk_add_subscriptions). Returns the pairs that were newly
+ * subscribed; existing active subscriptions are left alone. Records `subscription add` for each
+ * user, `peer_add` for those who can see the stream, and `stream occupy` for a stream that had no
+ * subscribers.
+ */
+export async function bulkAddSubscriptions(
+  tx: Tx,
+  events: EventRecorder,
+  ctx: ServerContext,
+  streams: StreamModel[],
+  userIds: number[],
+): Promise<Array<{ streamId: number; userId: number }>> {
+  const added: Array<{ streamId: number; userId: number }> = [];
+  for (const stream of streams) {
+    const recipientId = stream.recipient_id!;
+    const before = await subscriberIds(tx, stream);
+    const existing = new Set(before);
+    const newUsers = userIds.filter((id) => !existing.has(id));
+    if (newUsers.length === 0) continue;
+
+    for (const userId of newUsers) {
+      const used = await tx.subscription.findMany({ where: { user_id: userId, active: true }, select: { color: true } });
+      await tx.subscription.upsert({
+        where: { user_id_recipient_id: { user_id: userId, recipient_id: recipientId } },
+        create: { user_id: userId, recipient_id: recipientId, color: pickStreamColor(used.map((s) => s.color)) },
+        update: { active: true },
+      });
+      added.push({ streamId: stream.id, userId });
+    }
+
+    const subscribers = [...before, ...newUsers].sort((a, b) => a - b);
+    const subscriptions = await tx.subscription.findMany({ where: { recipient_id: recipientId, user_id: { in: newUsers } } });
+    for (const subscription of subscriptions) {
+      events.send(
+        { type: "subscription", op: "add", subscriptions: [formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers })] },
+        [subscription.user_id],
+      );
+    }
+
+    const viewers = await usersWhoCanSeeStream(tx, stream);
+    if (before.length === 0) events.send({ type: "stream", op: "occupy", streams: [formatStream(stream)] }, viewers);
+    const newSet = new Set(newUsers);
+    for (const userId of newUsers) {
+      // The new subscribers learn the full list from their own add event.
+      events.send({ type: "subscription", op: "peer_add", stream_id: stream.id, user_id: userId }, viewers.filter((id) => !newSet.has(id)));
+    }
+  }
+  return added;
+}

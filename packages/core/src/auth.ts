@@ -1,0 +1,52 @@
+// Who a request acts as. One indexed query per request (api_key is unique); no cache, so a
+// deactivation or key change takes effect on every node at once.
+import type { PrismaClient } from "@chat/db";
+import { AuthenticationFailedError, InvalidApiKeyError, NonexistentSubdomainError, RealmDeactivatedError, UserDeactivatedError } from "./errors.ts";
+import type { Actor, Realm } from "./models.ts";
+import { verifyPassword } from "./lib/secrets.ts";
+import { getUserByDeliveryEmail } from "./queries/users.ts";
+
+export async function getRealmForSubdomain(prisma: PrismaClient, subdomain: string): Promise<Realm> {
+  const realm = await prisma.realm.findUnique({ where: { string_id: subdomain } });
+  if (!realm) throw new NonexistentSubdomainError();
+  return realm;
+}
+
+/**
+ * HTTP Basic credentials (email, API key) to the acting user. One query finds the key and its
+ * realm; only on a mismatch do we look further, to say which error applies.
+ */
+export async function authenticateApiKey(prisma: PrismaClient, subdomain: string, email: string, apiKey: string): Promise<Actor> {
+  const user = apiKey === "" ? null : await prisma.userProfile.findUnique({ where: { api_key: apiKey }, include: { realm: true } });
+  if (!user || user.realm.string_id !== subdomain) {
+    await getRealmForSubdomain(prisma, subdomain);
+    throw new InvalidApiKeyError();
+  }
+  if (user.delivery_email.toLowerCase() !== email.trim().toLowerCase()) throw new InvalidApiKeyError();
+  if (user.realm.deactivated) throw new RealmDeactivatedError();
+  if (!user.is_active) throw new UserDeactivatedError();
+  return user;
+}
+
+/** POST /fetch_api_key: email and password to the user's API key. */
+export async function authenticatePassword(prisma: PrismaClient, realm: Realm, username: string, password: string): Promise<Actor> {
+  const user = await getUserByDeliveryEmail(prisma, realm.id, username);
+  // Verify even when the user is missing, so timing does not reveal which emails exist.
+  const valid = await verifyPassword(user?.password_hash ?? DUMMY_HASH, password);
+  if (!user || !valid) throw new AuthenticationFailedError();
+  if (realm.deactivated) throw new RealmDeactivatedError();
+  if (!user.is_active) throw new UserDeactivatedError();
+  return { ...user, realm };
+}
+
+/** For dev_fetch_api_key: the user by email alone (only on development servers). */
+export async function getActiveUserByEmail(prisma: PrismaClient, realm: Realm, username: string): Promise<Actor> {
+  const user = await getUserByDeliveryEmail(prisma, realm.id, username);
+  if (!user) throw new AuthenticationFailedError();
+  if (realm.deactivated) throw new RealmDeactivatedError();
+  if (!user.is_active) throw new UserDeactivatedError();
+  return { ...user, realm };
+}
+
+// argon2id hash of a random string nobody knows.
+const DUMMY_HASH = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$Xu5ZnE3dWnWX8Y8e7C6QJ6m5d6xwQd7nJ8m3dD6Qz0Y";

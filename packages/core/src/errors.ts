@@ -1,0 +1,105 @@
+// Every failure a client can cause is one of these: a stable code, an HTTP status, a message in
+// Zulip's words, and any extra fields the contract names. Nothing else reaches a client.
+
+export class JsonableError extends Error {
+  readonly code: string | null;
+  readonly status: number;
+  readonly extra: Record<string, unknown>;
+
+  constructor(msg: string, options: { code?: string | null; status?: number; extra?: Record<string, unknown> } = {}) {
+    super(msg);
+    this.code = options.code === undefined ? "BAD_REQUEST" : options.code;
+    this.status = options.status ?? 400;
+    this.extra = options.extra ?? {};
+  }
+
+  toJSON(): Record<string, unknown> {
+    const body: Record<string, unknown> = { result: "error", msg: this.message, ...this.extra };
+    if (this.code !== null) body.code = this.code;
+    return body;
+  }
+}
+
+export class MissingArgumentError extends JsonableError {
+  constructor(varName: string) {
+    super(`Missing '${varName}' argument`, { code: "REQUEST_VARIABLE_MISSING", extra: { var_name: varName } });
+  }
+}
+
+export class InvalidArgumentError extends JsonableError {
+  constructor(msg: string, varName: string) {
+    super(msg, { code: "BAD_REQUEST", extra: { var_name: varName } });
+  }
+}
+
+export class NotLoggedInError extends JsonableError {
+  constructor() {
+    super("Not logged in: API authentication or user session required", { code: "UNAUTHORIZED", status: 401 });
+  }
+}
+
+/** The contract gives `Invalid API key` no code. */
+export class InvalidApiKeyError extends JsonableError {
+  constructor() {
+    super("Invalid API key", { code: null, status: 401 });
+  }
+}
+
+export class UserDeactivatedError extends JsonableError {
+  constructor() {
+    super("Account is deactivated", { code: "USER_DEACTIVATED", status: 401 });
+  }
+}
+
+export class RealmDeactivatedError extends JsonableError {
+  constructor() {
+    super("This organization has been deactivated", { code: "REALM_DEACTIVATED", status: 401 });
+  }
+}
+
+export class NonexistentSubdomainError extends JsonableError {
+  constructor() {
+    super("There is no Zulip organization hosted at this subdomain.", { code: "NONEXISTENT_SUBDOMAIN", status: 404 });
+  }
+}
+
+export class AuthenticationFailedError extends JsonableError {
+  constructor() {
+    super("Your username or password is incorrect", { code: "AUTHENTICATION_FAILED", status: 401 });
+  }
+}
+
+export class StreamDoesNotExistError extends JsonableError {
+  constructor(stream: string) {
+    super(`Stream '${stream}' does not exist`, { code: "STREAM_DOES_NOT_EXIST", extra: { stream } });
+  }
+}
+
+export class BadEventQueueIdError extends JsonableError {
+  constructor(queueId: string) {
+    super(`Bad event queue ID: ${queueId}`, { code: "BAD_EVENT_QUEUE_ID", extra: { queue_id: queueId } });
+  }
+}
+
+export class AdministratorRequiredError extends JsonableError {
+  constructor() {
+    super("Must be an organization administrator", { code: "UNAUTHORIZED_PRINCIPAL" });
+  }
+}
+
+export class OwnerRequiredError extends JsonableError {
+  constructor() {
+    super("Must be an organization owner", { code: "UNAUTHORIZED_PRINCIPAL" });
+  }
+}
+
+export class RateLimitedError extends JsonableError {
+  constructor(retryAfterSeconds: number) {
+    super("API usage exceeded rate limit", { code: "RATE_LIMIT_HIT", status: 429, extra: { "retry-after": retryAfterSeconds } });
+  }
+}
+
+/** Plain 400 BAD_REQUEST with a contract message, the most common failure. */
+export function badRequest(msg: string): JsonableError {
+  return new JsonableError(msg);
+}

@@ -1,0 +1,99 @@
+// Recording and publishing events. An action records events inside its transaction, into the
+// outbox row that commits with it; after commit the runner publishes the row to the change stream
+// and forgets it. If this node dies in between, the worker's sweeper publishes the row later, so a
+// committed change never loses its event and a rolled-back one never produces one.
+import type { ChangeBatch, ChangeStream, EventPayload, EventRecipient, RoutedEvent } from "@chat/bus";
+import type { PrismaClient, Tx } from "@chat/db";
+import { logger } from "@chat/logger";
+
+export class EventRecorder {
+  readonly events: RoutedEvent[] = [];
+
+  send(event: EventPayload, users: Iterable<EventRecipient>, options: { allPublicStreams?: boolean } = {}): void {
+    const list = [...users];
+    if (list.length > 0 || options.allPublicStreams) {
+      this.events.push(options.allPublicStreams ? { event, users: list, allPublicStreams: true } : { event, users: list });
+    }
+  }
+}
+
+export type ActionBody<T> = (tx: Tx, events: EventRecorder) => Promise<T>;
+
+const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 60_000 };
+
+export class ActionRunner {
+  private readonly published: bigint[] = [];
+  private forgetTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly changes: ChangeStream,
+  ) {}
+
+  /** Runs an action in one transaction; its events are published once the transaction commits. */
+  async run<T>(realmId: number, body: ActionBody<T>): Promise<T> {
+    const recorder = new EventRecorder();
+    let outboxId: bigint | null = null;
+    const result = await this.prisma.$transaction(async (tx) => {
+      const value = await body(tx, recorder);
+      if (recorder.events.length > 0) outboxId = await insertOutboxRow(tx, realmId, recorder.events);
+      return value;
+    }, TRANSACTION_OPTIONS);
+    if (outboxId !== null) await this.publish({ id: String(outboxId), realmId, events: recorder.events });
+    return result;
+  }
+
+  private async publish(batch: ChangeBatch): Promise<void> {
+    try {
+      await this.changes.publish([batch]);
+    } catch (error) {
+      // Committed but not published: the sweeper publishes the outbox row in a few seconds.
+      logger.warn("event publish failed; leaving it to the outbox sweeper", { batch: batch.id, error: String(error) });
+      return;
+    }
+    this.published.push(BigInt(batch.id));
+    this.forgetTimer ??= setTimeout(() => void this.forgetPublished(), 50);
+  }
+
+  /** Deletes published outbox rows in one statement every few milliseconds, off the request path. */
+  private async forgetPublished(): Promise<void> {
+    this.forgetTimer = null;
+    const ids = this.published.splice(0);
+    if (ids.length === 0) return;
+    try {
+      await this.prisma.$executeRaw`DELETE FROM event_outbox WHERE id = ANY(${ids}::bigint[])`;
+    } catch (error) {
+      logger.warn("could not delete published outbox rows; the sweeper will republish them", { error: String(error) });
+    }
+  }
+
+  /** Waits for pending outbox deletions (on shutdown). */
+  async flush(): Promise<void> {
+    if (this.forgetTimer) clearTimeout(this.forgetTimer);
+    await this.forgetPublished();
+  }
+}
+
+async function insertOutboxRow(tx: Tx, realmId: number, events: RoutedEvent[]): Promise<bigint> {
+  const rows = await tx.$queryRaw<{ id: bigint }[]>`
+    INSERT INTO event_outbox (realm_id, events) VALUES (${realmId}, ${JSON.stringify(events)}::jsonb) RETURNING id`;
+  return rows[0].id;
+}
+
+/**
+ * Publishes outbox rows older than `olderThanSeconds` (their publisher died or failed) and deletes
+ * them. Rows are locked with SKIP LOCKED so several workers never publish the same row at once.
+ * Returns how many batches were published.
+ */
+export async function sweepOutbox(prisma: PrismaClient, changes: ChangeStream, olderThanSeconds: number, limit = 500): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: bigint; realm_id: number; events: RoutedEvent[] }[]>`
+      SELECT id, realm_id, events FROM event_outbox
+      WHERE created_at < now() - make_interval(secs => ${olderThanSeconds})
+      ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
+    if (rows.length === 0) return 0;
+    await changes.publish(rows.map((row) => ({ id: String(row.id), realmId: row.realm_id, events: row.events })));
+    await tx.$executeRaw`DELETE FROM event_outbox WHERE id = ANY(${rows.map((row) => row.id)}::bigint[])`;
+    return rows.length;
+  }, TRANSACTION_OPTIONS);
+}

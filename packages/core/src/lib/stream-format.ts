@@ -1,0 +1,64 @@
+import type { StreamModel, SubscriptionModel } from "@chat/db";
+
+export const STREAM_POST_POLICY_EVERYONE = 1;
+export const STREAM_POST_POLICY_ADMINS = 2;
+export const STREAM_POST_POLICY_RESTRICT_NEW_MEMBERS = 3;
+
+/** The Stream object of the contract. */
+export function formatStream(stream: StreamModel): Record<string, unknown> {
+  return {
+    stream_id: stream.id,
+    name: stream.name,
+    description: stream.description,
+    rendered_description: stream.rendered_description,
+    invite_only: stream.invite_only,
+    is_web_public: stream.is_web_public,
+    stream_post_policy: stream.stream_post_policy,
+    is_announcement_only: stream.stream_post_policy === STREAM_POST_POLICY_ADMINS,
+    history_public_to_subscribers: stream.history_public_to_subscribers,
+    first_message_id: stream.first_message_id,
+    message_retention_days: stream.message_retention_days,
+    date_created: Math.floor(stream.date_created.getTime() / 1000),
+  };
+}
+
+export function streamEmailAddress(stream: StreamModel, emailDomain: string): string {
+  const local = stream.name.replace(/[^a-zA-Z0-9]+/g, "").slice(0, 32) || "stream";
+  return `${local}.${stream.email_token}@${emailDomain}`;
+}
+
+/** The Subscription object: the stream's fields plus this user's properties. */
+export function formatSubscription(
+  subscription: SubscriptionModel,
+  stream: StreamModel,
+  options: { emailDomain: string; subscribers?: number[] | string[] },
+): Record<string, unknown> {
+  const result: Record<string, unknown> = {
+    ...formatStream(stream),
+    color: subscription.color,
+    is_muted: subscription.is_muted,
+    in_home_view: !subscription.is_muted,
+    pin_to_top: subscription.pin_to_top,
+    desktop_notifications: subscription.desktop_notifications,
+    audible_notifications: subscription.audible_notifications,
+    push_notifications: subscription.push_notifications,
+    email_notifications: subscription.email_notifications,
+    wildcard_mentions_notify: subscription.wildcard_mentions_notify,
+    email_address: streamEmailAddress(stream, options.emailDomain),
+    stream_weekly_traffic: null,
+  };
+  if (options.subscribers) result.subscribers = options.subscribers;
+  return result;
+}
+
+// Zulip's stream color palette; a new subscription takes the first color the user is not using.
+export const STREAM_COLORS = [
+  "#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd", "#addfe5", "#f5ce6e",
+  "#c2726a", "#94c849", "#bd86e5", "#ee7e4a", "#a6dcbf", "#95a5fd", "#53a063", "#9987e1", "#e4523d",
+  "#c2c2c2", "#4f8de4", "#c6a8ad", "#e7cc4d", "#c8bebf", "#a47462",
+];
+
+export function pickStreamColor(usedColors: Iterable<string>): string {
+  const used = new Set(usedColors);
+  return STREAM_COLORS.find((color) => !used.has(color)) ?? STREAM_COLORS[used.size % STREAM_COLORS.length];
+}

@@ -1,0 +1,20 @@
+import { badRequest } from "../errors.ts";
+
+// Deliberately simple: one @, no spaces, a dot in the domain, as browsers' type=email accepts.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function isValidEmail(email: string): boolean {
+  return email.length <= 254 && EMAIL.test(email);
+}
+
+export const MAX_NAME_LENGTH = 100;
+
+/** Zulip's check_full_name. */
+export function checkFullName(raw: string): string {
+  const name = raw.trim();
+  if (name.length > MAX_NAME_LENGTH) throw badRequest("Name too long!");
+  if (name.length < 1) throw badRequest("Name too short!");
+  // Zulip's NAME_INVALID_CHARS (they would break mention syntax), plus control characters.
+  if (/[*`\\>"@\u0000-\u001f]/.test(name)) throw badRequest("Invalid characters in name!");
+  return name;
+}

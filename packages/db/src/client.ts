@@ -1,0 +1,60 @@
+// Opens the database the configuration names: Postgres through @prisma/adapter-pg, or the
+// embedded PGlite under the data directory. Callers get the same Prisma client either way.
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "./generated/client.ts";
+import { applyMigrations } from "./migrations.ts";
+import { connectPostgresExecutor, pgliteExecutor } from "./sql-executor.ts";
+
+export interface Database {
+  prisma: PrismaClient;
+  kind: "postgres" | "pglite";
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** Postgres URL, or null for the embedded database. */
+  databaseUrl: string | null;
+  /** Where PGlite keeps its files; "memory://" keeps them in memory (tests). */
+  dataDir: string;
+  /** Apply pending migrations before returning. */
+  migrate?: boolean;
+  /** Connections in the Postgres pool. */
+  poolSize?: number;
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) {
+    if (options.migrate) {
+      const executor = await connectPostgresExecutor(options.databaseUrl);
+      try {
+        await applyMigrations(executor);
+      } finally {
+        await executor.close();
+      }
+    }
+    const adapter = new PrismaPg({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    const prisma = new PrismaClient({ adapter });
+    return { prisma, kind: "postgres", close: () => prisma.$disconnect() };
+  }
+
+  let location = options.dataDir;
+  if (location !== "memory://") {
+    location = path.join(options.dataDir, "pglite");
+    mkdirSync(location, { recursive: true });
+  }
+  const pglite = await PGlite.create(location);
+  if (options.migrate) await applyMigrations(pgliteExecutor(pglite));
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    prisma,
+    kind: "pglite",
+    async close() {
+      await prisma.$disconnect();
+      await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// Applies prisma/migrations/NNNN_name/migration.sql in order and records each in Prisma's own
+// `_prisma_migrations` table, so `prisma migrate status|deploy` agree wherever the engine exists.
+// The Prisma CLI's schema engine cannot be downloaded on our machines (see ARCHITECTURE.md).
+import { createHash, randomUUID } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { SqlExecutor } from "./sql-executor.ts";
+
+export const MIGRATIONS_DIR = path.resolve(__dirname, "../../../prisma/migrations");
+
+// Any constant works; it only has to be the same for every process running migrations.
+const MIGRATION_LOCK_KEY = 72_011_001;
+
+export interface Migration {
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(path.join(dir, entry.name, "migration.sql")))
+    .map((entry) => entry.name)
+    .sort()
+    .map((name) => {
+      const sql = readFileSync(path.join(dir, name, "migration.sql"), "utf8");
+      return { name, sql, checksum: createHash("sha256").update(sql).digest("hex") };
+    });
+}
+
+const CREATE_MIGRATIONS_TABLE = `
+CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+    "id" VARCHAR(36) PRIMARY KEY NOT NULL,
+    "checksum" VARCHAR(64) NOT NULL,
+    "finished_at" TIMESTAMPTZ,
+    "migration_name" VARCHAR(255) NOT NULL,
+    "logs" TEXT,
+    "rolled_back_at" TIMESTAMPTZ,
+    "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(),
+    "applied_steps_count" INTEGER NOT NULL DEFAULT 0
+)`;
+
+export class MigrationError extends Error {}
+
+/** Applies every pending migration; returns the names applied. Safe to run from several processes at once. */
+export async function applyMigrations(db: SqlExecutor, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrations = listMigrations(dir);
+  await db.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
+  try {
+    await db.exec(CREATE_MIGRATIONS_TABLE);
+    const rows = await db.query<{ migration_name: string; checksum: string; finished_at: Date | null }>(
+      `SELECT migration_name, checksum, finished_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL`,
+    );
+    const applied = new Map(rows.map((row) => [row.migration_name, row]));
+    const done: string[] = [];
+    for (const migration of migrations) {
+      const previous = applied.get(migration.name);
+      if (previous) {
+        if (!previous.finished_at) throw new MigrationError(`migration ${migration.name} failed earlier and needs attention`);
+        if (previous.checksum !== migration.checksum) {
+          throw new MigrationError(`migration ${migration.name} was changed after it was applied`);
+        }
+        continue;
+      }
+      // Each migration and its record commit together, so a failure leaves nothing half-applied.
+      await db.exec("BEGIN");
+      try {
+        await db.exec(migration.sql);
+        await db.query(
+          `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, finished_at, applied_steps_count)
+           VALUES ($1, $2, $3, now(), 1)`,
+          [randomUUID(), migration.checksum, migration.name],
+        );
+        await db.exec("COMMIT");
+      } catch (error) {
+        await db.exec("ROLLBACK");
+        throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`);
+      }
+      done.push(migration.name);
+    }
+    return done;
+  } finally {
+    await db.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
+  }
+}

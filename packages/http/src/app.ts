@@ -1,0 +1,62 @@
+// The Express pieces both HTTP tiers share: body parsing, JSON errors, and nothing that can
+// answer with a stack trace.
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response, type Router } from "express";
+import { JsonableError } from "@chat/core";
+import { logger } from "@chat/logger";
+import { multipartBody } from "./multipart.ts";
+
+export function success(res: Response, data: Record<string, unknown> = {}): void {
+  res.json({ result: "success", msg: "", ...data });
+}
+
+/** Wraps an async route handler so a rejection reaches the error handler. */
+export function route(handler: (req: Request, res: Response) => Promise<void> | void): RequestHandler {
+  return (req, res, next) => {
+    Promise.resolve()
+      .then(() => handler(req, res))
+      .catch(next);
+  };
+}
+
+const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
+  if (res.headersSent) return;
+  if (error instanceof JsonableError) {
+    res.status(error.status).json(error.toJSON());
+    return;
+  }
+  // Errors from body-parser carry a status and a type; they are the client's fault.
+  const status = typeof error?.status === "number" ? error.status : typeof error?.statusCode === "number" ? error.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    const msg = error.type === "entity.too.large" ? "Request body too large" : "Malformed request body";
+    res.status(status).json({ result: "error", msg, code: "BAD_REQUEST" });
+    return;
+  }
+  logger.error("unhandled error", { method: req.method, path: req.path, error: error instanceof Error ? error.stack : String(error) });
+  res.status(500).json({ result: "error", msg: "Internal server error", code: "BAD_REQUEST" });
+};
+
+export interface HttpAppOptions {
+  /** Mounted at /api/v1. */
+  api: Router;
+  /** Mounted at the root, before the API (health checks, uploads). */
+  root?: Router;
+}
+
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", true);
+  app.set("query parser", "simple");
+  app.use(express.urlencoded({ extended: false, limit: "5mb", parameterLimit: 10_000 }));
+  app.use(multipartBody);
+  app.get("/health", (_req, res) => {
+    res.json({ result: "success", msg: "", status: "ok" });
+  });
+  if (options.root) app.use(options.root);
+  app.use("/api/v1", options.api);
+  app.use((_req, res) => {
+    res.status(404).json({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
+  });
+  app.use(errorHandler);
+  return app;
+}

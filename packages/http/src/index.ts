@@ -1,0 +1,4 @@
+export * from "./params.ts";
+export * from "./auth.ts";
+export * from "./app.ts";
+export * from "./multipart.ts";

@@ -1,0 +1,60 @@
+// Requests the way Zulip clients send them: HTTP Basic, form-encoded bodies, non-string
+// parameters JSON-encoded, over real HTTP (supertest against a listening server).
+import request from "supertest";
+
+export type Params = Record<string, unknown>;
+
+export interface ApiResponse {
+  status: number;
+  body: Record<string, any>;
+  headers: Record<string, string>;
+}
+
+export function encodeParams(params: Params): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined) continue;
+    out[key] = typeof value === "string" ? value : JSON.stringify(value);
+  }
+  return out;
+}
+
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly credentials: { email: string; apiKey: string } | null,
+    readonly host?: string,
+  ) {}
+
+  private prepare(test: request.Test): request.Test {
+    if (this.credentials) test = test.auth(this.credentials.email, this.credentials.apiKey);
+    if (this.host) test = test.set("Host", this.host);
+    return test;
+  }
+
+  private async send(test: request.Test): Promise<ApiResponse> {
+    const res = await test;
+    return { status: res.status, body: res.body, headers: res.headers as Record<string, string> };
+  }
+
+  get(path: string, params: Params = {}): Promise<ApiResponse> {
+    return this.send(this.prepare(request(this.baseUrl).get(`/api/v1${path}`).query(encodeParams(params))));
+  }
+
+  post(path: string, params: Params = {}): Promise<ApiResponse> {
+    return this.send(this.prepare(request(this.baseUrl).post(`/api/v1${path}`).type("form").send(encodeParams(params))));
+  }
+
+  patch(path: string, params: Params = {}): Promise<ApiResponse> {
+    return this.send(this.prepare(request(this.baseUrl).patch(`/api/v1${path}`).type("form").send(encodeParams(params))));
+  }
+
+  delete(path: string, params: Params = {}): Promise<ApiResponse> {
+    return this.send(this.prepare(request(this.baseUrl).delete(`/api/v1${path}`).type("form").send(encodeParams(params))));
+  }
+
+  /** A raw supertest request with this client's credentials, for bodies the helpers do not make. */
+  raw(method: "get" | "post" | "patch" | "delete", path: string): request.Test {
+    return this.prepare(request(this.baseUrl)[method](`/api/v1${path}`));
+  }
+}

@@ -1,0 +1,62 @@
+// A whole server (every tier, role "all") in the test process, over real HTTP on loopback, in
+// one of the two modes the product runs in: Postgres + Redis, or embedded PGlite + in-process bus.
+import { loadConfig } from "@chat/config";
+import { startServer, type RunningServer } from "../../apps/server/src/main.ts";
+import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, type TestRedisPrefix } from "./services.ts";
+import { ApiClient } from "./client.ts";
+
+export type Mode = "postgres" | "embedded";
+export const MODES: Mode[] = ["postgres", "embedded"];
+
+export const OWNER_EMAIL = "owner@example.com";
+export const OWNER_PASSWORD = "owner-password-123";
+
+export interface TestServer {
+  mode: Mode;
+  baseUrl: string;
+  running: RunningServer;
+  /** The bootstrap realm's owner. */
+  owner: ApiClient;
+  /** An unauthenticated client. */
+  anonymous: ApiClient;
+  client(email: string, apiKey: string, host?: string): ApiClient;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(mode: Mode, env: Record<string, string> = {}): Promise<TestServer> {
+  let database: TestDatabase | null = null;
+  let redis: TestRedisPrefix | null = null;
+  const base: Record<string, string> = {
+    ROLE: "all",
+    PORT: "0",
+    BIND_ADDRESS: "127.0.0.1",
+    DEV_MODE: "true",
+    EXTERNAL_HOST: "chat.test",
+    EVENT_HEARTBEAT_SECONDS: "2",
+    BOOTSTRAP_OWNER_EMAIL: OWNER_EMAIL,
+    BOOTSTRAP_OWNER_PASSWORD: OWNER_PASSWORD,
+    BOOTSTRAP_OWNER_NAME: "Olivia Owner",
+    DATA_DIR: "memory://",
+  };
+  if (mode === "postgres") {
+    database = await createTestDatabase();
+    redis = createRedisPrefix();
+    Object.assign(base, { DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: redis.prefix });
+  }
+  const running = await startServer(loadConfig({ ...base, ...env }));
+  const baseUrl = `http://127.0.0.1:${running.port}`;
+  const owner = await running.services.db.prisma.userProfile.findFirstOrThrow({ where: { email: OWNER_EMAIL } });
+  return {
+    mode,
+    baseUrl,
+    running,
+    owner: new ApiClient(baseUrl, { email: owner.email, apiKey: owner.api_key }),
+    anonymous: new ApiClient(baseUrl, null),
+    client: (email, apiKey, host) => new ApiClient(baseUrl, { email, apiKey }, host),
+    async stop() {
+      await running.stop();
+      await database?.drop();
+      await redis?.clear();
+    },
+  };
+}
