@@ -1,0 +1,105 @@
+// The request contract every endpoint shares: where parameters come from, how typed parameters
+// are decoded, and that every failure is a JSON error that changes nothing.
+import request from "supertest";
+import { MODES, startTestServer, type TestServer } from "../support/server.ts";
+
+describe.each(MODES)("request contract (%s)", (mode) => {
+  let server: TestServer;
+  let memberId: number;
+  beforeAll(async () => {
+    server = await startTestServer(mode);
+    const res = await server.owner.post("/users", { email: "param@example.com", password: "param-pass", full_name: "Pat Param", short_name: "pat" });
+    memberId = res.body.user_id;
+  });
+  afterAll(() => server.stop());
+
+  test("a missing parameter is REQUEST_VARIABLE_MISSING with var_name", async () => {
+    const res = await server.owner.post("/messages", { type: "stream", to: "general", topic: "t" });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ result: "error", msg: "Missing 'content' argument", code: "REQUEST_VARIABLE_MISSING", var_name: "content" });
+  });
+
+  test("a JSON parameter that is not JSON names the argument", async () => {
+    const res = await server.owner.patch(`/users/${memberId}`, { is_admin: "yes please" });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ result: "error", msg: 'Argument "is_admin" is not valid JSON.', code: "BAD_REQUEST" });
+  });
+
+  test.each([
+    [{ is_admin: "5" }, "is_admin is not a boolean"],
+    [{ role: "owner" }, "role is not an integer"],
+    [{ role: "99999999999999999999999" }, "role is not an integer"],
+    [{ profile_data: '{"id": 1}' }, "profile_data is not a list"],
+    [{ profile_data: '[{"id": "x", "value": "v"}]' }, 'profile_data[0]["id"] is not an integer'],
+    [{ profile_data: '[{"value": "v"}]' }, "profile_data[0] key is missing: id"],
+  ])("a mistyped parameter %j is BAD_REQUEST naming it", async (params, msg) => {
+    const res = await server.owner.patch(`/users/${memberId}`, params);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ result: "error", msg, code: "BAD_REQUEST" });
+  });
+
+  test("a value outside a parameter's choices is BAD_REQUEST", async () => {
+    const res = await server.owner.post("/messages", { type: "broadcast", to: "general", content: "x" });
+    expect(res.body).toMatchObject({ result: "error", msg: "Invalid type", code: "BAD_REQUEST" });
+  });
+
+  test("parameters are read from the query string as well as the body", async () => {
+    const res = await server.owner
+      .raw("post", "/messages?type=stream&to=general&topic=from%20query")
+      .type("form")
+      .send({ content: "body content" });
+    expect(res.body.result).toBe("success");
+    const stored = await server.running.services.db.prisma.message.findUniqueOrThrow({ where: { id: res.body.id } });
+    expect(stored.subject).toBe("from query");
+    expect(stored.content).toBe("body content");
+  });
+
+  test("multipart/form-data bodies are read like forms", async () => {
+    const res = await server.owner
+      .raw("post", "/messages")
+      .field("type", "stream")
+      .field("to", "general")
+      .field("topic", "multipart")
+      .field("content", "sent as multipart");
+    expect(res.body.result).toBe("success");
+  });
+
+  test("a malformed multipart body is a JSON error", async () => {
+    const res = await server.owner
+      .raw("post", "/messages")
+      .set("Content-Type", "multipart/form-data; boundary=xyz")
+      .send("--xyz\r\nContent-Disposition: form-data; name=\"type\"\r\n\r\nstream\r\n--xy");
+    expect(res.status).toBe(400);
+    expect(res.body.result).toBe("error");
+    expect(typeof res.body.msg).toBe("string");
+  });
+
+  test("an oversized body is a JSON error, not a stack trace", async () => {
+    const res = await server.owner.raw("post", "/messages").type("form").send({ type: "stream", to: "general", topic: "big", content: "x".repeat(6 * 1024 * 1024) });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ result: "error", msg: "Request body too large", code: "BAD_REQUEST" });
+  });
+
+  test("an unknown endpoint is a JSON 404", async () => {
+    const res = await request(server.baseUrl).get("/api/v1/no/such/endpoint").auth(server.owner.credentials!.email, server.owner.credentials!.apiKey);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
+  });
+
+  test("a failed request changes nothing", async () => {
+    const { prisma } = server.running.services.db;
+    const before = { messages: await prisma.message.count(), users: await prisma.userProfile.count(), outbox: await prisma.eventOutbox.count() };
+    await server.owner.post("/messages", { type: "stream", to: "no such stream", topic: "t", content: "x" });
+    await server.owner.post("/users", { email: "param@example.com", password: "whatever1", full_name: "Dup", short_name: "d" });
+    await server.owner.patch(`/users/${memberId}`, { full_name: "New Name", is_admin: true, is_guest: true });
+    expect({ messages: await prisma.message.count(), users: await prisma.userProfile.count(), outbox: await prisma.eventOutbox.count() }).toEqual(before);
+    expect((await prisma.userProfile.findUniqueOrThrow({ where: { id: memberId } })).full_name).toBe("Pat Param");
+  });
+
+  test("every response carries result and msg", async () => {
+    for (const res of [await server.owner.get("/users/me"), await server.anonymous.get("/server_settings"), await server.owner.get("/users/99999")]) {
+      expect(typeof res.body.result).toBe("string");
+      expect(typeof res.body.msg).toBe("string");
+    }
+  });
+});
