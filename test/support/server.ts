@@ -20,6 +20,8 @@ export interface TestServer {
   /** An unauthenticated client. */
   anonymous: ApiClient;
   client(email: string, apiKey: string, host?: string): ApiClient;
+  /** An unauthenticated client that sends this Host header. */
+  anonymousAt(host: string): ApiClient;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function startTestServer(mode: Mode, env: Record<string, string> = 
     owner: new ApiClient(baseUrl, { email: owner.email, apiKey: owner.api_key }),
     anonymous: new ApiClient(baseUrl, null),
     client: (email, apiKey, host) => new ApiClient(baseUrl, { email, apiKey }, host),
+    anonymousAt: (host) => new ApiClient(baseUrl, null, host),
     async stop() {
       await running.stop();
       await database?.drop();

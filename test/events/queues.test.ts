@@ -1,0 +1,185 @@
+import { drainEvents, waitForEvent } from "../support/events.ts";
+import { MODES, startTestServer, type TestServer } from "../support/server.ts";
+import type { ApiClient } from "../support/client.ts";
+
+describe.each(MODES)("event queues (%s)", (mode) => {
+  let server: TestServer;
+  let member: ApiClient;
+  let memberId: number;
+
+  beforeAll(async () => {
+    server = await startTestServer(mode, { EVENT_HEARTBEAT_SECONDS: "1", OUTBOX_SWEEP_AFTER_SECONDS: "1" });
+    const created = await server.owner.post("/users", { email: "ev@example.com", password: "events-pass", full_name: "Eve Events", short_name: "eve" });
+    memberId = created.body.user_id;
+    const key = (await server.anonymous.post("/fetch_api_key", { username: "ev@example.com", password: "events-pass" })).body.api_key;
+    member = server.client("ev@example.com", key);
+  });
+  afterAll(() => server.stop());
+
+  const send = (client: ApiClient, content: string, topic = "events") => client.post("/messages", { type: "stream", to: "general", topic, content });
+
+  describe("POST /register", () => {
+    test("returns a queue, last_event_id -1, the version, and the state asked for", async () => {
+      const res = await member.post("/register", { event_types: ["message", "realm_user"] });
+      expect(res.body).toMatchObject({ result: "success", msg: "", last_event_id: -1, zulip_version: expect.any(String), zulip_feature_level: 1 });
+      expect(typeof res.body.queue_id).toBe("string");
+      expect(res.body.max_message_id).toEqual(expect.any(Number));
+      expect(res.body.realm_users.map((u: { email: string }) => u.email)).toContain("ev@example.com");
+      expect(res.body).not.toHaveProperty("subscriptions");
+    });
+
+    test("without event_types returns every section", async () => {
+      const res = await member.post("/register");
+      for (const key of ["max_message_id", "realm_users", "subscriptions", "streams", "realm_name", "enable_sounds", "twenty_four_hour_time"]) {
+        expect(res.body).toHaveProperty(key);
+      }
+      expect(res.body.subscriptions.map((s: { name: string }) => s.name)).toEqual(["general"]);
+    });
+
+    test("include_subscribers lists subscriber ids", async () => {
+      const res = await member.post("/register", { event_types: ["subscription"], include_subscribers: true });
+      expect(res.body.subscriptions[0].subscribers).toContain(memberId);
+    });
+
+    test("rejects malformed options", async () => {
+      expect((await member.post("/register", { event_types: "message" })).body.msg).toBe('Argument "event_types" is not valid JSON.');
+      expect((await member.post("/register", { event_types: [1] })).body.msg).toBe("event_types[0] is not a string");
+      expect((await member.post("/register", { narrow: [["stream"]] })).body).toMatchObject({ result: "error", code: "BAD_REQUEST" });
+    });
+  });
+
+  describe("GET /events", () => {
+    test("dont_block returns at once, empty when nothing happened", async () => {
+      const queue = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+      const res = await member.get("/events", { queue_id: queue, last_event_id: -1, dont_block: true });
+      expect(res.body).toEqual({ result: "success", msg: "", events: [], queue_id: queue });
+    });
+
+    test("a blocking poll answers as soon as an event arrives", async () => {
+      const queue = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+      const poll = member.get("/events", { queue_id: queue, last_event_id: -1 });
+      await new Promise((r) => setTimeout(r, 150));
+      const started = Date.now();
+      await send(server.owner, "wake up");
+      const res = await poll;
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(res.body.events).toHaveLength(1);
+      expect(res.body.events[0]).toMatchObject({ id: 0, type: "message", flags: [] });
+      expect(res.body.events[0].message).toMatchObject({ content: "wake up", content_type: "text/x-markdown", display_recipient: "general", subject: "events", type: "stream" });
+    });
+
+    test("a blocking poll with nothing to report ends with a heartbeat", async () => {
+      const queue = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+      const started = Date.now();
+      const res = await member.get("/events", { queue_id: queue, last_event_id: -1 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      expect(res.body.events).toEqual([{ type: "heartbeat", id: 0 }]);
+    });
+
+    test("last_event_id acknowledges: acknowledged events are not returned again", async () => {
+      const queue = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+      await send(server.owner, "one");
+      await send(server.owner, "two");
+      await waitForEvent(member, queue, (e) => e.message?.content === "two");
+      const all = await drainEvents(member, queue, -1);
+      expect(all.map((e) => e.id)).toEqual([0, 1]);
+      expect((await drainEvents(member, queue, 0)).map((e) => e.message.content)).toEqual(["two"]);
+      expect(await drainEvents(member, queue, 1)).toEqual([]);
+      // Once acknowledged, an event is gone even for a poll that asks from the start again.
+      expect(await drainEvents(member, queue, -1)).toEqual([]);
+    });
+
+    test("event_types filters what a queue receives", async () => {
+      const queue = (await member.post("/register", { event_types: ["realm_user"] })).body.queue_id;
+      await send(server.owner, "not for this queue");
+      await server.owner.patch(`/users/${memberId}`, { full_name: "Eve Renamed" });
+      const event = await waitForEvent(member, queue, (e) => e.type === "realm_user");
+      expect(event.person.full_name).toBe("Eve Renamed");
+      expect((await drainEvents(member, queue)).filter((e) => e.type === "message")).toEqual([]);
+    });
+
+    test("apply_markdown and client_gravatar shape message events per queue", async () => {
+      const html = (await member.post("/register", { event_types: ["message"], apply_markdown: true, client_gravatar: true })).body.queue_id;
+      const raw = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+      await send(server.owner, "some **bold** text");
+      const rendered = await waitForEvent(member, html, (e) => e.type === "message");
+      expect(rendered.message).toMatchObject({ content: "<p>some <strong>bold</strong> text</p>", content_type: "text/html", avatar_url: null });
+      const plain = await waitForEvent(member, raw, (e) => e.type === "message");
+      expect(plain.message).toMatchObject({ content: "some **bold** text", content_type: "text/x-markdown" });
+      expect(plain.message.avatar_url).toMatch(/^https:/);
+      expect(plain.message).not.toHaveProperty("raw_content");
+      expect(plain.message).not.toHaveProperty("rendered_content");
+    });
+
+    test("the sender's own message arrives flagged read", async () => {
+      const queue = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+      await send(member, "my own");
+      const event = await waitForEvent(member, queue, (e) => e.type === "message");
+      expect(event.flags).toEqual(["read"]);
+    });
+
+    test("an unknown queue is BAD_EVENT_QUEUE_ID with queue_id", async () => {
+      const res = await member.get("/events", { queue_id: "123:nope", last_event_id: -1, dont_block: true });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ result: "error", msg: "Bad event queue ID: 123:nope", code: "BAD_EVENT_QUEUE_ID", queue_id: "123:nope" });
+    });
+
+    test("another user's queue is BAD_EVENT_QUEUE_ID", async () => {
+      const queue = (await server.owner.post("/register", {})).body.queue_id;
+      const res = await member.get("/events", { queue_id: queue, dont_block: true });
+      expect(res.body.code).toBe("BAD_EVENT_QUEUE_ID");
+    });
+
+    test("queue_id is required; last_event_id must be an integer", async () => {
+      expect((await member.get("/events", {})).body).toMatchObject({ code: "REQUEST_VARIABLE_MISSING", var_name: "queue_id" });
+      expect((await member.get("/events", { queue_id: "x", last_event_id: "abc" })).body.msg).toBe("last_event_id is not an integer");
+    });
+  });
+
+  describe("DELETE /events", () => {
+    test("deletes the queue; later polls get BAD_EVENT_QUEUE_ID", async () => {
+      const queue = (await member.post("/register", {})).body.queue_id;
+      expect((await member.delete("/events", { queue_id: queue })).body).toEqual({ result: "success", msg: "" });
+      expect((await member.get("/events", { queue_id: queue, dont_block: true })).body.code).toBe("BAD_EVENT_QUEUE_ID");
+      const again = await member.delete("/events", { queue_id: queue });
+      expect(again.body).toEqual({ result: "error", msg: `Bad event queue ID: ${queue}`, code: "BAD_EVENT_QUEUE_ID", queue_id: queue });
+    });
+
+    test("requires queue_id", async () => {
+      expect((await member.delete("/events", {})).body).toMatchObject({ code: "REQUEST_VARIABLE_MISSING", var_name: "queue_id" });
+    });
+  });
+
+  test("an event committed but not published (the node died) is published by the outbox sweeper", async () => {
+    const queue = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+    const changes = server.running.services.bus.changes;
+    const publish = changes.publish.bind(changes);
+    let failures = 0;
+    changes.publish = async (batches) => {
+      // The API node's own publish fails; the worker's sweeper (which runs later) gets through.
+      if (failures === 0) {
+        failures++;
+        throw new Error("simulated crash between commit and publish");
+      }
+      return publish(batches);
+    };
+    try {
+      const sent = await send(server.owner, "survives a lost publish");
+      expect(sent.body.result).toBe("success");
+      expect(failures).toBe(1);
+      const event = await waitForEvent(member, queue, (e) => e.type === "message", 8000);
+      expect(event.message.id).toBe(sent.body.id);
+      expect(await server.running.services.db.prisma.eventOutbox.count()).toBe(0);
+    } finally {
+      changes.publish = publish;
+    }
+  });
+
+  test("a rolled-back action publishes no event", async () => {
+    const queue = (await member.post("/register", { event_types: ["realm_user"] })).body.queue_id;
+    const res = await server.owner.post("/users", { email: "ev@example.com", password: "events-pass", full_name: "Dup", short_name: "d" });
+    expect(res.body.result).toBe("error");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await drainEvents(member, queue)).toEqual([]);
+  });
+});
