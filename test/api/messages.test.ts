@@ -1,0 +1,159 @@
+// The slice of messaging this foundation carries: POST /messages to a stream or privately, stored
+// with a row per recipient and an outbox record in the same transaction.
+import { bulkAddSubscriptions, createStream } from "@chat/core";
+import { waitForEvent } from "../support/events.ts";
+import { MODES, startTestServer, type TestServer } from "../support/server.ts";
+import type { ApiClient } from "../support/client.ts";
+
+describe.each(MODES)("POST /messages (%s)", (mode) => {
+  let server: TestServer;
+  let alice: ApiClient;
+  let aliceId: number;
+  let bobId: number;
+  let generalId: number;
+
+  beforeAll(async () => {
+    server = await startTestServer(mode);
+    for (const [email, name] of [["alice@example.com", "Alice A"], ["bob@example.com", "Bob B"]]) {
+      await server.owner.post("/users", { email, password: "message-pass", full_name: name, short_name: name.split(" ")[0] });
+    }
+    const key = (await server.anonymous.post("/fetch_api_key", { username: "alice@example.com", password: "message-pass" })).body.api_key;
+    alice = server.client("alice@example.com", key);
+    aliceId = (await alice.get("/users/me")).body.user_id;
+    bobId = (await server.owner.get("/users")).body.members.find((u: { email: string }) => u.email === "bob@example.com").user_id;
+    generalId = (await server.running.services.db.prisma.stream.findFirstOrThrow({ where: { name: "general" } })).id;
+  });
+  afterAll(() => server.stop());
+
+  test("to a stream by name stores the message with a row for every subscriber", async () => {
+    const res = await alice.post("/messages", { type: "stream", to: "general", topic: "greetings", content: "hello *all*" });
+    expect(res.body).toEqual({ result: "success", msg: "", id: expect.any(Number) });
+    const { prisma } = server.running.services.db;
+    const message = await prisma.message.findUniqueOrThrow({ where: { id: res.body.id } });
+    expect(message).toMatchObject({ sender_id: aliceId, subject: "greetings", content: "hello *all*", rendered_content: "<p>hello <em>all</em></p>" });
+    const rows = await prisma.userMessage.findMany({ where: { message_id: res.body.id }, orderBy: { user_id: "asc" } });
+    const subscribers = await prisma.subscription.findMany({ where: { recipient_id: message.recipient_id, active: true }, orderBy: { user_id: "asc" } });
+    expect(rows.map((r) => r.user_id)).toEqual(subscribers.map((s) => s.user_id));
+    expect(rows.find((r) => r.user_id === aliceId)!.flags & 1).toBe(1);
+    expect(rows.find((r) => r.user_id === bobId)!.flags).toBe(0);
+  });
+
+  test("to a stream by id, and by the legacy JSON list form", async () => {
+    for (const to of [generalId, JSON.stringify([generalId]), JSON.stringify(["general"])]) {
+      const res = await alice.post("/messages", { type: "stream", to, topic: "by id", content: "x" });
+      expect(res.body.result).toBe("success");
+    }
+  });
+
+  test("an unknown stream name is STREAM_DOES_NOT_EXIST with stream", async () => {
+    const res = await alice.post("/messages", { type: "stream", to: "nowhere", topic: "t", content: "x" });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ result: "error", msg: "Stream 'nowhere' does not exist", code: "STREAM_DOES_NOT_EXIST", stream: "nowhere" });
+  });
+
+  test("an unknown stream id is STREAM_DOES_NOT_EXIST", async () => {
+    const res = await alice.post("/messages", { type: "stream", to: 987654, topic: "t", content: "x" });
+    expect(res.body).toMatchObject({ result: "error", code: "STREAM_DOES_NOT_EXIST", msg: "Stream with ID '987654' does not exist" });
+  });
+
+  test("a stream message needs a topic of at most 60 characters", async () => {
+    expect((await alice.post("/messages", { type: "stream", to: "general", content: "x" })).body).toMatchObject({ result: "error", msg: "Missing topic" });
+    const long = await alice.post("/messages", { type: "stream", to: "general", topic: "t".repeat(61), content: "x" });
+    expect(long.body).toEqual({ result: "error", msg: "Topic too long (limit: 60 characters)", code: "BAD_REQUEST" });
+    expect((await alice.post("/messages", { type: "stream", to: "general", topic: "t".repeat(60), content: "x" })).body.result).toBe("success");
+    // Characters, not bytes: 60 emoji fit.
+    expect((await alice.post("/messages", { type: "stream", to: "general", topic: "🐙".repeat(60), content: "x" })).body.result).toBe("success");
+  });
+
+  test("the subject parameter is accepted as the topic, as older clients send it", async () => {
+    const res = await alice.post("/messages", { type: "stream", to: "general", subject: "legacy", content: "x" });
+    const stored = await server.running.services.db.prisma.message.findUniqueOrThrow({ where: { id: res.body.id } });
+    expect(stored.subject).toBe("legacy");
+  });
+
+  test("content must be non-empty and at most 10000 bytes", async () => {
+    expect((await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "   " })).body).toMatchObject({ msg: "Message must not be empty" });
+    const tooLong = await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "é".repeat(5001) });
+    expect(tooLong.body).toEqual({ result: "error", msg: "Message too long (limit: 10000 bytes)", code: "BAD_REQUEST" });
+    expect((await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "é".repeat(5000) })).body.result).toBe("success");
+  });
+
+  test("privately to user ids or emails, the sender included in the conversation", async () => {
+    const queue = (await server.owner.post("/register", { event_types: ["message"] })).body.queue_id;
+    const ownerId = (await server.owner.get("/users/me")).body.user_id;
+    const byId = await alice.post("/messages", { type: "private", to: [ownerId], content: "by id" });
+    expect(byId.body.result).toBe("success");
+    const event = await waitForEvent(server.owner, queue, (e) => e.type === "message");
+    expect(event.message.type).toBe("private");
+    expect(event.message.display_recipient.map((r: { id: number }) => r.id).sort()).toEqual([ownerId, aliceId].sort((a, b) => a - b));
+    expect(event.flags).toEqual([]);
+    const byEmail = await alice.post("/messages", { type: "private", to: ["owner@example.com"], content: "by email" });
+    const { prisma } = server.running.services.db;
+    const [a, b] = await Promise.all([byId.body.id, byEmail.body.id].map((id) => prisma.message.findUniqueOrThrow({ where: { id } })));
+    expect(a.recipient_id).toBe(b.recipient_id);
+  });
+
+  test("a group conversation is one recipient whatever the order", async () => {
+    const ownerId = (await server.owner.get("/users/me")).body.user_id;
+    const first = await alice.post("/messages", { type: "private", to: [bobId, ownerId], content: "group 1" });
+    const second = await alice.post("/messages", { type: "private", to: JSON.stringify(["owner@example.com", "bob@example.com"]), content: "group 2" });
+    const { prisma } = server.running.services.db;
+    const [a, b] = await Promise.all([first.body.id, second.body.id].map((id) => prisma.message.findUniqueOrThrow({ where: { id } })));
+    expect(a.recipient_id).toBe(b.recipient_id);
+    expect(await prisma.userMessage.count({ where: { message_id: a.id } })).toBe(3);
+  });
+
+  test.each([
+    [[987654], "Invalid user ID 987654"],
+    [["ghost@example.com"], "Invalid email 'ghost@example.com'"],
+    [[], "Message must have recipients"],
+  ])("an invalid private recipient %j is BAD_REQUEST", async (to, msg) => {
+    const res = await alice.post("/messages", { type: "private", to, content: "x" });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ result: "error", msg, code: "BAD_REQUEST" });
+  });
+
+  test("mixing ids and emails is refused", async () => {
+    const res = await alice.post("/messages", { type: "private", to: [bobId, "bob@example.com"], content: "x" });
+    expect(res.body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg: "Recipient lists may contain emails or user IDs, but not both." });
+  });
+
+  test("a private stream refuses non-subscribers", async () => {
+    const { services } = server.running;
+    const ownerId = (await server.owner.get("/users/me")).body.user_id;
+    await services.actions.run(1, async (tx, events) => {
+      const stream = await createStream(tx, events, 1, { name: "secret", inviteOnly: true });
+      await bulkAddSubscriptions(tx, events, services.ctx, [stream], [ownerId]);
+    });
+    const res = await alice.post("/messages", { type: "stream", to: "secret", topic: "t", content: "x" });
+    expect(res.body).toEqual({ result: "error", msg: "Not authorized to send to stream 'secret'", code: "BAD_REQUEST" });
+    expect((await server.owner.post("/messages", { type: "stream", to: "secret", topic: "t", content: "member" })).body.result).toBe("success");
+  });
+
+  test("the admins-only posting policy refuses members", async () => {
+    const { prisma } = server.running.services.db;
+    const general = await prisma.stream.findFirstOrThrow({ where: { name: "general" } });
+    await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 2 } });
+    try {
+      const res = await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "x" });
+      expect(res.body).toMatchObject({ result: "error", msg: "Only organization administrators can send to this stream." });
+      expect((await server.owner.post("/messages", { type: "stream", to: "general", topic: "t", content: "admin" })).body.result).toBe("success");
+    } finally {
+      await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 1 } });
+    }
+  });
+
+  test("the client name comes from the User-Agent", async () => {
+    const res = await alice.raw("post", "/messages").set("User-Agent", "ZulipPython/0.8.2 (Linux)").type("form").send({ type: "stream", to: "general", topic: "ua", content: "x" });
+    const stored = await server.running.services.db.prisma.message.findUniqueOrThrow({ where: { id: res.body.id } });
+    expect(stored.sending_client).toBe("ZulipPython");
+  });
+
+  test("the outbox row is written and removed once published", async () => {
+    await alice.post("/messages", { type: "stream", to: "general", topic: "outbox", content: "x" });
+    const { prisma } = server.running.services.db;
+    const deadline = Date.now() + 3000;
+    while ((await prisma.eventOutbox.count()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await prisma.eventOutbox.count()).toBe(0);
+  });
+});
