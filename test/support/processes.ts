@@ -1,0 +1,53 @@
+// Starts the server as real OS processes, the way operators run it (`npm start` with a ROLE).
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../..");
+const TSX = path.join(ROOT, "node_modules/.bin/tsx");
+const MAIN = path.join(ROOT, "apps/server/src/main.ts");
+
+export interface ServerProcess {
+  child: ChildProcess;
+  port: number | null;
+  output(): string;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<void>;
+  /** SIGKILL: a crash, no cleanup. */
+  kill(): Promise<void>;
+}
+
+export function startProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const child = spawn(TSX, [MAIN], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NODE_ENV: "production", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stopWith = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${env.ROLE} did not start within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const ready = output.split("\n").find((line) => line.includes("tier") && line.includes("ready"));
+      if (!ready) return;
+      clearTimeout(timer);
+      child.stdout!.off("data", onData);
+      child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
+      const port = JSON.parse(ready).port as number | null;
+      resolve({ child, port, output: () => output, stop: () => stopWith("SIGTERM"), kill: () => stopWith("SIGKILL") });
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${env.ROLE} exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+}
