@@ -37,7 +37,9 @@ export interface ChangeStream {
    * Join the consumer group shared by every event node. The handler is called once per batch,
    * in stream order for this consumer; a batch is acknowledged only after the handler resolves.
    * A batch whose handler threw, or that a dead consumer held, is delivered again (possibly to
-   * another consumer) after `claimIdleMs`.
+   * another consumer) after `claimIdleMs`. A batch whose id was already handled (published twice,
+   * as the outbox sweeper may after a crash) is acknowledged without calling the handler again,
+   * for `dedupeWindowMs` after it was handled.
    */
   consume(consumerName: string, handler: (batch: ChangeBatch) => Promise<void>): Stoppable;
   close(): Promise<void>;

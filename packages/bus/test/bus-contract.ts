@@ -20,12 +20,21 @@ export function busContract(harness: BusHarness): void {
   let open: Bus[] = [];
   let space = "";
   let log = collectingLog();
+  let gates: ReturnType<typeof gate>[] = [];
+  /** Opened after each test at the latest, so a failed test cannot hang in close(). */
+  function held() {
+    const g = gate();
+    gates.push(g);
+    return g;
+  }
 
   beforeEach(() => {
     space = `t${spaces++}`;
     log = collectingLog();
   });
   afterEach(async () => {
+    for (const g of gates) g.open();
+    gates = [];
     await Promise.all(open.map((bus) => bus.close()));
     open = [];
   });
@@ -53,13 +62,26 @@ export function busContract(harness: BusHarness): void {
       expect(seen.find((b) => b.realmId === 8)).toEqual(batch("other-realm", 8));
     });
 
+    it("drops a batch whose id was already handled, as when the outbox sweeper republishes it", async () => {
+      const { changes } = newBus();
+      const seen: string[] = [];
+      changes.consume("c1", async (b) => {
+        seen.push(b.id);
+      });
+      await changes.publish([batch("once", 1)]);
+      await waitFor("first delivery", () => seen.length === 1);
+      await changes.publish([batch("once", 1), batch("after", 1)]);
+      await waitFor("the next batch", () => seen.includes("after"));
+      expect(seen).toEqual(["once", "after"]);
+    });
+
     it("acknowledges a batch only after its handler resolves", async () => {
       const { changes } = newBus();
-      const held = gate();
+      const hold = held();
       const deliveries: string[] = [];
       changes.consume("slow", async (b) => {
         deliveries.push(`slow:${b.id}`);
-        await held.wait;
+        await hold.wait;
       });
       await changes.publish([batch("b1", 1)]);
       await waitFor("first delivery", () => deliveries.length === 1);
@@ -68,7 +90,7 @@ export function busContract(harness: BusHarness): void {
         deliveries.push(`fast:${b.id}`);
       });
       await waitFor("redelivery to the other consumer", () => deliveries.includes("fast:b1"));
-      held.open();
+      hold.open();
       // Both handlers resolved, so nobody gets it again, however long we wait past claimIdleMs.
       await sleep(CLAIM_IDLE_MS * 3);
       expect(deliveries).toEqual(["slow:b1", "fast:b1"]);
@@ -93,21 +115,21 @@ export function busContract(harness: BusHarness): void {
     it("shares one group: two consumers get distinct batches and together all of them", async () => {
       const { changes } = newBus({ claimIdleMs: 30_000 });
       const got = new Map<string, string[]>([["a", []], ["b", []]]);
-      const first = gate();
-      let held = false;
+      const first = held();
+      let busy = false;
       for (const name of ["a", "b"]) {
         changes.consume(name, async (b) => {
           got.get(name)!.push(b.id);
           // Whoever gets the first batch stays busy, so the other must take the next ones.
-          if (!held) {
-            held = true;
+          if (!busy) {
+            busy = true;
             await first.wait;
           }
         });
       }
       const ids = Array.from({ length: 30 }, (_, i) => `b${i}`);
       await changes.publish([batch(ids[0], 1)]);
-      await waitFor("the first batch", () => held);
+      await waitFor("the first batch", () => busy);
       await changes.publish(ids.slice(1, 20).map((id, i) => batch(id, i % 5)));
       await waitFor("the other consumer to take the rest", () => got.get("a")!.length + got.get("b")!.length === 20);
       first.open();
@@ -142,13 +164,35 @@ export function busContract(harness: BusHarness): void {
       expect(seen).toEqual(["before"]);
     });
 
+    it("stop() hands batches read but not yet handled to another consumer at once", async () => {
+      const { changes } = newBus({ claimIdleMs: 30_000 });
+      const hold = held();
+      const first: string[] = [];
+      await changes.publish([batch("b1", 1), batch("b2", 1)]);
+      const consumer = changes.consume("c1", async (b) => {
+        first.push(b.id);
+        await hold.wait;
+      });
+      await waitFor("the first batch", () => first.length === 1);
+      const stopping = consumer.stop();
+      hold.open();
+      await stopping;
+      const second: string[] = [];
+      changes.consume("c2", async (b) => {
+        second.push(b.id);
+      });
+      // Well before claimIdleMs (30s).
+      await waitFor("the batch c1 read but did not handle", () => second.length === 1);
+      expect([first, second]).toEqual([["b1"], ["b2"]]);
+    });
+
     it("stop() lets a running handler finish and acknowledges its batch", async () => {
       const { changes } = newBus();
-      const held = gate();
+      const hold = held();
       const seen: string[] = [];
       const consumer = changes.consume("c1", async (b) => {
         seen.push(b.id);
-        await held.wait;
+        await hold.wait;
       });
       await changes.publish([batch("b1", 1)]);
       await waitFor("delivery", () => seen.length === 1);
@@ -156,7 +200,7 @@ export function busContract(harness: BusHarness): void {
       const stopping = consumer.stop().then(() => (stopped = true));
       await sleep(20);
       expect(stopped).toBe(false);
-      held.open();
+      hold.open();
       await stopping;
       const again: string[] = [];
       changes.consume("c2", async (b) => {
@@ -349,7 +393,7 @@ export function busContract(harness: BusHarness): void {
   describe("jobs", () => {
     it("runs jobs with their data, up to `concurrency` at once", async () => {
       const { jobs } = newBus();
-      const held = gate();
+      const hold = held();
       const running: unknown[] = [];
       const done: unknown[] = [];
       for (const n of [1, 2, 3, 4]) await jobs.add("work", { n, nested: { list: [n] } });
@@ -357,7 +401,7 @@ export function busContract(harness: BusHarness): void {
         "work",
         async (data) => {
           running.push(data.n);
-          await held.wait;
+          await hold.wait;
           done.push(data);
         },
         3,
@@ -365,7 +409,7 @@ export function busContract(harness: BusHarness): void {
       await waitFor("three jobs at once", () => running.length === 3);
       await sleep(50);
       expect(running).toHaveLength(3);
-      held.open();
+      hold.open();
       await waitFor("all jobs", () => done.length === 4);
       expect(done).toEqual(expect.arrayContaining([1, 2, 3, 4].map((n) => ({ n, nested: { list: [n] } }))));
     });

@@ -45,6 +45,28 @@ describe("redis change stream", () => {
     }
   });
 
+  it("redelivers entries a dead consumer left pending", async () => {
+    const prefix = `${filePrefix}dead:`;
+    const bus = createRedisBus({ url, prefix, shards: 1, claimIdleMs: 200, log: collectingLog() });
+    try {
+      await bus.changes.publish([batch("orphan", 1)]);
+      // A consumer that read the entry and died before acknowledging it.
+      await redis.xreadgroup("GROUP", "events", "dead", "COUNT", 10, "STREAMS", `${prefix}changes:0`, ">");
+      const seen: string[] = [];
+      bus.changes.consume("alive", async (b) => {
+        seen.push(b.id);
+      });
+      await waitFor("the orphaned batch", () => seen.includes("orphan"));
+      await waitFor("no pending entries", async () => {
+        const [count] = (await redis.xpending(`${prefix}changes:0`, "events")) as [number];
+        return count === 0;
+      });
+      expect(seen).toEqual(["orphan"]);
+    } finally {
+      await bus.close();
+    }
+  });
+
   it("logs and acknowledges a malformed entry instead of wedging the stream", async () => {
     const prefix = `${filePrefix}malformed:`;
     const log = collectingLog();

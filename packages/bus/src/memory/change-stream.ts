@@ -1,4 +1,4 @@
-import { DEFAULT_CLAIM_IDLE_MS } from "../defaults";
+import { DEDUPE_WINDOW_MS, DEFAULT_CLAIM_IDLE_MS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import type { ChangeBatch, ChangeStream, Stoppable } from "../types";
 
@@ -6,6 +6,8 @@ export interface MemoryChangeStreamOptions {
   claimIdleMs?: number;
   /** Undelivered batches kept at most; the oldest are dropped, as Redis MAXLEN trims. */
   maxLen?: number;
+  /** How long a handled batch id is remembered, to drop republished copies. */
+  dedupeWindowMs?: number;
   log?: BusLog;
 }
 
@@ -38,9 +40,13 @@ export class MemoryChangeStream implements ChangeStream {
   /** Insertion order is delivery order, which is stream order. */
   private readonly pending = new Map<number, Pending>();
   private readonly consumers = new Set<MemoryConsumer>();
+  /** Handled batch ids and when they may be forgotten. */
+  private readonly handled = new Map<string, number>();
+  private readonly dedupeWindowMs: number;
 
   constructor(options: MemoryChangeStreamOptions = {}) {
     this.claimIdleMs = options.claimIdleMs ?? DEFAULT_CLAIM_IDLE_MS;
+    this.dedupeWindowMs = options.dedupeWindowMs ?? DEDUPE_WINDOW_MS;
     this.maxLen = options.maxLen ?? 100_000;
     this.log = options.log ?? stderrLog;
   }
@@ -96,6 +102,21 @@ export class MemoryChangeStream implements ChangeStream {
 
   ack(seq: number): void {
     this.pending.delete(seq);
+  }
+
+  wasHandled(batchId: string): boolean {
+    const until = this.handled.get(batchId);
+    return until !== undefined && until > Date.now();
+  }
+
+  markHandled(batchId: string): void {
+    const now = Date.now();
+    // Forget expired ids as new ones arrive; Map keeps insertion order, oldest first.
+    for (const [id, until] of this.handled) {
+      if (until > now) break;
+      this.handled.delete(id);
+    }
+    this.handled.set(batchId, now + this.dedupeWindowMs);
   }
 
   /** XCLAIM … IDLE: entries read but not handled before stop become claimable at once. */
@@ -172,12 +193,17 @@ class MemoryConsumer {
 
   private async deliver(entry: Entry): Promise<void> {
     const batch = JSON.parse(entry.json) as ChangeBatch;
+    if (this.stream.wasHandled(batch.id)) {
+      this.stream.ack(entry.seq);
+      return;
+    }
     try {
       await this.handler(batch);
     } catch (error) {
       this.stream.log(`change batch ${batch.id} failed in ${this.name}, redelivered after ${this.stream.claimIdleMs}ms`, error);
       return;
     }
+    this.stream.markHandled(batch.id);
     this.stream.ack(entry.seq);
   }
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import Redis from "ioredis";
-import { DEFAULT_CLAIM_IDLE_MS, DEFAULT_SHARDS } from "../defaults";
+import { DEFAULT_CLAIM_IDLE_MS, DEDUPE_WINDOW_MS, DEFAULT_SHARDS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import type { ChangeBatch, ChangeStream, Stoppable } from "../types";
 import { BusKeys } from "./keys";
@@ -13,6 +13,8 @@ export interface RedisChangeStreamOptions {
   claimIdleMs?: number;
   /** Approximate length each shard stream is trimmed to. */
   maxLen?: number;
+  /** How long a handled batch id is remembered, to drop republished copies. */
+  dedupeWindowMs?: number;
   log?: BusLog;
 }
 
@@ -33,6 +35,8 @@ export class RedisChangeStream implements ChangeStream {
   private readonly streamKeys: string[];
   private readonly claimIdleMs: number;
   private readonly maxLen: number;
+  private readonly dedupeWindowMs: number;
+  private readonly keys: BusKeys;
   private readonly log: BusLog;
   private readonly consumers = new Set<StreamConsumer>();
   private groupsReady: Promise<void> | null = null;
@@ -44,6 +48,8 @@ export class RedisChangeStream implements ChangeStream {
     this.streamKeys = Array.from({ length: shards }, (_, shard) => keys.changeStream(shard));
     this.claimIdleMs = options.claimIdleMs ?? DEFAULT_CLAIM_IDLE_MS;
     this.maxLen = options.maxLen ?? 100_000;
+    this.dedupeWindowMs = options.dedupeWindowMs ?? DEDUPE_WINDOW_MS;
+    this.keys = keys;
     this.log = options.log ?? stderrLog;
     this.redis = new Redis(options.url);
   }
@@ -66,6 +72,8 @@ export class RedisChangeStream implements ChangeStream {
       name: consumerName,
       handler,
       claimIdleMs: this.claimIdleMs,
+      handledKey: (batchId) => this.keys.handledBatch(batchId),
+      dedupeWindowMs: this.dedupeWindowMs,
       log: this.log,
       ensureGroups: (recreate) => {
         if (recreate) this.groupsReady = null;
@@ -118,6 +126,8 @@ interface ConsumerOptions {
   name: string;
   handler: (batch: ChangeBatch) => Promise<void>;
   claimIdleMs: number;
+  handledKey: (batchId: string) => string;
+  dedupeWindowMs: number;
   log: BusLog;
   ensureGroups: (recreate: boolean) => Promise<void>;
 }
@@ -225,14 +235,18 @@ class StreamConsumer {
       await this.o.connection.xack(key, GROUP, id);
       return;
     }
-    await this.o.connection.xack(key, GROUP, id);
+    const handledKey = this.o.handledKey(batch.id);
+    if ((await this.o.connection.exists(handledKey)) === 1) {
+      await this.o.connection.xack(key, GROUP, id);
+      return;
+    }
     try {
       await this.o.handler(batch);
     } catch (error) {
       this.o.log(`change batch ${batch.id} (${key} ${id}) failed in ${this.o.name}, redelivered after ${this.o.claimIdleMs}ms`, error);
       return;
     }
-    await this.o.connection.xack(key, GROUP, id);
+    throwFirstError(await this.o.connection.multi().set(handledKey, "1", "PX", this.o.dedupeWindowMs).xack(key, GROUP, id).exec());
   }
 
   /** Entries read but not handled before stop: mark them idle so another consumer claims them now. */

@@ -7,6 +7,10 @@ export class BusKeys {
   changeStream(shard: number): string {
     return `${this.prefix}changes:${shard}`;
   }
+  /** Marks a change batch id as handled, so a republished copy is dropped. */
+  handledBatch(batchId: string): string {
+    return `${this.prefix}handled:${batchId}`;
+  }
   queue(queueId: string): string {
     return `${this.prefix}q:${queueId}`;
   }

@@ -1,0 +1,55 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
+import { createTestDatabase, type TestDatabase } from "../../../test/support/services.ts";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, "../../..");
+
+jest.setTimeout(60_000);
+
+describe("operator CLI (npm run cli)", () => {
+  let db: TestDatabase;
+  const cli = (args: string[]) =>
+    run(path.join(ROOT, "node_modules/.bin/tsx"), ["apps/server/src/cli.ts", ...args], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: db.url, LOG_LEVEL: "warn" } });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  test("creates a realm with its owner, users, regenerates keys and lists them", async () => {
+    const realm = await cli(["create-realm", "--subdomain", "acme", "--name", "Acme Corp", "--owner-email", "ceo@acme.io", "--owner-name", "Cee Eo"]);
+    expect(realm.stdout).toMatch(/created realm \d+ "Acme Corp" at subdomain "acme"/);
+    expect(realm.stdout).toMatch(/password: \S{12,}/);
+    const firstKey = /api key: (\w{32})/.exec(realm.stdout)![1];
+
+    const user = await cli(["create-user", "--realm", "acme", "--email", "dev@acme.io", "--name", "Dee Vee", "--role", "admin", "--password", "dev-password"]);
+    expect(user.stdout).toMatch(/created user \d+ dev@acme\.io \(admin\)/);
+    expect(user.stdout).not.toMatch(/password:/);
+
+    const key = await cli(["regenerate-api-key", "--realm", "acme", "--email", "ceo@acme.io"]);
+    const newKey = /api key: (\w{32})/.exec(key.stdout)![1];
+    expect(newKey).not.toBe(firstKey);
+
+    const realms = await cli(["list-realms"]);
+    expect(realms.stdout).toMatch(/acme\s+Acme Corp\s+2\s+false/);
+    const users = await cli(["list-users", "--realm", "acme"]);
+    expect(users.stdout).toMatch(/ceo@acme\.io\s+Cee Eo\s+owner/);
+    expect(users.stdout).toMatch(/dev@acme\.io\s+Dee Vee\s+admin/);
+  });
+
+  test("errors are clear and exit non-zero", async () => {
+    await expect(cli(["create-realm", "--subdomain", "acme", "--name", "Again", "--owner-email", "x@acme.io"])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("Subdomain 'acme' is already in use"),
+    });
+    await expect(cli(["create-user", "--realm", "acme", "--email", "dev@acme.io", "--name", "Dup"])).rejects.toMatchObject({
+      stderr: expect.stringContaining("Email 'dev@acme.io' already in use"),
+    });
+    await expect(cli(["list-users", "--realm", "nope"])).rejects.toMatchObject({ stderr: expect.stringContaining("There is no Zulip organization hosted at this subdomain.") });
+    await expect(cli(["frobnicate"])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("unknown command: frobnicate") });
+    await expect(cli(["create-user", "--realm", "acme"])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("--email is required") });
+    await expect(cli(["create-user", "--realm", "acme", "--email", "r@acme.io", "--name", "R", "--role", "king"])).rejects.toMatchObject({ stderr: expect.stringContaining("--role must be one of") });
+  });
+});
