@@ -3,7 +3,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 
 const ROOT = path.resolve(__dirname, "../..");
-const TSX = path.join(ROOT, "node_modules/.bin/tsx");
 const MAIN = path.join(ROOT, "apps/server/src/main.ts");
 
 export interface ServerProcess {
@@ -17,7 +16,8 @@ export interface ServerProcess {
 }
 
 export function startProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = spawn(TSX, [MAIN], {
+  // One process, as `npm start` runs it (tsx as a loader, not a wrapper), so signals reach the server itself.
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NODE_ENV: "production", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],

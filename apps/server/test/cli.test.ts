@@ -11,7 +11,7 @@ jest.setTimeout(60_000);
 describe("operator CLI (npm run cli)", () => {
   let db: TestDatabase;
   const cli = (args: string[]) =>
-    run(path.join(ROOT, "node_modules/.bin/tsx"), ["apps/server/src/cli.ts", ...args], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: db.url, LOG_LEVEL: "warn" } });
+    run(process.execPath, ["--import", "tsx", "apps/server/src/cli.ts", ...args], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: db.url, LOG_LEVEL: "warn" } });
 
   beforeAll(async () => {
     db = await createTestDatabase();

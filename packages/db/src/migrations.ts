@@ -6,7 +6,16 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { SqlExecutor } from "./sql-executor.ts";
 
-export const MIGRATIONS_DIR = path.resolve(__dirname, "../../../prisma/migrations");
+/** prisma/migrations of the checkout this code runs from (sources or a bundle under dist/). */
+function findMigrationsDir(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, "prisma", "migrations");
+    if (existsSync(candidate)) return candidate;
+    if (path.dirname(dir) === dir) throw new Error(`no prisma/migrations above ${__dirname}`);
+  }
+}
+
+export const MIGRATIONS_DIR = findMigrationsDir();
 
 // Any constant works; it only has to be the same for every process running migrations.
 const MIGRATION_LOCK_KEY = 72_011_001;
