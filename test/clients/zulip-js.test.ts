@@ -1,0 +1,50 @@
+// The official JavaScript client, unmodified, against a running server: it sends multipart bodies,
+// reads /server_settings and uses the event queue the way apps built on it do.
+import zulipInit from "zulip-js";
+import { MODES, OWNER_EMAIL, OWNER_PASSWORD, startTestServer, type TestServer } from "../support/server.ts";
+
+describe.each(MODES)("zulip-js client (%s)", (mode) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(mode);
+  });
+  afterAll(() => server.stop());
+
+  test("logs in with a password, reads its profile, sends and receives a message through the event queue", async () => {
+    // zulip-js fetches the API key itself from username and password.
+    const client = await zulipInit({ username: OWNER_EMAIL, password: OWNER_PASSWORD, realm: server.baseUrl });
+    expect(client.config.apiKey).toBe(server.owner.credentials!.apiKey);
+
+    const settings = await client.server.settings();
+    expect(settings).toMatchObject({ result: "success", zulip_version: expect.any(String), zulip_feature_level: 1 });
+
+    const me = await client.users.me.getProfile();
+    expect(me).toMatchObject({ result: "success", email: OWNER_EMAIL, is_owner: true });
+
+    const users = await client.users.retrieve();
+    expect(users.members.map((u: { email: string }) => u.email)).toContain(OWNER_EMAIL);
+
+    const queue = await client.queues.register({ event_types: ["message"] });
+    expect(queue).toMatchObject({ result: "success", last_event_id: -1 });
+
+    const sent = await client.messages.send({ to: "general", type: "stream", topic: "zulip-js", content: "Hello from zulip-js" });
+    expect(sent).toMatchObject({ result: "success", id: expect.any(Number) });
+
+    const events = await client.events.retrieve({ queue_id: queue.queue_id, last_event_id: -1, dont_block: true });
+    expect(events.result).toBe("success");
+    expect(events.events).toEqual([expect.objectContaining({ type: "message", message: expect.objectContaining({ id: sent.id, content: "Hello from zulip-js" }) })]);
+
+    const pm = await client.messages.send({ to: [me.user_id], type: "private", content: "note to self" });
+    expect(pm.result).toBe("success");
+
+    const deleted = await client.queues.deregister({ queue_id: queue.queue_id });
+    expect(deleted.result).toBe("success");
+  });
+
+  test("errors reach the client as Zulip error objects", async () => {
+    const client = await zulipInit({ username: OWNER_EMAIL, apiKey: "wrong-key", realm: server.baseUrl });
+    expect(await client.users.me.getProfile()).toEqual({ result: "error", msg: "Invalid API key" });
+    const good = await zulipInit({ username: OWNER_EMAIL, apiKey: server.owner.credentials!.apiKey, realm: server.baseUrl });
+    expect(await good.messages.send({ to: "nowhere", type: "stream", topic: "t", content: "x" })).toMatchObject({ code: "STREAM_DOES_NOT_EXIST", stream: "nowhere" });
+  });
+});
