@@ -39,6 +39,24 @@ describe.each(MODES)("authentication (%s)", (mode) => {
     expect(res.body.email).toBe(OWNER_EMAIL);
   });
 
+  test("GET /server_settings needs no credentials and carries what clients check", async () => {
+    const res = await server.anonymous.get("/server_settings");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      result: "success",
+      msg: "",
+      zulip_version: expect.any(String),
+      service_version: expect.any(String),
+      zulip_feature_level: 1,
+      email_auth_enabled: true,
+      require_email_format_usernames: true,
+      authentication_methods: { password: true, dev: true, email: true, ldap: false },
+      external_authentication_methods: [],
+      realm_name: "Team Chat",
+      realm_description: "",
+    });
+  });
+
   describe("POST /fetch_api_key", () => {
     test("returns the key for the right password, without Basic credentials", async () => {
       const res = await server.anonymous.post("/fetch_api_key", { username: OWNER_EMAIL, password: OWNER_PASSWORD });

@@ -110,9 +110,15 @@ describe("the embedded single process (PGlite, in-process bus)", () => {
   });
 
   test("the same flow passes, and data is kept across restarts", async () => {
-    const env = { ...BOOTSTRAP, ROLE: "all", PORT: "0", DATA_DIR: dataDir, EVENT_HEARTBEAT_SECONDS: "20" };
+    // No BOOTSTRAP_OWNER_PASSWORD: one is generated and printed, once.
+    const { BOOTSTRAP_OWNER_PASSWORD: _unused, ...bootstrap } = BOOTSTRAP;
+    const env = { ...bootstrap, ROLE: "all", PORT: "0", DATA_DIR: dataDir, EVENT_HEARTBEAT_SECONDS: "20" };
     server = await startProcess(env);
     let url = `http://127.0.0.1:${server.port}`;
+    const printed = /Password:\s+(\S+)/.exec(server.output());
+    expect(printed).not.toBeNull();
+    const byPassword = await new ApiClient(url, null).post("/fetch_api_key", { username: "owner@example.com", password: printed![1] });
+    expect(byPassword.body.result).toBe("success");
     const owner = await login(url, "owner@example.com");
     await owner.post("/users", { email: "reader@example.com", password: "reader-pass", full_name: "Rita Reader", short_name: "rita" });
     const reader = await login(url, "reader@example.com");
@@ -124,6 +130,7 @@ describe("the embedded single process (PGlite, in-process bus)", () => {
     await server.stop();
     server = await startProcess(env);
     url = `http://127.0.0.1:${server.port}`;
+    expect(server.output()).not.toMatch(/Password:/);
     const again = new ApiClient(url, reader.credentials);
     const me = await again.get("/users/me");
     expect(me.body).toMatchObject({ result: "success", email: "reader@example.com" });

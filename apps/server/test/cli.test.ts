@@ -39,6 +39,20 @@ describe("operator CLI (npm run cli)", () => {
     expect(users.stdout).toMatch(/dev@acme\.io\s+Dee Vee\s+admin/);
   });
 
+  test("npm run db:migrate applies the migrations once, then reports the database up to date", async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const migrate = () => run(process.execPath, ["--import", "tsx", "apps/server/src/migrate.ts"], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: fresh.url } });
+      expect((await migrate()).stdout).toMatch(/^applied: 0001_init, 0002_hot_path_indexes/);
+      expect((await migrate()).stdout).toBe("database is up to date\n");
+      await expect(run(process.execPath, ["--import", "tsx", "apps/server/src/migrate.ts"], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: "mysql://x" } })).rejects.toMatchObject({
+        stderr: expect.stringContaining("Configuration error: DATABASE_URL must start with postgres://"),
+      });
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   test("errors are clear and exit non-zero", async () => {
     await expect(cli(["create-realm", "--subdomain", "acme", "--name", "Again", "--owner-email", "x@acme.io"])).rejects.toMatchObject({
       code: 1,
