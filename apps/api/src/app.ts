@@ -3,7 +3,19 @@ import { createHttpApp, requireUser } from "@chat/http";
 import { authRoutes } from "./routes/auth.ts";
 import { messageRoutes } from "./routes/messages.ts";
 import { serverSettingsRoutes } from "./routes/server-settings.ts";
+import { streamRoutes } from "./routes/streams.ts";
+import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { userRoutes } from "./routes/users.ts";
+import { alertWordRoutes } from "./routes/alert-words.ts";
+import { presenceRoutes } from "./routes/presence.ts";
+import { settingsRoutes } from "./routes/settings.ts";
+import { typingRoutes } from "./routes/typing.ts";
+import { userStatusRoutes } from "./routes/user-status.ts";
+import { userGroupRoutes } from "./routes/user-groups.ts";
+import { linkifierRoutes } from "./routes/linkifiers.ts";
+import { realmRoutes } from "./routes/realm.ts";
+import { defaultStreamRoutes } from "./routes/default-streams.ts";
+import { profileFieldRoutes } from "./routes/profile-fields.ts";
 import type { ApiServices } from "./services.ts";
 
 /** The API tier: everything under /api/v1 but /register and /events. */
@@ -15,6 +27,18 @@ export function apiRouter(services: ApiServices): Router {
   api.use(requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost }));
   api.use(userRoutes(services));
   api.use(messageRoutes(services));
+  api.use(subscriptionRoutes(services));
+  api.use(streamRoutes(services));
+  api.use(settingsRoutes(services));
+  api.use(typingRoutes(services));
+  api.use(userStatusRoutes(services));
+  api.use(alertWordRoutes(services));
+  api.use(presenceRoutes(services));
+  api.use(userGroupRoutes(services));
+  api.use(linkifierRoutes(services));
+  api.use(realmRoutes(services));
+  api.use(defaultStreamRoutes(services));
+  api.use(profileFieldRoutes(services));
   return api;
 }
 

@@ -2,7 +2,7 @@
 // written into every queue that should see it. Appends are idempotent per batch id, so a batch
 // redelivered after a crash (or published twice by the outbox sweeper) adds nothing twice.
 import type { ChangeBatch, EventPayload, EventRecipient, QueueAppend, QueueInfo, QueueStore } from "@chat/bus";
-import { finalizeMessage, type WireMessage } from "@chat/core";
+import { finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
 
 function recipientId(recipient: EventRecipient): number {
@@ -42,6 +42,17 @@ export function shapeEvent(event: EventPayload, settings: QueueSettings, flags: 
       message: finalizeMessage(message, { applyMarkdown: settings.applyMarkdown, clientGravatar: settings.clientGravatar }),
       flags: flags ?? [],
     };
+  }
+  if (INHERITED_NOTIFICATION_SETTINGS_KEY in event) {
+    const { [INHERITED_NOTIFICATION_SETTINGS_KEY]: inherited, ...rest } = event;
+    if (settings.notificationSettingsNull || rest.type !== "subscription") return rest as EventPayload;
+    const subscriptions = (rest.subscriptions as Array<Record<string, unknown>>).map((sub) => resolveNullNotificationSettings(sub, inherited as Record<string, boolean>));
+    return { ...rest, subscriptions } as EventPayload;
+  }
+  if (event.type === "presence" && settings.slimPresence) {
+    // slim_presence clients key presence by user id; the deprecated email is left out.
+    const { email: _email, ...slim } = event;
+    return slim as EventPayload;
   }
   return event;
 }

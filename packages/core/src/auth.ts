@@ -2,7 +2,7 @@
 // deactivation or key change takes effect on every node at once.
 import type { PrismaClient } from "@chat/db";
 import { AuthenticationFailedError, InvalidApiKeyError, NonexistentSubdomainError, RealmDeactivatedError, UserDeactivatedError } from "./errors.ts";
-import type { Actor, Realm } from "./models.ts";
+import type { Actor, Realm, UserProfile } from "./models.ts";
 import { verifyPassword } from "./lib/secrets.ts";
 import { getUserByDeliveryEmail } from "./queries/users.ts";
 
@@ -17,15 +17,34 @@ export async function getRealmForSubdomain(prisma: PrismaClient, subdomain: stri
  * realm; only on a mismatch do we look further, to say which error applies.
  */
 export async function authenticateApiKey(prisma: PrismaClient, subdomain: string, email: string, apiKey: string): Promise<Actor> {
-  const user = apiKey === "" ? null : await prisma.userProfile.findUnique({ where: { api_key: apiKey }, include: { realm: true } });
-  if (!user || user.realm.string_id !== subdomain) {
+  // One round trip on every request: the user with its realm as JSON (its column names clash).
+  const rows =
+    apiKey === ""
+      ? []
+      : await prisma.$queryRaw<Array<UserProfile & { realm_json: RealmJson }>>`
+          SELECT u.*, to_jsonb(r) AS realm_json FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`;
+  const row = rows[0];
+  if (!row || row.realm_json.string_id !== subdomain) {
     await getRealmForSubdomain(prisma, subdomain);
     throw new InvalidApiKeyError();
   }
+  const { realm_json, ...user } = row;
+  const realm = realmFromJson(realm_json);
   if (user.delivery_email.toLowerCase() !== email.trim().toLowerCase()) throw new InvalidApiKeyError();
-  if (user.realm.deactivated) throw new RealmDeactivatedError();
+  if (realm.deactivated) throw new RealmDeactivatedError();
   if (!user.is_active) throw new UserDeactivatedError();
-  return user;
+  return { ...user, realm };
+}
+
+type RealmJson = Omit<Realm, "date_created" | "upload_quota_bytes"> & { date_created: string; upload_quota_bytes: number | null };
+
+/** A realm row read as JSON back to the types Prisma gives it. */
+function realmFromJson(json: RealmJson): Realm {
+  return {
+    ...json,
+    date_created: new Date(json.date_created),
+    upload_quota_bytes: json.upload_quota_bytes === null ? null : BigInt(json.upload_quota_bytes),
+  };
 }
 
 /** POST /fetch_api_key: email and password to the user's API key. */

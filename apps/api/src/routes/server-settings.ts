@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { getRealmForSubdomain, realmUri } from "@chat/core";
+import { getRealmForSubdomain, realmUri, renderMarkdown } from "@chat/core";
 import { requestSubdomain, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -47,7 +47,8 @@ export function serverSettingsRoutes(services: ApiServices): Router {
           realm_uri: realmUri(subdomain, ctx.externalHost, req.protocol),
           realm_name: realm.name,
           realm_icon: "/static/images/logo/zulip-icon-128x128.png",
-          realm_description: realm.description === "" ? "" : `<p>${escapeHtml(realm.description)}</p>`,
+          // Markdown to HTML; raw HTML in the description is escaped, never passed through.
+          realm_description: realm.description === "" ? "" : renderMarkdown(realm.description).html,
           realm_web_public_access_enabled: false,
         });
       }
@@ -55,8 +56,4 @@ export function serverSettingsRoutes(services: ApiServices): Router {
     }),
   );
   return router;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 }

@@ -1,8 +1,10 @@
 import type { StreamModel, Tx } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
-import { formatStream, formatSubscription, pickStreamColor } from "../lib/stream-format.ts";
+import { formatStream, formatSubscription, inheritedNotificationSettings, pickStreamColor } from "../lib/stream-format.ts";
 import { ROLE_GUEST } from "../lib/roles.ts";
+
+export const INHERITED_NOTIFICATION_SETTINGS_KEY = "__inherited_notification_settings";
 
 /** Who can see a stream, and so receives its stream and peer events: for a public stream every
  * active non-guest user plus its subscribers, for a private stream its subscribers. */
@@ -55,10 +57,16 @@ export async function bulkAddSubscriptions(
     }
 
     const subscribers = [...before, ...newUsers].sort((a, b) => a - b);
-    const subscriptions = await tx.subscription.findMany({ where: { recipient_id: recipientId, user_id: { in: newUsers } } });
-    for (const subscription of subscriptions) {
+    const subscriptions = await tx.subscription.findMany({ where: { recipient_id: recipientId, user_id: { in: newUsers } }, include: { user: true } });
+    for (const { user, ...subscription } of subscriptions) {
       events.send(
-        { type: "subscription", op: "add", subscriptions: [formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers })] },
+        {
+          type: "subscription",
+          op: "add",
+          subscriptions: [formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers })],
+          // Stripped by the event tier; it resolves nulls for clients without notification_settings_null.
+          [INHERITED_NOTIFICATION_SETTINGS_KEY]: inheritedNotificationSettings(user),
+        },
         [subscription.user_id],
       );
     }
@@ -72,4 +80,42 @@ export async function bulkAddSubscriptions(
     }
   }
   return added;
+}
+
+/**
+ * Unsubscribes users (Zulip's bulk_remove_subscriptions). Records `subscription remove` for each
+ * user, `peer_remove` for the others who can see the stream, and `stream vacate` when the last
+ * subscriber leaves. Returns the pairs that were subscribed and are not any more.
+ */
+export async function bulkRemoveSubscriptions(
+  tx: Tx,
+  events: EventRecorder,
+  streams: StreamModel[],
+  userIds: number[],
+): Promise<{ removed: Array<{ streamId: number; userId: number }>; notRemoved: Array<{ streamId: number; userId: number }> }> {
+  const removed: Array<{ streamId: number; userId: number }> = [];
+  const notRemoved: Array<{ streamId: number; userId: number }> = [];
+  for (const stream of streams) {
+    const before = await subscriberIds(tx, stream);
+    const current = new Set(before);
+    const leaving = userIds.filter((id) => current.has(id));
+    for (const id of userIds) if (!current.has(id)) notRemoved.push({ streamId: stream.id, userId: id });
+    if (leaving.length === 0) continue;
+    const viewersBefore = await usersWhoCanSeeStream(tx, stream);
+    await tx.subscription.updateMany({ where: { recipient_id: stream.recipient_id!, user_id: { in: leaving } }, data: { active: false } });
+    for (const userId of leaving) {
+      removed.push({ streamId: stream.id, userId });
+      events.send({ type: "subscription", op: "remove", subscriptions: [{ stream_id: stream.id, name: stream.name }] }, [userId]);
+    }
+    const viewersAfter = new Set(await usersWhoCanSeeStream(tx, stream));
+    const leavingSet = new Set(leaving);
+    for (const userId of leaving) {
+      events.send({ type: "subscription", op: "peer_remove", stream_id: stream.id, user_id: userId }, [...viewersAfter].filter((id) => !leavingSet.has(id)));
+    }
+    // As in Zulip, only a private stream "vacates": nobody can see it once its last subscriber left.
+    if (before.length === leaving.length && stream.invite_only) {
+      events.send({ type: "stream", op: "vacate", streams: [formatStream(stream)] }, viewersBefore);
+    }
+  }
+  return { removed, notRemoved };
 }

@@ -10,6 +10,7 @@ import { formatUser } from "../lib/user-format.ts";
 import { checkFullName, isValidEmail } from "../lib/validation.ts";
 import { activeAdminIds, activeUserIds, getUserByDeliveryEmail } from "../queries/users.ts";
 import { bulkAddSubscriptions } from "./subscriptions.ts";
+import { checkProfileFieldValue } from "./profile-fields.ts";
 
 export const MIN_PASSWORD_LENGTH = 6;
 
@@ -165,18 +166,23 @@ export async function updateProfileData(tx: Tx, events: EventRecorder, actor: Ac
   for (const change of changes) {
     const field = byId.get(change.id);
     if (!field) throw badRequest(`Field id ${change.id} not found.`);
-    const value = change.value === null ? "" : typeof change.value === "string" ? change.value.trim() : JSON.stringify(change.value);
-    if (value === "") {
+    const raw = typeof change.value === "string" ? change.value.trim() : change.value;
+    const cleared = raw === null || raw === "" || (Array.isArray(raw) && raw.length === 0);
+    const checked = cleared ? null : await checkProfileFieldValue(tx, field, raw);
+    if (checked === null) {
       await tx.customProfileFieldValue.deleteMany({ where: { user_id: target.id, field_id: field.id } });
     } else {
+      const data = { value: checked.value, rendered_value: checked.renderedValue };
       await tx.customProfileFieldValue.upsert({
         where: { user_id_field_id: { user_id: target.id, field_id: field.id } },
-        create: { user_id: target.id, field_id: field.id, value },
-        update: { value },
+        create: { user_id: target.id, field_id: field.id, ...data },
+        update: data,
       });
     }
+    const update: Record<string, unknown> = { id: field.id, value: checked?.value ?? null };
+    if (checked?.renderedValue) update.rendered_value = checked.renderedValue;
     events.send(
-      { type: "realm_user", op: "update", person: { user_id: target.id, custom_profile_field: { id: field.id, value: value === "" ? null : value } } },
+      { type: "realm_user", op: "update", person: { user_id: target.id, custom_profile_field: update } },
       everyone,
     );
   }

@@ -22,9 +22,44 @@ export function formatStream(stream: StreamModel): Record<string, unknown> {
   };
 }
 
+/** Zulip's stream email address: `Name+token@host`. */
 export function streamEmailAddress(stream: StreamModel, emailDomain: string): string {
   const local = stream.name.replace(/[^a-zA-Z0-9]+/g, "").slice(0, 32) || "stream";
-  return `${local}.${stream.email_token}@${emailDomain}`;
+  return `${local}+${stream.email_token}@${emailDomain}`;
+}
+
+export const SUBSCRIPTION_NOTIFICATION_SETTINGS = [
+  "desktop_notifications",
+  "audible_notifications",
+  "push_notifications",
+  "email_notifications",
+  "wildcard_mentions_notify",
+] as const;
+
+export interface GlobalNotificationSettings {
+  enable_stream_desktop_notifications: boolean;
+  enable_stream_audible_notifications: boolean;
+  enable_stream_push_notifications: boolean;
+  enable_stream_email_notifications: boolean;
+  wildcard_mentions_notify: boolean;
+}
+
+/** What a null ("inherit") stream notification setting means for this user. */
+export function inheritedNotificationSettings(user: GlobalNotificationSettings): Record<string, boolean> {
+  return {
+    desktop_notifications: user.enable_stream_desktop_notifications,
+    audible_notifications: user.enable_stream_audible_notifications,
+    push_notifications: user.enable_stream_push_notifications,
+    email_notifications: user.enable_stream_email_notifications,
+    wildcard_mentions_notify: user.wildcard_mentions_notify,
+  };
+}
+
+/** For clients without `notification_settings_null`: nulls become the inherited values. */
+export function resolveNullNotificationSettings(subscription: Record<string, unknown>, inherited: Record<string, boolean>): Record<string, unknown> {
+  const resolved = { ...subscription };
+  for (const key of SUBSCRIPTION_NOTIFICATION_SETTINGS) if (resolved[key] === null) resolved[key] = inherited[key];
+  return resolved;
 }
 
 /** The Subscription object: the stream's fields plus this user's properties. */

@@ -2,6 +2,7 @@
 // that reached the new queue while the state was being read; tests use it to check that an
 // action's events turn an old state into the new one. Applying an event twice changes nothing.
 import type { State } from "./initial-state.ts";
+import { ORGANIZATION_APPLIERS } from "./organization-state.ts";
 
 type Person = Record<string, unknown> & { user_id: number };
 type Applier = (state: State, event: Record<string, unknown>, userId: number) => void;
@@ -20,6 +21,8 @@ function removeById(list: unknown[] | undefined, id: unknown, key: string): Reco
 }
 
 const APPLIERS: Record<string, Applier> = {
+  ...ORGANIZATION_APPLIERS,
+
   message(state, event) {
     if (!("max_message_id" in state)) return;
     const id = (event.message as { id: number }).id;
@@ -66,7 +69,7 @@ const APPLIERS: Record<string, Applier> = {
     }
   },
 
-  subscription(state, event) {
+  subscription(state, event, userId) {
     if (!("subscriptions" in state)) return;
     const subscriptions = state.subscriptions as Array<Record<string, unknown>>;
     if (event.op === "add") {
@@ -78,7 +81,9 @@ const APPLIERS: Record<string, Applier> = {
     } else if (event.op === "remove") {
       for (const sub of event.subscriptions as Array<{ stream_id: number }>) {
         const removed = removeById(subscriptions, sub.stream_id, "stream_id");
-        if (removed) upsertById(state.unsubscribed as unknown[], removed, "stream_id");
+        if (!removed) continue;
+        if (Array.isArray(removed.subscribers)) removed.subscribers = (removed.subscribers as number[]).filter((id) => id !== userId);
+        upsertById(state.unsubscribed as unknown[], removed, "stream_id");
       }
     } else if (event.op === "peer_add" || event.op === "peer_remove") {
       for (const list of [subscriptions, state.unsubscribed, state.never_subscribed] as Array<Array<Record<string, unknown>>>) {
@@ -87,7 +92,10 @@ const APPLIERS: Record<string, Applier> = {
         if (!subscribers) continue;
         const userId = event.user_id as number;
         const has = subscribers.includes(userId);
-        if (event.op === "peer_add" && !has) subscribers.push(userId);
+        if (event.op === "peer_add" && !has) {
+          subscribers.push(userId);
+          subscribers.sort((a, b) => a - b);
+        }
         if (event.op === "peer_remove" && has) subscribers.splice(subscribers.indexOf(userId), 1);
       }
     } else if (event.op === "update") {
@@ -97,16 +105,31 @@ const APPLIERS: Record<string, Applier> = {
   },
 
   stream(state, event) {
-    if (!("streams" in state)) return;
-    const streams = state.streams as Array<Record<string, unknown>>;
+    const lists = ["streams", "subscriptions", "unsubscribed", "never_subscribed"]
+      .map((key) => state[key] as Array<Record<string, unknown>> | undefined)
+      .filter((list): list is Array<Record<string, unknown>> => Array.isArray(list));
     if (event.op === "create" || event.op === "occupy") {
-      for (const stream of event.streams as Array<Record<string, unknown>>) upsertById(streams, stream, "stream_id");
-    } else if (event.op === "delete") {
-      for (const stream of event.streams as Array<{ stream_id: number }>) removeById(streams, stream.stream_id, "stream_id");
+      for (const stream of event.streams as Array<Record<string, unknown>>) upsertById(state.streams as unknown[] | undefined, stream, "stream_id");
+    } else if (event.op === "delete" || event.op === "vacate") {
+      for (const stream of event.streams as Array<{ stream_id: number }>) {
+        removeById(state.streams as unknown[] | undefined, stream.stream_id, "stream_id");
+        if (event.op === "delete") for (const list of lists) removeById(list, stream.stream_id, "stream_id");
+      }
     } else if (event.op === "update") {
-      const stream = streams.find((s) => s.stream_id === event.stream_id);
-      if (stream) stream[event.property as string] = event.value;
+      for (const list of lists) {
+        const stream = list.find((s) => s.stream_id === event.stream_id);
+        // Only properties the object carries (email_address is a subscription's, not a stream's).
+        if (!stream || !((event.property as string) in stream)) continue;
+        stream[event.property as string] = event.value;
+        if ("rendered_description" in event) stream.rendered_description = event.rendered_description;
+        if ("history_public_to_subscribers" in event) stream.history_public_to_subscribers = event.history_public_to_subscribers;
+      }
     }
+  },
+
+
+  muted_topics(state, event) {
+    if ("muted_topics" in state) state.muted_topics = event.muted_topics;
   },
 
   update_global_notifications(state, event) {
@@ -117,6 +140,39 @@ const APPLIERS: Record<string, Applier> = {
   update_display_settings(state, event) {
     const name = event.setting_name as string;
     if (name in state) state[name] = event.setting;
+  },
+
+  presence(state, event) {
+    if (!("presences" in state)) return;
+    // Queues registered with slim_presence get the event without `email` and key by user id.
+    const key = typeof event.email === "string" ? event.email : String(event.user_id);
+    const presences = state.presences as Record<string, Record<string, { timestamp: number }>>;
+    const entry = (presences[key] ??= {});
+    for (const [client, info] of Object.entries(event.presence as Record<string, { client: string; status: string; timestamp: number }>)) {
+      entry[client] = info;
+      if (!entry.aggregated || info.timestamp >= entry.aggregated.timestamp) {
+        entry.aggregated = { client: info.client, status: info.status, timestamp: info.timestamp } as { timestamp: number };
+      }
+    }
+  },
+
+  user_status(state, event) {
+    if (!("user_status" in state)) return;
+    const statuses = state.user_status as Record<string, { away?: boolean; status_text?: string }>;
+    const key = String(event.user_id);
+    const status = { ...statuses[key] };
+    if (event.away === true) status.away = true;
+    if (event.away === false) delete status.away;
+    if (typeof event.status_text === "string") {
+      if (event.status_text === "") delete status.status_text;
+      else status.status_text = event.status_text;
+    }
+    if (Object.keys(status).length > 0) statuses[key] = status;
+    else delete statuses[key];
+  },
+
+  alert_words(state, event) {
+    if ("alert_words" in state) state.alert_words = event.alert_words;
   },
 };
 

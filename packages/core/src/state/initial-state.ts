@@ -4,11 +4,16 @@ import type { PrismaClient } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import type { Actor } from "../models.ts";
 import { avatarUrl } from "../lib/avatars.ts";
-import { formatStream, formatSubscription } from "../lib/stream-format.ts";
+import { formatStream, formatSubscription, inheritedNotificationSettings, resolveNullNotificationSettings } from "../lib/stream-format.ts";
+import { subscribersByRecipient, subscriptionsOf, type SubscriptionWithStream } from "../queries/subscriptions.ts";
+import { mutedTopicsOf } from "../actions/muted-topics.ts";
 import { formatUser } from "../lib/user-format.ts";
 import { isAdmin, isGuest, isOwner } from "../lib/roles.ts";
 import { getProfileData } from "../queries/users.ts";
-import { RECIPIENT_STREAM } from "../lib/recipients.ts";
+import { getAlertWords } from "../queries/alert-words.ts";
+import { getRealmPresences } from "../queries/presence.ts";
+import { getUserStatuses } from "../queries/user-status.ts";
+import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
 
 export interface RegisterOptions {
   eventTypes: string[] | null;
@@ -110,6 +115,8 @@ function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]
 }
 
 export const STATE_SECTIONS: Record<string, Section> = {
+  ...ORGANIZATION_STATE_SECTIONS,
+
   async message(prisma, actor) {
     const [row] = await prisma.$queryRaw<{ max: number | null }[]>`SELECT max(message_id) AS max FROM user_message WHERE user_id = ${actor.id}`;
     return { max_message_id: row?.max ?? -1 };
@@ -147,32 +154,32 @@ export const STATE_SECTIONS: Record<string, Section> = {
   },
 
   async subscription(prisma, actor, options, ctx) {
-    const streams = await prisma.stream.findMany({ where: { realm_id: actor.realm_id, deactivated: false }, orderBy: { id: "asc" } });
-    const subscriptions = await prisma.subscription.findMany({ where: { user_id: actor.id, recipient: { type: RECIPIENT_STREAM } } });
-    const byRecipient = new Map(subscriptions.map((s) => [s.recipient_id, s]));
-    const subscribers = options.includeSubscribers
-      ? await prisma.$queryRaw<{ recipient_id: number; ids: number[] }[]>`
-          SELECT recipient_id, array_agg(user_id ORDER BY user_id) AS ids FROM subscription
-          WHERE active AND is_user_active AND recipient_id IN (SELECT recipient_id FROM stream WHERE realm_id = ${actor.realm_id})
-          GROUP BY recipient_id`
-      : [];
-    const subscribersOf = new Map(subscribers.map((row) => [row.recipient_id, row.ids]));
-    const result: State = { subscriptions: [], unsubscribed: [], never_subscribed: [] };
-    for (const stream of streams) {
-      const subscription = byRecipient.get(stream.recipient_id!);
-      const ids = options.includeSubscribers ? (subscribersOf.get(stream.recipient_id!) ?? []) : undefined;
-      if (subscription) {
-        const list = subscription.active ? "subscriptions" : "unsubscribed";
-        // Subscribers of a private stream one has left are not one's business.
-        const visible = subscription.active || !stream.invite_only ? ids : undefined;
-        (result[list] as unknown[]).push(formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers: visible }));
-      } else if (!stream.invite_only || isAdmin(actor)) {
-        if (!stream.invite_only && !isGuest(actor)) {
-          (result.never_subscribed as unknown[]).push({ ...formatStream(stream), ...(ids && !stream.invite_only ? { subscribers: ids } : {}) });
-        }
-      }
-    }
-    return result;
+    const all = await subscriptionsOf(prisma, actor.id, { activeOnly: false });
+    const streams = await prisma.stream.findMany({ where: { realm_id: actor.realm_id, deactivated: false, invite_only: false }, orderBy: { id: "asc" } });
+    const known = new Set(all.map((s) => s.stream.id));
+    const neverSubscribed = isGuest(actor) ? [] : streams.filter((s) => !known.has(s.id));
+    const recipients = [...all.filter((s) => s.subscription.active || !s.stream.invite_only).map((s) => s.stream), ...neverSubscribed].map((s) => s.recipient_id!);
+    const subscribers = options.includeSubscribers ? await subscribersByRecipient(prisma, recipients, "ids") : null;
+    const inherited = inheritedNotificationSettings(actor);
+    const format = ({ subscription, stream }: SubscriptionWithStream) => {
+      // Subscribers of a private stream one has left are not one's business.
+      const visible = subscription.active || !stream.invite_only;
+      const ids = subscribers && visible ? ((subscribers.get(stream.recipient_id!) as number[] | undefined) ?? []) : undefined;
+      const formatted = formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers: ids });
+      return options.notificationSettingsNull ? formatted : resolveNullNotificationSettings(formatted, inherited);
+    };
+    return {
+      subscriptions: all.filter((s) => s.subscription.active).map(format),
+      unsubscribed: all.filter((s) => !s.subscription.active).map(format),
+      never_subscribed: neverSubscribed.map((stream) => ({
+        ...formatStream(stream),
+        ...(subscribers ? { subscribers: (subscribers.get(stream.recipient_id!) as number[] | undefined) ?? [] } : {}),
+      })),
+    };
+  },
+
+  async muted_topics(prisma, actor) {
+    return { muted_topics: await mutedTopicsOf(prisma, actor.id) };
   },
 
   async stream(prisma, actor) {
@@ -202,6 +209,18 @@ export const STATE_SECTIONS: Record<string, Section> = {
 
   async update_display_settings(_prisma, actor) {
     return pick(actor, DISPLAY_SETTINGS);
+  },
+
+  async presence(prisma, actor, options) {
+    return { presences: await getRealmPresences(prisma, actor.realm_id, options.slimPresence) };
+  },
+
+  async user_status(prisma, actor) {
+    return { user_status: await getUserStatuses(prisma, actor.realm_id) };
+  },
+
+  async alert_words(prisma, actor) {
+    return { alert_words: await getAlertWords(prisma, actor.id) };
   },
 };
 

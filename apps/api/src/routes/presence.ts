@@ -1,0 +1,61 @@
+import { Router } from "express";
+import { getRealmPresences, getUserPresence, JsonableError, updatePresence, type UserProfile } from "@chat/core";
+import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { clientName } from "../client-name.ts";
+import type { ApiServices } from "../services.ts";
+
+/** A user's presence counts as offline in GET /users/{email}/presence after this (Zulip's OFFLINE_THRESHOLD_SECS). */
+const OFFLINE_THRESHOLD_SECONDS = 5 * 60;
+
+export function presenceRoutes(services: ApiServices): Router {
+  const router = Router();
+  const { prisma, actions } = services;
+
+  router.post(
+    "/users/me/presence",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, {
+        status: params.string(),
+        ping_only: params.bool().default(false),
+        new_user_input: params.bool().default(false),
+        slim_presence: params.bool().default(false),
+      });
+      await actions.run(actor.realm_id, (tx, events) => updatePresence(tx, events, actor, clientName(req), p.status));
+      if (p.ping_only) return success(res);
+      success(res, { presences: await getRealmPresences(prisma, actor.realm_id, p.slim_presence), server_timestamp: Date.now() / 1000 });
+    }),
+  );
+
+  router.get(
+    "/realm/presence",
+    route(async (_req, res) => {
+      const actor = actorOf(res);
+      success(res, { presences: await getRealmPresences(prisma, actor.realm_id, false), server_timestamp: Date.now() / 1000 });
+    }),
+  );
+
+  // Zulip's get_presence_backend: by email, or (as newer servers accept) by user id.
+  router.get(
+    "/users/:user_id_or_email/presence",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const key = String(req.params.user_id_or_email);
+      let target: UserProfile | null;
+      if (/^\d+$/.test(key)) {
+        target = await prisma.userProfile.findFirst({ where: { id: Number(key), realm_id: actor.realm_id, is_active: true } });
+      } else {
+        target = await prisma.userProfile.findFirst({ where: { realm_id: actor.realm_id, is_active: true, email: { equals: key, mode: "insensitive" } } });
+      }
+      if (!target) throw new JsonableError("No such user");
+      if (target.is_bot) throw new JsonableError("Presence is not supported for bot users.");
+      const presence = await getUserPresence(prisma, target.id);
+      if (!presence) throw new JsonableError(`No presence data for ${key}`);
+      const result: Record<string, { status: string; timestamp: number }> = {};
+      for (const [client, info] of Object.entries(presence)) result[client] = { status: info.status, timestamp: info.timestamp };
+      if (Date.now() / 1000 - result.aggregated.timestamp > OFFLINE_THRESHOLD_SECONDS) result.aggregated.status = "offline";
+      success(res, { presence: result });
+    }),
+  );
+  return router;
+}

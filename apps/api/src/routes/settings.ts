@@ -1,0 +1,71 @@
+import { Router } from "express";
+import { updateDisplaySettings, updateNotificationSettings } from "@chat/core";
+import { actorOf, params, parseParams, route, success } from "@chat/http";
+import type { ApiServices } from "../services.ts";
+
+const bool = () => params.bool().optional();
+const int = () => params.int().optional();
+const string = () => params.string().optional();
+
+const NOTIFICATION_PARAMS = {
+  enable_stream_desktop_notifications: bool(),
+  enable_stream_email_notifications: bool(),
+  enable_stream_push_notifications: bool(),
+  enable_stream_audible_notifications: bool(),
+  wildcard_mentions_notify: bool(),
+  notification_sound: string(),
+  enable_desktop_notifications: bool(),
+  enable_sounds: bool(),
+  enable_offline_email_notifications: bool(),
+  enable_offline_push_notifications: bool(),
+  enable_online_push_notifications: bool(),
+  enable_digest_emails: bool(),
+  enable_login_emails: bool(),
+  message_content_in_email_notifications: bool(),
+  pm_content_in_desktop_notifications: bool(),
+  desktop_icon_count_display: int(),
+  realm_name_in_notifications: bool(),
+  presence_enabled: bool(),
+};
+
+const DISPLAY_PARAMS = {
+  twenty_four_hour_time: bool(),
+  dense_mode: bool(),
+  starred_message_counts: bool(),
+  fluid_layout_width: bool(),
+  high_contrast_mode: bool(),
+  color_scheme: int(),
+  translate_emoticons: bool(),
+  default_language: string(),
+  default_view: string(),
+  left_side_userlist: bool(),
+  emojiset: string(),
+  demote_inactive_streams: int(),
+  timezone: string(),
+};
+
+export function settingsRoutes(services: ApiServices): Router {
+  const router = Router();
+  const { actions } = services;
+
+  router.patch(
+    "/settings/notifications",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const requested = parseParams(req, NOTIFICATION_PARAMS);
+      const changed = await actions.run(actor.realm_id, (tx, events) => updateNotificationSettings(tx, events, actor, requested));
+      success(res, changed);
+    }),
+  );
+
+  router.patch(
+    "/settings/display",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const requested = parseParams(req, DISPLAY_PARAMS);
+      const changed = await actions.run(actor.realm_id, (tx, events) => updateDisplaySettings(tx, events, actor, requested));
+      success(res, changed);
+    }),
+  );
+  return router;
+}

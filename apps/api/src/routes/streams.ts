@@ -1,0 +1,142 @@
+import { Router, type Request } from "express";
+import {
+  AdministratorRequiredError,
+  accessStreamById,
+  badRequest,
+  canSeeStream,
+  deactivateStream,
+  formatStream,
+  getStreamByName,
+  isAdmin,
+  isGuest,
+  isSubscribed,
+  JsonableError,
+  renderMarkdown,
+  updateStream,
+} from "@chat/core";
+import { actorOf, params, parseParams, route, success } from "@chat/http";
+import type { ApiServices } from "../services.ts";
+
+function streamIdParam(req: Request): number {
+  const raw = String(req.params.stream_id);
+  if (!/^\d+$/.test(raw)) throw new JsonableError("Endpoint not found", { status: 404 });
+  return Number(raw);
+}
+
+const renderDescription = (text: string) => (text === "" ? "" : renderMarkdown(text).html);
+
+export function streamRoutes(services: ApiServices): Router {
+  const router = Router();
+  const { prisma, actions } = services;
+
+  router.get(
+    "/get_stream_id",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const { stream: name } = parseParams(req, { stream: params.string() });
+      const stream = await getStreamByName(prisma, actor.realm_id, name);
+      if (!stream || !canSeeStream(actor, stream, await isSubscribed(prisma, actor.id, stream))) throw badRequest(`Invalid stream name '${name}'`);
+      success(res, { stream_id: stream.id });
+    }),
+  );
+
+  router.get(
+    "/streams",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, {
+        include_public: params.bool().default(true),
+        include_web_public: params.bool().default(false),
+        include_subscribed: params.bool().default(true),
+        include_all_active: params.bool().default(false),
+        include_default: params.bool().default(false),
+        include_owner_subscribed: params.bool().default(false),
+      });
+      if (p.include_all_active && !isAdmin(actor)) throw badRequest("User not authorized for this query");
+      const streams = await prisma.stream.findMany({ where: { realm_id: actor.realm_id, deactivated: false } });
+      const subscribedTo = async (userId: number) =>
+        new Set((await prisma.subscription.findMany({ where: { user_id: userId, active: true }, select: { recipient_id: true } })).map((s) => s.recipient_id));
+      const mine = await subscribedTo(actor.id);
+      const owners = p.include_owner_subscribed && actor.is_bot && actor.bot_owner_id ? await subscribedTo(actor.bot_owner_id) : new Set<number>();
+      const defaults = p.include_default ? new Set((await prisma.defaultStream.findMany({ where: { realm_id: actor.realm_id } })).map((d) => d.stream_id)) : new Set<number>();
+      const chosen = streams.filter((stream) => {
+        if (p.include_all_active) return true;
+        if (p.include_public && !stream.invite_only && !isGuest(actor)) return true;
+        if (p.include_web_public && stream.is_web_public) return true;
+        if (p.include_subscribed && mine.has(stream.recipient_id!)) return true;
+        if (owners.has(stream.recipient_id!)) return true;
+        return defaults.has(stream.id);
+      });
+      chosen.sort((a, b) => a.name.localeCompare(b.name));
+      success(res, { streams: chosen.map(formatStream) });
+    }),
+  );
+
+  router.patch(
+    "/streams/:stream_id",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const streamId = streamIdParam(req);
+      const p = parseParams(req, {
+        description: params.string().optional(),
+        new_name: params.string().optional(),
+        is_private: params.bool().optional(),
+        is_announcement_only: params.bool().optional(),
+        stream_post_policy: params.int().optional(),
+        history_public_to_subscribers: params.bool().optional(),
+      });
+      await actions.run(actor.realm_id, async (tx, events) => {
+        const stream = await accessStreamById(tx, actor, streamId);
+        if (!isAdmin(actor)) throw new AdministratorRequiredError();
+        const streamPostPolicy = p.stream_post_policy ?? (p.is_announcement_only === undefined ? undefined : p.is_announcement_only ? 2 : 1);
+        await updateStream(
+          tx,
+          events,
+          services.ctx,
+          stream,
+          { description: p.description, newName: p.new_name, isPrivate: p.is_private, streamPostPolicy, historyPublicToSubscribers: p.history_public_to_subscribers },
+          renderDescription,
+        );
+      });
+      success(res);
+    }),
+  );
+
+  router.delete(
+    "/streams/:stream_id",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const streamId = streamIdParam(req);
+      await actions.run(actor.realm_id, async (tx, events) => {
+        const stream = await accessStreamById(tx, actor, streamId);
+        if (!isAdmin(actor)) throw new AdministratorRequiredError();
+        await deactivateStream(tx, events, stream);
+      });
+      success(res);
+    }),
+  );
+
+  router.get(
+    "/users/me/:stream_id/topics",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const streamId = streamIdParam(req);
+      const stream = await accessStreamById(prisma, actor, streamId);
+      const subscribed = await isSubscribed(prisma, actor.id, stream);
+      // Topics of the history the user can read: all of it for a public stream (or a private one
+      // with shared history, to its subscribers), otherwise only messages the user received.
+      const fullHistory = subscribed ? stream.history_public_to_subscribers : !stream.invite_only && !isGuest(actor);
+      const topics = fullHistory
+        ? await prisma.$queryRaw<{ name: string; max_id: number }[]>`
+            SELECT DISTINCT ON (upper(subject)) subject AS name, id AS max_id
+            FROM message WHERE recipient_id = ${stream.recipient_id} ORDER BY upper(subject), id DESC`
+        : await prisma.$queryRaw<{ name: string; max_id: number }[]>`
+            SELECT DISTINCT ON (upper(m.subject)) m.subject AS name, m.id AS max_id
+            FROM message m JOIN user_message um ON um.message_id = m.id AND um.user_id = ${actor.id}
+            WHERE m.recipient_id = ${stream.recipient_id} ORDER BY upper(m.subject), m.id DESC`;
+      topics.sort((a, b) => b.max_id - a.max_id);
+      success(res, { topics });
+    }),
+  );
+  return router;
+}

@@ -1,0 +1,150 @@
+import { Router } from "express";
+import {
+  accessStreamById,
+  accessStreamByName,
+  badRequest,
+  formatSubscription,
+  setSubscriptionProperties,
+  setTopicMuted,
+  subscribeByName,
+  subscribersByRecipient,
+  subscriptionsOf,
+  unsubscribeByName,
+  type Principal,
+  type PropertyChange,
+  type SubscribeResult,
+} from "@chat/core";
+import { actorOf, params, parseParams, route, success } from "@chat/http";
+import type { ApiServices } from "../services.ts";
+
+const STREAM_REQUESTS = {
+  type: "array",
+  items: {
+    type: "object",
+    required: ["name"],
+    properties: { name: { type: "string" }, description: { type: "string" }, color: { type: "string" } },
+  },
+};
+const STRING_LIST = { type: "array", items: { type: "string" } };
+const PRINCIPALS = { anyOf: [{ type: "array", items: { type: "string" } }, { type: "array", items: { type: "integer" } }] };
+const PROPERTY_CHANGES = {
+  type: "array",
+  items: {
+    type: "object",
+    required: ["stream_id", "property", "value"],
+    properties: { stream_id: { type: "integer" }, property: { type: "string" }, value: {} },
+  },
+};
+
+type StreamRequest = { name: string; description?: string; color?: string };
+
+export function subscriptionRoutes(services: ApiServices): Router {
+  const router = Router();
+  const { prisma, actions, ctx } = services;
+
+  router.get(
+    "/users/me/subscriptions",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const { include_subscribers } = parseParams(req, { include_subscribers: params.bool().default(false) });
+      const subscriptions = await subscriptionsOf(prisma, actor.id, { activeOnly: true });
+      const subscribers = include_subscribers ? await subscribersByRecipient(prisma, subscriptions.map((s) => s.stream.recipient_id!), "emails") : null;
+      success(res, {
+        subscriptions: subscriptions.map(({ subscription, stream }) =>
+          formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers: subscribers ? (subscribers.get(stream.recipient_id!) ?? []) : undefined }),
+        ),
+      });
+    }),
+  );
+
+  router.post(
+    "/users/me/subscriptions",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, {
+        subscriptions: params.json<StreamRequest[]>(STREAM_REQUESTS),
+        principals: params.json<Principal[]>(PRINCIPALS).optional(),
+        invite_only: params.bool().default(false),
+        history_public_to_subscribers: params.bool().optional(),
+        stream_post_policy: params.int().default(1),
+        authorization_errors_fatal: params.bool().default(true),
+        announce: params.bool().default(false),
+      });
+      const result = await actions.run(actor.realm_id, (tx, events) =>
+        subscribeByName(tx, events, ctx, actor, {
+          streams: p.subscriptions,
+          principals: p.principals,
+          inviteOnly: p.invite_only,
+          historyPublicToSubscribers: p.history_public_to_subscribers,
+          streamPostPolicy: p.stream_post_policy,
+          authorizationErrorsFatal: p.authorization_errors_fatal,
+          announce: p.announce,
+        }),
+      );
+      success(res, { ...result });
+    }),
+  );
+
+  router.patch(
+    "/users/me/subscriptions",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, {
+        add: params.json<StreamRequest[]>(STREAM_REQUESTS).default([]),
+        delete: params.json<string[]>(STRING_LIST).default([]),
+      });
+      if (p.add.length === 0 && p.delete.length === 0) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
+      const result = await actions.run(actor.realm_id, async (tx, events) => {
+        const added: SubscribeResult = p.add.length
+          ? await subscribeByName(tx, events, ctx, actor, { streams: p.add, inviteOnly: false, streamPostPolicy: 1, authorizationErrorsFatal: true, announce: false })
+          : { subscribed: {}, already_subscribed: {} };
+        const removed = p.delete.length ? await unsubscribeByName(tx, events, actor, p.delete) : { removed: [], not_removed: [] };
+        return { ...added, ...removed };
+      });
+      success(res, result);
+    }),
+  );
+
+  router.delete(
+    "/users/me/subscriptions",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, { subscriptions: params.json<string[]>(STRING_LIST), principals: params.json<Principal[]>(PRINCIPALS).optional() });
+      const result = await actions.run(actor.realm_id, (tx, events) => unsubscribeByName(tx, events, actor, p.subscriptions, p.principals));
+      success(res, result);
+    }),
+  );
+
+  router.post(
+    "/users/me/subscriptions/properties",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const { subscription_data } = parseParams(req, { subscription_data: params.json<PropertyChange[]>(PROPERTY_CHANGES) });
+      await actions.run(actor.realm_id, (tx, events) => setSubscriptionProperties(tx, events, actor, subscription_data));
+      success(res, { subscription_data });
+    }),
+  );
+
+  router.patch(
+    "/users/me/subscriptions/muted_topics",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, {
+        stream: params.string().optional(),
+        stream_id: params.int().optional(),
+        topic: params.string(),
+        op: params.oneOf(["add", "remove"] as const),
+      });
+      if (p.stream === undefined && p.stream_id === undefined) throw badRequest("Please supply 'stream'.");
+      if (p.stream !== undefined && p.stream_id !== undefined) throw badRequest("Please choose one: 'stream' or 'stream_id'.");
+      const topic = p.topic.trim();
+      if (topic === "") throw badRequest("Topic can't be empty");
+      await actions.run(actor.realm_id, async (tx, events) => {
+        const stream = p.stream_id !== undefined ? await accessStreamById(tx, actor, p.stream_id) : await accessStreamByName(tx, actor, p.stream!);
+        await setTopicMuted(tx, events, actor, stream.id, stream.recipient_id!, topic, p.op);
+      });
+      success(res);
+    }),
+  );
+  return router;
+}

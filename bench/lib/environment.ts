@@ -1,0 +1,43 @@
+// A throwaway Postgres database and Redis prefix with a running server (every tier in this
+// process), the way the tests set one up, but sized for measurement.
+import { loadConfig } from "@chat/config";
+import { startServer, type RunningServer } from "../../apps/server/src/main.ts";
+import { createRedisPrefix, createTestDatabase, REDIS_URL } from "../../test/support/services.ts";
+
+export interface BenchEnvironment {
+  server: RunningServer;
+  baseUrl: string;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startBenchEnvironment(): Promise<BenchEnvironment> {
+  const database = await createTestDatabase();
+  const redis = createRedisPrefix();
+  const server = await startServer(
+    loadConfig({
+      ROLE: "all",
+      PORT: "0",
+      BIND_ADDRESS: "127.0.0.1",
+      DATABASE_URL: database.url,
+      REDIS_URL,
+      REDIS_PREFIX: redis.prefix,
+      BOOTSTRAP_OWNER_PASSWORD: "bench-password",
+      LOG_LEVEL: "warn",
+    }),
+  );
+  return {
+    server,
+    baseUrl: `http://127.0.0.1:${server.port}`,
+    databaseUrl: database.url,
+    async close() {
+      await server.stop();
+      await database.drop();
+      await redis.clear();
+    },
+  };
+}
+
+export function basicAuth(email: string, apiKey: string): string {
+  return `Basic ${Buffer.from(`${email}:${apiKey}`).toString("base64")}`;
+}

@@ -1,0 +1,30 @@
+// `npm run bench [name…]`: runs the benchmarks (all by default) and prints each figure beside the
+// ceilings measured in the same run. The machines are shared and noisy: compare ratios, not times.
+import { benchSubscriptions } from "./subscriptions.bench.ts";
+
+const BENCHMARKS: Record<string, () => Promise<boolean>> = {
+  subscriptions: benchSubscriptions,
+};
+
+async function main(): Promise<number> {
+  const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(BENCHMARKS);
+  let allMet = true;
+  for (const name of names) {
+    const bench = BENCHMARKS[name];
+    if (!bench) {
+      process.stderr.write(`unknown benchmark ${name}; known: ${Object.keys(BENCHMARKS).join(", ")}\n`);
+      return 2;
+    }
+    process.stdout.write(`\n== ${name}\n`);
+    allMet = (await bench()) && allMet;
+  }
+  return allMet ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,225 @@
+import type { CustomProfileFieldModel, PrismaClient, Tx } from "@chat/db";
+import type { EventRecorder } from "../events.ts";
+import { AdministratorRequiredError, badRequest } from "../errors.ts";
+import type { Actor } from "../models.ts";
+import { renderMarkdown } from "../lib/markdown.ts";
+import { isAdmin } from "../lib/roles.ts";
+import { activeUserIds } from "../queries/users.ts";
+
+/** Custom profile field types (Zulip's CustomProfileField.*). */
+export const PROFILE_FIELD_SHORT_TEXT = 1;
+export const PROFILE_FIELD_LONG_TEXT = 2;
+export const PROFILE_FIELD_CHOICE = 3;
+export const PROFILE_FIELD_DATE = 4;
+export const PROFILE_FIELD_URL = 5;
+export const PROFILE_FIELD_USER = 6;
+export const PROFILE_FIELD_EXTERNAL_ACCOUNT = 7;
+export const PROFILE_FIELD_TYPES = [1, 2, 3, 4, 5, 6, 7];
+
+export const PROFILE_FIELD_NAME_MAX_LENGTH = 40;
+export const PROFILE_FIELD_HINT_MAX_LENGTH = 80;
+export const PROFILE_SHORT_TEXT_MAX_LENGTH = 50;
+export const PROFILE_LONG_TEXT_MAX_LENGTH = 500;
+const EXTERNAL_ACCOUNT_SUBTYPES = ["github", "twitter", "custom"];
+
+export interface CustomProfileFieldObject {
+  id: number;
+  name: string;
+  type: number;
+  hint: string;
+  field_data: string;
+  order: number;
+}
+
+type Reader = Pick<PrismaClient, "customProfileField">;
+
+function formatField(field: CustomProfileFieldModel): CustomProfileFieldObject {
+  return { id: field.id, name: field.name, type: field.type, hint: field.hint, field_data: field.field_data, order: field.order };
+}
+
+/** The realm's custom profile fields in display order. */
+export async function getCustomProfileFields(db: Reader, realmId: number): Promise<CustomProfileFieldObject[]> {
+  const fields = await db.customProfileField.findMany({ where: { realm_id: realmId }, orderBy: [{ order: "asc" }, { id: "asc" }] });
+  return fields.map(formatField);
+}
+
+async function notifyFields(tx: Tx, events: EventRecorder, realmId: number, op: "add" | "update" | "delete"): Promise<void> {
+  events.send({ type: "custom_profile_fields", op, fields: await getCustomProfileFields(tx, realmId) }, await activeUserIds(tx, realmId));
+}
+
+export type FieldData = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Checks field_data for a field type (Zulip's validate_custom_field_data); returns what to store. */
+function checkFieldData(type: number, fieldData: FieldData | undefined): string {
+  if (type === PROFILE_FIELD_CHOICE) {
+    const data = fieldData ?? {};
+    if (Object.keys(data).length < 1) throw badRequest("Field must have at least one choice.");
+    const texts = new Set<string>();
+    for (const [key, value] of Object.entries(data)) {
+      if (key.trim() === "") throw badRequest("'value' cannot be blank.");
+      if (!isPlainObject(value)) throw badRequest(`field_data["${key}"] is not a dict`);
+      for (const name of ["text", "order"]) {
+        if (!(name in value)) throw badRequest(`field_data["${key}"] key is missing: ${name}`);
+        if (typeof value[name] !== "string") throw badRequest(`field_data["${key}"]["${name}"] is not a string`);
+      }
+      const extra = Object.keys(value).filter((k) => k !== "text" && k !== "order");
+      if (extra.length > 0) throw badRequest(`Unexpected arguments: ${extra.join(", ")}`);
+      const text = (value.text as string).trim();
+      if (text === "") throw badRequest("'text' cannot be blank.");
+      if (texts.has(text)) throw badRequest(`'${text}' is duplicated`);
+      texts.add(text);
+    }
+    return JSON.stringify(data);
+  }
+  if (type === PROFILE_FIELD_EXTERNAL_ACCOUNT) {
+    const data = fieldData ?? {};
+    const subtype = data.subtype;
+    if (typeof subtype !== "string") throw badRequest('field_data key is missing: subtype');
+    if (!EXTERNAL_ACCOUNT_SUBTYPES.includes(subtype)) throw badRequest("Invalid external account type");
+    if (subtype === "custom") {
+      const pattern = data.url_pattern;
+      if (typeof pattern !== "string" || pattern === "") throw badRequest("Custom external account must define url pattern");
+      if ((pattern.match(/%\(username\)s/g) ?? []).length !== 1 || !/^https?:\/\/\S+$/.test(pattern.replace("%(username)s", "x"))) {
+        throw badRequest("Malformed URL pattern.");
+      }
+      return JSON.stringify({ subtype, url_pattern: pattern });
+    }
+    return JSON.stringify({ subtype });
+  }
+  return "";
+}
+
+function checkNameAndHint(name: string, hint: string): void {
+  if (name.trim() === "") throw badRequest("Label cannot be blank.");
+  if (name.length > PROFILE_FIELD_NAME_MAX_LENGTH) throw badRequest(`name is too long (limit: ${PROFILE_FIELD_NAME_MAX_LENGTH} characters)`);
+  if (hint.length > PROFILE_FIELD_HINT_MAX_LENGTH) throw badRequest(`hint is too long (limit: ${PROFILE_FIELD_HINT_MAX_LENGTH} characters)`);
+}
+
+async function checkLabelAvailable(tx: Tx, realmId: number, name: string, exceptId?: number): Promise<void> {
+  const existing = await tx.customProfileField.findFirst({ where: { realm_id: realmId, name, ...(exceptId ? { NOT: { id: exceptId } } : {}) } });
+  if (existing) throw badRequest("A field with that label already exists.");
+}
+
+async function accessField(tx: Tx, actor: Actor, fieldId: number): Promise<CustomProfileFieldModel> {
+  const field = await tx.customProfileField.findFirst({ where: { id: fieldId, realm_id: actor.realm_id } });
+  if (!field) throw badRequest(`Field id ${fieldId} not found.`);
+  return field;
+}
+
+/** POST /realm/profile_fields (Zulip's try_add_realm_custom_profile_field). */
+export async function createProfileField(
+  tx: Tx,
+  events: EventRecorder,
+  actor: Actor,
+  options: { name: string; hint: string; fieldType: number; fieldData?: FieldData },
+): Promise<number> {
+  if (!isAdmin(actor)) throw new AdministratorRequiredError();
+  const name = options.name.trim();
+  checkNameAndHint(name, options.hint);
+  if (!PROFILE_FIELD_TYPES.includes(options.fieldType)) throw badRequest("Invalid field type.");
+  const fieldData = checkFieldData(options.fieldType, options.fieldData);
+  await checkLabelAvailable(tx, actor.realm_id, name);
+  const created = await tx.customProfileField.create({
+    data: { realm_id: actor.realm_id, name, hint: options.hint, type: options.fieldType, field_data: fieldData },
+  });
+  await tx.customProfileField.update({ where: { id: created.id }, data: { order: created.id } });
+  await notifyFields(tx, events, actor.realm_id, "add");
+  return created.id;
+}
+
+/** PATCH /realm/profile_fields/{id}: name, hint, field_data (Zulip's try_update_realm_custom_profile_field). */
+export async function updateProfileField(
+  tx: Tx,
+  events: EventRecorder,
+  actor: Actor,
+  fieldId: number,
+  changes: { name?: string; hint?: string; fieldData?: FieldData },
+): Promise<void> {
+  if (!isAdmin(actor)) throw new AdministratorRequiredError();
+  const field = await accessField(tx, actor, fieldId);
+  const name = changes.name === undefined ? field.name : changes.name.trim();
+  const hint = changes.hint ?? field.hint;
+  checkNameAndHint(name, hint);
+  if (name !== field.name) await checkLabelAvailable(tx, actor.realm_id, name, field.id);
+  const fieldData =
+    changes.fieldData !== undefined && (field.type === PROFILE_FIELD_CHOICE || field.type === PROFILE_FIELD_EXTERNAL_ACCOUNT)
+      ? checkFieldData(field.type, changes.fieldData)
+      : field.field_data;
+  await tx.customProfileField.update({ where: { id: field.id }, data: { name, hint, field_data: fieldData } });
+  await notifyFields(tx, events, actor.realm_id, "update");
+}
+
+/** DELETE /realm/profile_fields/{id}: the field and every user's value of it. */
+export async function deleteProfileField(tx: Tx, events: EventRecorder, actor: Actor, fieldId: number): Promise<void> {
+  if (!isAdmin(actor)) throw new AdministratorRequiredError();
+  const field = await accessField(tx, actor, fieldId);
+  await tx.customProfileField.delete({ where: { id: field.id } });
+  await notifyFields(tx, events, actor.realm_id, "delete");
+}
+
+/** PATCH /realm/profile_fields: `order` lists every field id of the realm in the new order. */
+export async function reorderProfileFields(tx: Tx, events: EventRecorder, actor: Actor, order: number[]): Promise<void> {
+  if (!isAdmin(actor)) throw new AdministratorRequiredError();
+  const fields = await tx.customProfileField.findMany({ where: { realm_id: actor.realm_id }, select: { id: true } });
+  const ids = new Set(fields.map((f) => f.id));
+  if (order.length !== ids.size || new Set(order).size !== order.length || !order.every((id) => ids.has(id))) {
+    throw badRequest("Invalid order mapping.");
+  }
+  for (const [index, id] of order.entries()) await tx.customProfileField.update({ where: { id }, data: { order: index } });
+  await notifyFields(tx, events, actor.realm_id, "update");
+}
+
+/** A value to store for a user's field, checked by the field's type; rendered_value for long text. */
+export async function checkProfileFieldValue(
+  tx: Tx,
+  field: CustomProfileFieldModel,
+  value: string | number[],
+): Promise<{ value: string; renderedValue: string | null }> {
+  const name = field.name;
+  if (field.type === PROFILE_FIELD_USER) {
+    if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
+    const unique = [...new Set(value)];
+    const found = await tx.userProfile.findMany({ where: { id: { in: unique }, realm_id: field.realm_id, is_active: true }, select: { id: true } });
+    const ok = new Set(found.map((u) => u.id));
+    for (const id of value) if (!ok.has(id)) throw badRequest(`Invalid user ID: ${id}`);
+    return { value: JSON.stringify(unique), renderedValue: null };
+  }
+  if (typeof value !== "string") throw badRequest(`${name} is not a string`);
+  switch (field.type) {
+    case PROFILE_FIELD_SHORT_TEXT:
+    case PROFILE_FIELD_EXTERNAL_ACCOUNT:
+      if (value.length > PROFILE_SHORT_TEXT_MAX_LENGTH) throw badRequest(`${name} is too long (limit: ${PROFILE_SHORT_TEXT_MAX_LENGTH} characters)`);
+      return { value, renderedValue: null };
+    case PROFILE_FIELD_LONG_TEXT:
+      if (value.length > PROFILE_LONG_TEXT_MAX_LENGTH) throw badRequest(`${name} is too long (limit: ${PROFILE_LONG_TEXT_MAX_LENGTH} characters)`);
+      return { value, renderedValue: renderMarkdown(value).html };
+    case PROFILE_FIELD_CHOICE: {
+      const choices = field.field_data ? (JSON.parse(field.field_data) as Record<string, unknown>) : {};
+      if (!Object.hasOwn(choices, value)) throw badRequest(`'${value}' is not a valid choice for '${name}'.`);
+      return { value, renderedValue: null };
+    }
+    case PROFILE_FIELD_DATE: {
+      const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+      const date = match ? new Date(Date.UTC(+match[1], +match[2] - 1, +match[3])) : null;
+      if (!date || date.toISOString().slice(0, 10) !== value) throw badRequest(`${name} is not a date`);
+      return { value, renderedValue: null };
+    }
+    case PROFILE_FIELD_URL: {
+      let ok = false;
+      try {
+        const url = new URL(value);
+        ok = (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "" && !/\s/.test(value);
+      } catch {
+        ok = false;
+      }
+      if (!ok) throw badRequest(`${name} is not a URL`);
+      return { value, renderedValue: null };
+    }
+    default:
+      return { value, renderedValue: null };
+  }
+}

@@ -1,0 +1,154 @@
+// The subscription endpoints' actions: POST/PATCH/DELETE /users/me/subscriptions, by stream name,
+// for the caller or for `principals`, with Zulip's authorization rules and response shapes.
+import type { StreamModel, Tx } from "@chat/db";
+import type { ServerContext } from "../context.ts";
+import type { EventRecorder } from "../events.ts";
+import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
+import type { Actor, UserProfile } from "../models.ts";
+import { renderMarkdown } from "../lib/markdown.ts";
+import { canCreateStreams, canSubscribeOthers } from "../lib/permissions.ts";
+import { isAdmin, isGuest } from "../lib/roles.ts";
+import { canSeeStream, isSubscribed } from "../queries/streams.ts";
+import { sendNotification } from "./notification-bot.ts";
+import { checkStreamName, createStream, getStreamByName, MAX_STREAM_DESCRIPTION_LENGTH } from "./streams.ts";
+import { bulkAddSubscriptions, bulkRemoveSubscriptions } from "./subscriptions.ts";
+
+export type Principal = string | number;
+
+export class PrincipalError extends JsonableError {
+  constructor(principal: Principal) {
+    super(`User not authorized to execute queries on behalf of '${principal}'`, { code: "UNAUTHORIZED_PRINCIPAL", status: 403, extra: { principal } });
+  }
+}
+
+/** Users named by `principals` (emails or ids), active and in the actor's realm. */
+export async function principalsToUsers(tx: Tx, actor: Actor, principals: Principal[]): Promise<UserProfile[]> {
+  const users: UserProfile[] = [];
+  for (const principal of principals) {
+    const user =
+      typeof principal === "number"
+        ? await tx.userProfile.findFirst({ where: { id: principal, realm_id: actor.realm_id, is_active: true } })
+        : (
+            await tx.$queryRaw<UserProfile[]>`
+              SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND is_active AND lower(delivery_email) = lower(${principal.trim()})`
+          )[0];
+    if (!user) throw new PrincipalError(principal);
+    if (!users.some((u) => u.id === user.id)) users.push(user);
+  }
+  return users;
+}
+
+export interface SubscribeRequest {
+  streams: Array<{ name: string; description?: string; color?: string }>;
+  principals?: Principal[];
+  inviteOnly: boolean;
+  historyPublicToSubscribers?: boolean;
+  streamPostPolicy: number;
+  authorizationErrorsFatal: boolean;
+  announce: boolean;
+}
+
+export interface SubscribeResult {
+  subscribed: Record<string, string[]>;
+  already_subscribed: Record<string, string[]>;
+  unauthorized?: string[];
+}
+
+function renderDescription(description: string): string {
+  return description === "" ? "" : renderMarkdown(description).html;
+}
+
+/** POST /users/me/subscriptions (Zulip's add_subscriptions_backend). */
+export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: ServerContext, actor: Actor, request: SubscribeRequest): Promise<SubscribeResult> {
+  if (![1, 2, 3].includes(request.streamPostPolicy)) throw badRequest("Invalid stream_post_policy");
+  const users = request.principals && request.principals.length > 0 ? await principalsToUsers(tx, actor, request.principals) : [actor as UserProfile];
+  if (users.some((u) => u.id !== actor.id) && !canSubscribeOthers(actor)) {
+    throw badRequest("You can't subscribe other users to streams.");
+  }
+
+  const existing: StreamModel[] = [];
+  const created: StreamModel[] = [];
+  const unauthorized: string[] = [];
+  const seen = new Set<string>();
+  for (const item of request.streams) {
+    const name = checkStreamName(item.name);
+    if (seen.has(name.toLowerCase())) continue;
+    seen.add(name.toLowerCase());
+    const stream = await getStreamByName(tx, actor.realm_id, name);
+    if (stream) {
+      // Subscribing to a private stream takes being in it already, or (for others) being an admin of a stream one can see.
+      const subscribed = await isSubscribed(tx, actor.id, stream);
+      const allowed = stream.invite_only ? subscribed : !isGuest(actor) || subscribed;
+      if (!allowed || !canSeeStream(actor, stream, subscribed)) unauthorized.push(stream.name);
+      else existing.push(stream);
+      continue;
+    }
+    if (!canCreateStreams(actor)) throw badRequest("User cannot create streams.");
+    const description = (item.description ?? "").replace(/\s+/g, " ").trim();
+    if (description.length > MAX_STREAM_DESCRIPTION_LENGTH) throw badRequest(`Stream description too long (limit: ${MAX_STREAM_DESCRIPTION_LENGTH} characters).`);
+    created.push(
+      await createStream(tx, events, actor.realm_id, {
+        name,
+        description,
+        renderedDescription: renderDescription(description),
+        inviteOnly: request.inviteOnly,
+        streamPostPolicy: request.streamPostPolicy,
+        historyPublicToSubscribers: request.historyPublicToSubscribers,
+      }),
+    );
+  }
+  if (unauthorized.length > 0 && request.authorizationErrorsFatal) {
+    throw badRequest(`Unable to access stream (${unauthorized[0]}).`);
+  }
+
+  const streams = [...existing, ...created];
+  const added = new Set((await bulkAddSubscriptions(tx, events, ctx, streams, users.map((u) => u.id))).map((a) => `${a.streamId}:${a.userId}`));
+  const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
+  for (const user of users) {
+    for (const stream of streams) {
+      const key = added.has(`${stream.id}:${user.id}`) ? "subscribed" : "already_subscribed";
+      (result[key][user.email] ??= []).push(stream.name);
+    }
+  }
+  if (!request.authorizationErrorsFatal) result.unauthorized = unauthorized;
+
+  // Zulip's notices: others learn who subscribed them; a new public stream is announced.
+  for (const user of users) {
+    if (user.id === actor.id || user.is_bot) continue;
+    const names = streams.filter((s) => added.has(`${s.id}:${user.id}`)).map((s) => `#**${s.name}**`);
+    if (names.length === 0) continue;
+    const what = names.length === 1 ? `the stream ${names[0]}` : `the following streams: ${names.join(", ")}`;
+    await sendNotification(tx, events, ctx, actor.realm, { type: "private", to: [user.id] }, `Hi there! @_**${actor.full_name}|${actor.id}** just subscribed you to ${what}.`);
+  }
+  const announced = created.filter((s) => !s.invite_only);
+  if (request.announce && announced.length > 0 && actor.realm.notifications_stream_id !== null) {
+    const links = announced.map((s) => `#**${s.name}**`).join(", ");
+    const noun = announced.length === 1 ? "a new stream" : "new streams";
+    await sendNotification(
+      tx,
+      events,
+      ctx,
+      actor.realm,
+      { type: "stream", stream: actor.realm.notifications_stream_id, topic: "new streams" },
+      `@_**${actor.full_name}|${actor.id}** created ${noun} ${links}.`,
+    );
+  }
+  return result;
+}
+
+/** DELETE /users/me/subscriptions (and PATCH `delete`): by stream name, for the caller or `principals`. */
+export async function unsubscribeByName(tx: Tx, events: EventRecorder, actor: Actor, names: string[], principals?: Principal[]): Promise<{ removed: string[]; not_removed: string[] }> {
+  const users = principals && principals.length > 0 ? await principalsToUsers(tx, actor, principals) : [actor as UserProfile];
+  if (users.some((u) => u.id !== actor.id) && !isAdmin(actor)) {
+    throw badRequest("This action requires administrative rights");
+  }
+  const streams: StreamModel[] = [];
+  for (const raw of names) {
+    const stream = await getStreamByName(tx, actor.realm_id, raw);
+    if (!stream || !canSeeStream(actor, stream, await isSubscribed(tx, actor.id, stream))) throw new StreamDoesNotExistError(raw.trim());
+    if (!streams.some((s) => s.id === stream.id)) streams.push(stream);
+  }
+  const { removed, notRemoved } = await bulkRemoveSubscriptions(tx, events, streams, users.map((u) => u.id));
+  const nameOf = (id: number) => streams.find((s) => s.id === id)!.name;
+  return { removed: removed.map((r) => nameOf(r.streamId)), not_removed: notRemoved.map((r) => nameOf(r.streamId)) };
+}

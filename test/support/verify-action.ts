@@ -1,0 +1,56 @@
+// Zulip's verify_action: register a queue and keep its state, run an action, apply the events the
+// queue received to the kept state, and compare with the state a new /register returns. One check
+// catches a missing event, a wrong payload and a wrong state section at once.
+import { applyEvents } from "@chat/core";
+import type { ApiClient } from "./client.ts";
+
+const NOT_STATE = new Set(["result", "msg", "queue_id", "last_event_id"]);
+
+function stateOf(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).filter(([key]) => !NOT_STATE.has(key)));
+}
+
+/** JSON with sorted keys: equal for equal data whatever the key order or the realm of its objects. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+export async function registerState(client: ApiClient, eventTypes: string[]): Promise<{ queueId: string; state: Record<string, unknown> }> {
+  const res = await client.post("/register", { event_types: eventTypes });
+  if (res.body.result !== "success") throw new Error(`register failed: ${JSON.stringify(res.body)}`);
+  return { queueId: res.body.queue_id, state: stateOf(res.body) };
+}
+
+/**
+ * Runs `action` and returns the events `client` received for it, after checking that applying them
+ * to the state from before gives the state from after. Fails if they never agree within the timeout.
+ */
+export async function verifyAction(
+  client: ApiClient,
+  eventTypes: string[],
+  action: () => Promise<unknown>,
+  timeoutMs = 5000,
+): Promise<Array<Record<string, any>>> {
+  const { queueId, state } = await registerState(client, eventTypes);
+  await action();
+  const received: Array<Record<string, any>> = [];
+  let lastEventId = -1;
+  const deadline = Date.now() + timeoutMs;
+  let expected: Record<string, unknown> = {};
+  let applied: Record<string, unknown> = {};
+  while (Date.now() < deadline) {
+    const res = await client.get("/events", { queue_id: queueId, last_event_id: lastEventId, dont_block: true });
+    for (const event of res.body.events as Array<Record<string, any>>) {
+      lastEventId = Math.max(lastEventId, event.id);
+      if (event.type !== "heartbeat") received.push(event);
+    }
+    applied = applyEvents(structuredClone(state), received, (state.user_id as number | undefined) ?? -1);
+    expected = (await registerState(client, eventTypes)).state;
+    if (received.length > 0 && canonical(applied) === canonical(expected)) return received;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(applied).toEqual(expected);
+  throw new Error(`no events arrived for the action; state stayed ${JSON.stringify(state)}`);
+}
