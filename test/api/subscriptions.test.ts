@@ -199,6 +199,15 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
       expect(vacate.streams[0].name).toBe("solo-private");
     });
 
+    test("a public stream that had no subscribers is occupied by the next one", async () => {
+      await subscribe(alice, ["emptied"]);
+      await alice.client.delete("/users/me/subscriptions", { subscriptions: ["emptied"] });
+      const queue = (await bob.client.post("/register", { event_types: ["stream"] })).body.queue_id;
+      await subscribe(alice, ["emptied"]);
+      const occupy = await waitForEvent(bob.client, queue, (e) => e.type === "stream" && e.op === "occupy");
+      expect(occupy.streams[0].name).toBe("emptied");
+    });
+
     test("an unknown stream is STREAM_DOES_NOT_EXIST", async () => {
       const res = await alice.client.delete("/users/me/subscriptions", { subscriptions: ["no-such-stream"] });
       expect(res.body).toEqual({ result: "error", msg: "Stream 'no-such-stream' does not exist", code: "STREAM_DOES_NOT_EXIST", stream: "no-such-stream" });
@@ -249,6 +258,15 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
       const bobRes = await bob.client.post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: await streamId("design"), property: "pin_to_top", value: true }] });
       expect(bobRes.body.msg).toBe(`Not subscribed to stream id ${await streamId("design")}`);
     });
+  });
+
+  test("/register gives null notification settings only to clients that declare notification_settings_null", async () => {
+    const modern = await alice.client.post("/register", { event_types: ["subscription"], client_capabilities: { notification_settings_null: true } });
+    const legacy = await alice.client.post("/register", { event_types: ["subscription"] });
+    const general = (state: { subscriptions: Array<Record<string, unknown>> }) => state.subscriptions.find((s) => s.name === "general")!;
+    expect(general(modern.body).audible_notifications).toBeNull();
+    expect(general(legacy.body).audible_notifications).toBe(false);
+    expect(general(legacy.body).wildcard_mentions_notify).toBe(true);
   });
 
   describe("muted topics", () => {

@@ -1,4 +1,4 @@
-import { Router, type Request } from "express";
+import { Router } from "express";
 import {
   AdministratorRequiredError,
   accessStreamById,
@@ -10,18 +10,12 @@ import {
   isAdmin,
   isGuest,
   isSubscribed,
-  JsonableError,
   renderMarkdown,
   updateStream,
 } from "@chat/core";
 import { actorOf, params, parseParams, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
-
-function streamIdParam(req: Request): number {
-  const raw = String(req.params.stream_id);
-  if (!/^\d+$/.test(raw)) throw new JsonableError("Endpoint not found", { status: 404 });
-  return Number(raw);
-}
+import { pathId } from "./path-ids.ts";
 
 const renderDescription = (text: string) => (text === "" ? "" : renderMarkdown(text).html);
 
@@ -76,7 +70,7 @@ export function streamRoutes(services: ApiServices): Router {
     "/streams/:stream_id",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const streamId = streamIdParam(req);
+      const streamId = pathId(req, "stream_id");
       const p = parseParams(req, {
         description: params.string().optional(),
         new_name: params.string().optional(),
@@ -106,7 +100,7 @@ export function streamRoutes(services: ApiServices): Router {
     "/streams/:stream_id",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const streamId = streamIdParam(req);
+      const streamId = pathId(req, "stream_id");
       await actions.run(actor.realm_id, async (tx, events) => {
         const stream = await accessStreamById(tx, actor, streamId);
         if (!isAdmin(actor)) throw new AdministratorRequiredError();
@@ -120,7 +114,7 @@ export function streamRoutes(services: ApiServices): Router {
     "/users/me/:stream_id/topics",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const streamId = streamIdParam(req);
+      const streamId = pathId(req, "stream_id");
       const stream = await accessStreamById(prisma, actor, streamId);
       const subscribed = await isSubscribed(prisma, actor.id, stream);
       // Topics of the history the user can read: all of it for a public stream (or a private one

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { Router, type Request } from "express";
+import { Router } from "express";
 import {
   AdministratorRequiredError,
   createUser,
@@ -8,13 +8,13 @@ import {
   getProfileData,
   getUserInRealm,
   isAdmin,
-  JsonableError,
   updateProfileData,
   updateUser,
   type ProfileDataChange,
 } from "@chat/core";
 import { actorOf, params, parseParams, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
+import { pathId } from "./path-ids.ts";
 
 const PROFILE_DATA_SCHEMA = {
   type: "array",
@@ -24,12 +24,6 @@ const PROFILE_DATA_SCHEMA = {
     properties: { id: { type: "integer" }, value: { type: ["string", "array", "null"], items: { type: "integer" } } },
   },
 };
-
-function userIdParam(req: Request): number {
-  const raw = String(req.params.user_id);
-  if (!/^\d+$/.test(raw)) throw new JsonableError("Endpoint not found", { status: 404 });
-  return Number(raw);
-}
 
 const readOptions = {
   client_gravatar: params.bool().default(false),
@@ -96,7 +90,7 @@ export function userRoutes(services: ApiServices): Router {
     "/users/:user_id",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const userId = userIdParam(req);
+      const userId = pathId(req, "user_id");
       const options = parseParams(req, readOptions);
       const user = await getUserInRealm(prisma, actor.realm, userId, { allowDeactivated: true });
       const profileData = options.include_custom_profile_fields ? (await getProfileData(prisma, [user.id])).get(user.id) : undefined;
@@ -108,7 +102,7 @@ export function userRoutes(services: ApiServices): Router {
     "/users/:user_id",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const userId = userIdParam(req);
+      const userId = pathId(req, "user_id");
       const p = parseParams(req, {
         full_name: params.string().optional(),
         is_admin: params.bool().optional(),
@@ -129,7 +123,7 @@ export function userRoutes(services: ApiServices): Router {
     "/users/:user_id",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const userId = userIdParam(req);
+      const userId = pathId(req, "user_id");
       await actions.run(actor.realm_id, async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId, { allowBots: false });
         await deactivateUser(tx, events, actor, target);

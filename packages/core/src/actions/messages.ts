@@ -6,6 +6,7 @@ import type { EventRecipient } from "@chat/bus";
 import type { EventRecorder } from "../events.ts";
 import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
+import { topicLinks, type Linkifier } from "../lib/linkifiers.ts";
 import { MARKDOWN_VERSION, renderMarkdown } from "../lib/markdown.ts";
 import { FLAG_BITS, flagsToNames } from "../lib/message-flags.ts";
 import type { WireMessage } from "../lib/message-format.ts";
@@ -164,7 +165,9 @@ async function insertMessage(
 /** POST /messages (Zulip's check_send_message): validates, stores, and records the `message` event. */
 export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
   const content = checkContent(request.content);
-  const rendered = renderMarkdown(content);
+  const linkifiers = await tx.$queryRaw<Linkifier[]>`
+    SELECT id, pattern, url_format_string FROM realm_filter WHERE realm_id = ${sender.realm_id} ORDER BY id`;
+  const rendered = renderMarkdown(content, { linkifiers });
   const base = {
     sender_id: sender.id,
     sender_full_name: sender.full_name,
@@ -208,6 +211,7 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
       stream_id: stream.id,
       display_recipient: stream.name,
       subject: topic,
+      topic_links: topicLinks(topic, linkifiers),
       timestamp: Math.floor(inserted.date_sent.getTime() / 1000),
     };
   } else {
