@@ -263,7 +263,7 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
   test("/register gives null notification settings only to clients that declare notification_settings_null", async () => {
     const modern = await alice.client.post("/register", { event_types: ["subscription"], client_capabilities: { notification_settings_null: true } });
     const legacy = await alice.client.post("/register", { event_types: ["subscription"] });
-    const general = (state: { subscriptions: Array<Record<string, unknown>> }) => state.subscriptions.find((s) => s.name === "general")!;
+    const general = (state: Record<string, any>) => (state.subscriptions as Array<Record<string, unknown>>).find((s) => s.name === "general")!;
     expect(general(modern.body).audible_notifications).toBeNull();
     expect(general(legacy.body).audible_notifications).toBe(false);
     expect(general(legacy.body).wildcard_mentions_notify).toBe(true);
