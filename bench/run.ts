@@ -1,9 +1,11 @@
 // `npm run bench [name…]`: runs the benchmarks (all by default) and prints each figure beside the
 // ceilings measured in the same run. The machines are shared and noisy: compare ratios, not times.
+import { benchMessages } from "./messages.bench.ts";
 import { benchSubscriptions } from "./subscriptions.bench.ts";
 
 const BENCHMARKS: Record<string, () => Promise<boolean>> = {
   subscriptions: benchSubscriptions,
+  messages: benchMessages,
 };
 
 async function main(): Promise<number> {

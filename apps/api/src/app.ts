@@ -1,7 +1,10 @@
 import { Router, type Express } from "express";
 import { createHttpApp, requireUser } from "@chat/http";
 import { authRoutes } from "./routes/auth.ts";
+import { messageFetchRoutes } from "./routes/message-fetch.ts";
 import { messageRoutes } from "./routes/messages.ts";
+import { renderRoutes } from "./routes/render.ts";
+import { messageEditRoutes } from "./routes/message-edit.ts";
 import { serverSettingsRoutes } from "./routes/server-settings.ts";
 import { streamRoutes } from "./routes/streams.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
@@ -16,6 +19,9 @@ import { linkifierRoutes } from "./routes/linkifiers.ts";
 import { realmRoutes } from "./routes/realm.ts";
 import { defaultStreamRoutes } from "./routes/default-streams.ts";
 import { profileFieldRoutes } from "./routes/profile-fields.ts";
+import { messageFlagRoutes } from "./routes/message-flags.ts";
+import { reactionRoutes } from "./routes/reactions.ts";
+import { messageDeleteRoutes } from "./routes/message-delete.ts";
 import type { ApiServices } from "./services.ts";
 
 /** The API tier: everything under /api/v1 but /register and /events. */
@@ -26,7 +32,10 @@ export function apiRouter(services: ApiServices): Router {
   api.use(authRoutes(services));
   api.use(requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost }));
   api.use(userRoutes(services));
+  api.use(renderRoutes(services));
   api.use(messageRoutes(services));
+  api.use(messageEditRoutes(services));
+  api.use(messageFetchRoutes(services));
   api.use(subscriptionRoutes(services));
   api.use(streamRoutes(services));
   api.use(settingsRoutes(services));
@@ -39,6 +48,9 @@ export function apiRouter(services: ApiServices): Router {
   api.use(realmRoutes(services));
   api.use(defaultStreamRoutes(services));
   api.use(profileFieldRoutes(services));
+  api.use(messageFlagRoutes(services));
+  api.use(reactionRoutes(services));
+  api.use(messageDeleteRoutes(services));
   return api;
 }
 

@@ -43,6 +43,10 @@ export function shapeEvent(event: EventPayload, settings: QueueSettings, flags: 
       flags: flags ?? [],
     };
   }
+  if (event.type === "update_message" && flags !== null) {
+    // The recipient's own flags on the edited message, as Zulip's update_message events carry.
+    return { ...event, flags };
+  }
   if (INHERITED_NOTIFICATION_SETTINGS_KEY in event) {
     const { [INHERITED_NOTIFICATION_SETTINGS_KEY]: inherited, ...rest } = event;
     if (settings.notificationSettingsNull || rest.type !== "subscription") return rest as EventPayload;

@@ -7,7 +7,7 @@ import type { EventRecorder } from "../events.ts";
 import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { topicLinks, type Linkifier } from "../lib/linkifiers.ts";
-import { MARKDOWN_VERSION, renderMarkdown } from "../lib/markdown.ts";
+import { fetchRenderContext, MARKDOWN_VERSION, mentionFlagUserIds, renderMarkdown } from "../lib/markdown.ts";
 import { FLAG_BITS, flagsToNames } from "../lib/message-flags.ts";
 import type { WireMessage } from "../lib/message-format.ts";
 import { RECIPIENT_HUDDLE } from "../lib/recipients.ts";
@@ -119,6 +119,8 @@ async function privateRecipientId(tx: Tx, sender: Actor, participants: UserProfi
     update: {},
   });
   await tx.huddle.update({ where: { id: huddle.id }, data: { recipient_id: recipient.id } });
+  // As in Zulip, a group conversation's members are its recipient's subscribers.
+  await tx.subscription.createMany({ data: ids.map((user_id) => ({ user_id, recipient_id: recipient.id })), skipDuplicates: true });
   return recipient.id;
 }
 
@@ -128,12 +130,31 @@ interface InsertedMessage {
   rows: Array<{ user_id: number; flags: number }>;
 }
 
-/** One statement: the message, then a user_message row for every recipient user with its flags. */
+/** Per-recipient flags a message's content sets. */
+interface ContentFlags {
+  /** Users whose `mentioned` flag is set (if they are recipients). */
+  mentionedUserIds: number[];
+  /** Whether every recipient gets `wildcard_mentioned`. */
+  wildcard: boolean;
+}
+
+// Zulip's alert word boundaries: a word matches (case-insensitively) at the start or after one of
+// these, and at the end or before one of those. Regular-expression characters in the word are escaped.
+const ALERT_BEFORE = "(^|[\\s(\".,';\\[*`>])";
+const ALERT_AFTER = "($|[\\s)\"?:.,';\\]!*`])";
+const ALERT_META = "([.^$*+?()\\[\\]{}|\\\\])";
+const ALERT_META_ESCAPED = "\\\\\\1";
+
+/**
+ * One statement: the message, then a user_message row for every recipient user with its flags
+ * (`mentioned`, `wildcard_mentioned`, and `has_alert_word` from the recipient's alert words).
+ */
 async function insertMessage(
   tx: Tx,
   values: { realmId: number; senderId: number; recipientId: number; topic: string; content: string; rendered: ReturnType<typeof renderMarkdown>; client: string },
   recipients: { subscribersOf: number } | { userIds: number[] },
   baseFlags: number,
+  contentFlags: ContentFlags,
 ): Promise<InsertedMessage> {
   const { rendered } = values;
   const userIds = "userIds" in recipients ? recipients.userIds : null;
@@ -154,7 +175,15 @@ async function insertMessage(
       SELECT ${values.senderId}::int
     ), um AS (
       INSERT INTO user_message (user_id, message_id, flags)
-      SELECT r.user_id, m.id, ${baseFlags}::int | CASE WHEN r.user_id = ${values.senderId}::int THEN ${FLAG_BITS.read}::int ELSE 0 END
+      SELECT r.user_id, m.id, ${baseFlags}::int
+        | CASE WHEN r.user_id = ${values.senderId}::int THEN ${FLAG_BITS.read}::int ELSE 0 END
+        | CASE WHEN r.user_id = ANY(${contentFlags.mentionedUserIds}::int[]) THEN ${FLAG_BITS.mentioned}::int ELSE 0 END
+        | CASE WHEN ${contentFlags.wildcard}::boolean THEN ${FLAG_BITS.wildcard_mentioned}::int ELSE 0 END
+        | CASE WHEN EXISTS (
+            SELECT 1 FROM alert_word aw
+            WHERE aw.user_id = r.user_id
+              AND lower(${values.content}::text) ~ (${ALERT_BEFORE}::text || regexp_replace(lower(aw.word), ${ALERT_META}::text, ${ALERT_META_ESCAPED}::text, 'g') || ${ALERT_AFTER}::text)
+          ) THEN ${FLAG_BITS.has_alert_word}::int ELSE 0 END
       FROM recipients r CROSS JOIN m
       RETURNING user_id, flags
     )
@@ -165,9 +194,10 @@ async function insertMessage(
 /** POST /messages (Zulip's check_send_message): validates, stores, and records the `message` event. */
 export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
   const content = checkContent(request.content);
-  const linkifiers = await tx.$queryRaw<Linkifier[]>`
-    SELECT id, pattern, url_format_string FROM realm_filter WHERE realm_id = ${sender.realm_id} ORDER BY id`;
-  const rendered = renderMarkdown(content, { linkifiers });
+  const context = await fetchRenderContext(tx, sender.realm_id, content);
+  const linkifiers = context.linkifiers ?? [];
+  const rendered = renderMarkdown(content, context);
+  const mentionedUserIds = mentionFlagUserIds(rendered, context);
   const base = {
     sender_id: sender.id,
     sender_full_name: sender.full_name,
@@ -198,6 +228,7 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
       { realmId: sender.realm_id, senderId: sender.id, recipientId: stream.recipient_id!, topic, content, rendered, client: request.client },
       { subscribersOf: stream.recipient_id! },
       0,
+      { mentionedUserIds, wildcard: rendered.mentionsWildcard },
     );
     if (stream.first_message_id === null) {
       await tx.stream.update({ where: { id: stream.id }, data: { first_message_id: inserted.id } });
@@ -223,6 +254,7 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
       { realmId: sender.realm_id, senderId: sender.id, recipientId, topic: "", content, rendered, client: request.client },
       { userIds: participants.map((u) => u.id) },
       FLAG_BITS.is_private,
+      { mentionedUserIds, wildcard: false },
     );
     message = {
       ...base,

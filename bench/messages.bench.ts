@@ -1,0 +1,123 @@
+// Issue 4's messaging figures on a realm of 1,000,000 messages across 100 streams and 1,000
+// users, each beside its ceiling measured in the same run:
+// - GET /messages, newest 100 of a stream or topic narrow, 8 concurrent clients: p99 (target < 20 ms);
+//   ceiling: the same query in plain SQL, 8 concurrent connections.
+// - POST /messages to a stream with 10 subscribers, 32 concurrent senders: messages/s (target >= 1000);
+//   ceiling: one plain SQL statement inserting the message and its rows.
+// - POST /messages to a stream with 1,000 subscribers: messages/s (target >= 60% of its ceiling).
+import { Pool } from "pg";
+import { runConcurrent } from "./lib/concurrency.ts";
+import { basicAuth, startBenchEnvironment } from "./lib/environment.ts";
+import { seedRealm } from "./lib/seed.ts";
+import { percentile, report } from "./lib/stats.ts";
+
+const MESSAGES = 1_000_000;
+
+async function seedMessages(pool: Pool, realmId: number, userIds: number[], recipients: number[]): Promise<void> {
+  // Plain SQL in one statement; message rows as the send path writes them.
+  await pool.query(
+    `INSERT INTO message (realm_id, sender_id, recipient_id, subject, content, rendered_content, rendered_content_version, date_sent)
+     SELECT $1, ($2::int[])[1 + n % array_length($2::int[], 1)], ($3::int[])[1 + n % array_length($3::int[], 1)],
+            'topic ' || ((n / 100) % 20), 'message number ' || n, '<p>message number ' || n || '</p>', 1, now() - make_interval(secs => $4 - n)
+     FROM generate_series(1, $4) AS n`,
+    [realmId, userIds, recipients, MESSAGES],
+  );
+}
+
+export async function benchMessages(): Promise<boolean> {
+  const env = await startBenchEnvironment();
+  const pool = new Pool({ connectionString: env.databaseUrl, max: 32 });
+  try {
+    const { realmId, users } = await seedRealm(env.databaseUrl, { users: 1000, streams: 100, subscribersPerStream: [10, 10] });
+    const streams = (await pool.query<{ id: number; name: string; recipient_id: number }>(`SELECT id, name, recipient_id FROM stream WHERE realm_id = $1 ORDER BY id`, [realmId])).rows;
+    const seedStart = performance.now();
+    await seedMessages(pool, realmId, users.map((u) => u.id), streams.map((s) => s.recipient_id));
+    await pool.query("ANALYZE");
+    process.stdout.write(`seeded ${MESSAGES} messages in ${((performance.now() - seedStart) / 1000).toFixed(0)} s\n`);
+
+    // Readers: subscribers of a 10-subscriber stream (public: they read its whole history).
+    const ten = streams.find((s) => s.name === "stream 1")!;
+    const readers = (await pool.query<{ user_id: number }>(`SELECT user_id FROM subscription WHERE recipient_id = $1 ORDER BY user_id`, [ten.recipient_id])).rows.map((r) => r.user_id);
+    const byId = new Map(users.map((u) => [u.id, u]));
+    const narrowFor = (i: number) => (i % 2 === 0 ? [["stream", ten.name]] : [["stream", ten.name], ["topic", `topic ${i % 20}`]]);
+
+    const fetchRun = await runConcurrent(1600, 8, async (i) => {
+      const user = byId.get(readers[i % readers.length])!;
+      const url = `${env.baseUrl}/api/v1/messages?anchor=newest&num_before=100&num_after=0&narrow=${encodeURIComponent(JSON.stringify(narrowFor(i)))}`;
+      const res = await fetch(url, { headers: { Authorization: basicAuth(user.email, user.apiKey) } });
+      const body = (await res.json()) as { messages?: unknown[] };
+      if (res.status !== 200 || body.messages?.length !== 100) throw new Error(`GET /messages: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+    });
+    const sqlFetch = await runConcurrent(1600, 8, async (i) => {
+      const topic = i % 2 === 0 ? null : `topic ${i % 20}`;
+      await pool.query(
+        `SELECT m.*, um.flags, s.full_name, s.email FROM message m
+         LEFT JOIN user_message um ON um.message_id = m.id AND um.user_id = $2
+         JOIN user_profile s ON s.id = m.sender_id
+         WHERE m.recipient_id = $1 AND ($3::text IS NULL OR upper(m.subject) = upper($3::text))
+         ORDER BY m.id DESC LIMIT 100`,
+        [ten.recipient_id, readers[i % readers.length], topic],
+      );
+    });
+    const fetchOk = report({
+      name: "GET /messages newest 100, stream/topic narrow, 8 concurrent, p99",
+      value: percentile(fetchRun.samples, 99),
+      unit: "ms",
+      ceilings: [{ name: "plain SQL, same query, 8 concurrent", value: percentile(sqlFetch.samples, 99) }],
+      target: { limit: 20 },
+    });
+    process.stdout.write(`  (p50 ${percentile(fetchRun.samples, 50).toFixed(2)} ms; plain SQL p50 ${percentile(sqlFetch.samples, 50).toFixed(2)} ms)\n`);
+
+    // Senders to a 10-subscriber stream, and to `general` (1,000 subscribers).
+    const sendTo = async (stream: string, senders: number[], total: number, concurrency: number) =>
+      runConcurrent(total, concurrency, async (i) => {
+        const user = byId.get(senders[i % senders.length])!;
+        const res = await fetch(`${env.baseUrl}/api/v1/messages`, {
+          method: "POST",
+          headers: { Authorization: basicAuth(user.email, user.apiKey), "Content-Type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ type: "stream", to: stream, topic: "bench", content: `benchmark message ${i}` }),
+        });
+        if (res.status !== 200) throw new Error(`POST /messages: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      });
+    const sqlInsert = async (recipientId: number, senders: number[], total: number, concurrency: number) =>
+      runConcurrent(total, concurrency, async (i) => {
+        const sender = senders[i % senders.length];
+        await pool.query(
+          `WITH m AS (INSERT INTO message (realm_id, sender_id, recipient_id, subject, content, rendered_content, rendered_content_version)
+                      VALUES ($1, $2, $3, 'bench', $4, $5, 1) RETURNING id)
+           INSERT INTO user_message (user_id, message_id, flags)
+           SELECT s.user_id, m.id, CASE WHEN s.user_id = $2 THEN 1 ELSE 0 END FROM subscription s CROSS JOIN m
+           WHERE s.recipient_id = $3 AND s.active AND s.is_user_active`,
+          [realmId, sender, recipientId, `benchmark message ${i}`, `<p>benchmark message ${i}</p>`],
+        );
+      });
+
+    const small = await sendTo(ten.name, readers, 3000, 32);
+    const smallSql = await sqlInsert(ten.recipient_id, readers, 3000, 32);
+    const rate = (run: { samples: number[]; wallMs: number }) => run.samples.length / (run.wallMs / 1000);
+    const smallOk = report({
+      name: "POST /messages, 10 subscribers, 32 concurrent senders",
+      value: rate(small),
+      unit: "messages/s",
+      ceilings: [{ name: "plain SQL insert of message and rows, 32 concurrent", value: rate(smallSql) }],
+      target: { limit: 1000, higherIsBetter: true },
+    });
+
+    const general = streams.find((s) => s.name === "general")!;
+    const everyone = users.map((u) => u.id);
+    const big = await sendTo("general", everyone, 400, 8);
+    const bigSql = await sqlInsert(general.recipient_id, everyone, 400, 8);
+    const bigOk = report({
+      name: "POST /messages, 1,000 subscribers, 8 concurrent senders",
+      value: rate(big),
+      unit: "messages/s",
+      ceilings: [{ name: "plain SQL insert of message and 1,000 rows, 8 concurrent", value: rate(bigSql) }],
+      target: { limit: Math.round(0.6 * rate(bigSql)), higherIsBetter: true },
+    });
+    return fetchOk && smallOk && bigOk;
+  } finally {
+    await pool.end();
+    await env.close();
+  }
+}

@@ -1,0 +1,42 @@
+// Deleting a message (Zulip's zerver/actions/message_delete.py and validate_can_delete_message).
+// The message row goes, and with it (FK cascades) its per-user rows, reactions, edits and
+// submessages; everyone who had a row for it gets `delete_message`.
+import type { Tx } from "@chat/db";
+import type { EventRecorder } from "../events.ts";
+import { badRequest } from "../errors.ts";
+import type { Actor } from "../models.ts";
+import { isAdmin } from "../lib/roles.ts";
+import { accessMessage, messageRecipientUserIds, type AccessedMessage } from "../queries/messages.ts";
+
+/** Administrators delete anything; a sender their own, if the realm allows it and within its limit. */
+export function checkCanDeleteMessage(actor: Actor, message: AccessedMessage, now = new Date()): void {
+  if (isAdmin(actor)) return;
+  if (message.sender_id !== actor.id || !actor.realm.allow_message_deleting) {
+    throw badRequest("You don't have permission to delete this message");
+  }
+  const limit = actor.realm.message_content_delete_limit_seconds;
+  if (limit !== null && limit > 0 && now.getTime() - message.date_sent.getTime() > limit * 1000) {
+    throw badRequest("The time limit for deleting this message has passed");
+  }
+}
+
+/** DELETE /messages/{message_id}. */
+export async function deleteMessage(tx: Tx, events: EventRecorder, actor: Actor, messageId: number): Promise<void> {
+  const message = await accessMessage(tx, actor, messageId, { lock: true });
+  checkCanDeleteMessage(actor, message);
+  // Read before deleting: the rows go with the message.
+  const recipients = await messageRecipientUserIds(tx, message.id);
+  await tx.$executeRaw`DELETE FROM message WHERE id = ${message.id}`;
+
+  const stream = message.stream;
+  if (stream && stream.first_message_id === message.id) {
+    await tx.$executeRaw`
+      UPDATE stream SET first_message_id = (SELECT min(id) FROM message WHERE recipient_id = ${message.recipient_id})
+      WHERE id = ${stream.id}`;
+  }
+
+  const where = stream
+    ? { message_type: "stream", stream_id: stream.id, topic: message.subject }
+    : { message_type: "private", recipient_id: message.recipient_id, sender_id: message.sender_id };
+  events.send({ type: "delete_message", message_ids: [message.id], ...where }, recipients);
+}

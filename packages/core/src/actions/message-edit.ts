@@ -1,0 +1,242 @@
+// Editing a message (Zulip's update_message_backend + do_update_message): content, topic with a
+// propagate mode, or a move to another stream. Each changed message gets a message_edit row (its
+// state before the edit) and one update_message event reaches everyone who has any of them.
+import type { MessageModel, Tx } from "@chat/db";
+import type { EventRecipient } from "@chat/bus";
+import type { EventRecorder } from "../events.ts";
+import { badRequest } from "../errors.ts";
+import type { Actor } from "../models.ts";
+import { topicLinks, type Linkifier } from "../lib/linkifiers.ts";
+import { fetchRenderContext, MARKDOWN_VERSION, renderMarkdown } from "../lib/markdown.ts";
+import { flagsToNames } from "../lib/message-flags.ts";
+import { isAdmin, isGuest } from "../lib/roles.ts";
+import { accessMessage } from "../queries/messages.ts";
+import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./messages.ts";
+
+export const PROPAGATE_MODES = ["change_one", "change_later", "change_all"] as const;
+export type PropagateMode = (typeof PROPAGATE_MODES)[number];
+
+export interface UpdateMessageRequest {
+  content?: string;
+  topic?: string;
+  propagateMode: PropagateMode;
+  streamId?: number;
+}
+
+/** Zulip allows 20 s beyond the limit for network delays and the client's countdown. */
+const EDIT_LIMIT_BUFFER_SECONDS = 20;
+/** Zulip 3.0's Realm.DEFAULT_COMMUNITY_TOPIC_EDITING_LIMIT_SECONDS. */
+const COMMUNITY_TOPIC_EDITING_LIMIT_SECONDS = 86_400;
+const NO_TOPIC = "(no topic)";
+
+const TIME_LIMIT_PASSED = "The time limit for editing this message has past";
+const NO_PERMISSION = "You don't have permission to edit this message";
+
+function secondsSince(date: Date): number {
+  return (Date.now() - date.getTime()) / 1000;
+}
+
+function checkEditContent(raw: string): string {
+  const content = raw.trimEnd();
+  if (Buffer.byteLength(content, "utf8") > MAX_MESSAGE_LENGTH) {
+    throw badRequest(`Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`);
+  }
+  // Zulip keeps an emptied message as "(deleted)" rather than refusing the edit.
+  return content === "" ? "(deleted)" : content;
+}
+
+function checkEditTopic(raw: string): string {
+  const topic = raw.trim();
+  if (topic === "") throw badRequest("Topic can't be empty");
+  if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
+  if (/[\u0000-\u001f]/.test(topic)) throw badRequest("Invalid character in topic");
+  return topic;
+}
+
+/** Who may make this edit, in Zulip 3.0's rules; throws the contract's error when not allowed. */
+function checkEditPermission(actor: Actor, message: MessageModel, request: UpdateMessageRequest): void {
+  const realm = actor.realm;
+  const isSender = message.sender_id === actor.id;
+  const isNoTopic = message.subject === NO_TOPIC;
+  // A non-sender may only retitle: a "(no topic)" message, as an admin, or when the realm allows it.
+  if (!isSender && !(request.content === undefined && (isNoTopic || isAdmin(actor) || realm.allow_community_topic_editing))) {
+    throw badRequest(NO_PERMISSION);
+  }
+  const limit = realm.message_content_edit_limit_seconds;
+  if (request.content !== undefined && limit > 0 && secondsSince(message.date_sent) > limit + EDIT_LIMIT_BUFFER_SECONDS) {
+    throw badRequest(TIME_LIMIT_PASSED);
+  }
+  if (
+    request.content === undefined &&
+    !isSender &&
+    !isAdmin(actor) &&
+    !isNoTopic &&
+    secondsSince(message.date_sent) > COMMUNITY_TOPIC_EDITING_LIMIT_SECONDS + EDIT_LIMIT_BUFFER_SECONDS
+  ) {
+    throw badRequest(TIME_LIMIT_PASSED);
+  }
+}
+
+interface StreamRef {
+  id: number;
+  name: string;
+  recipient_id: number;
+  invite_only: boolean;
+}
+
+/** The stream a move targets; Zulip 3.0 moves only between public streams, and only for admins. */
+async function checkStreamMove(tx: Tx, actor: Actor, request: UpdateMessageRequest, oldStream: StreamRef): Promise<StreamRef | null> {
+  if (request.streamId === undefined || request.streamId === oldStream.id) return null;
+  if (!isAdmin(actor)) throw badRequest("You don't have permission to move this message");
+  if (request.content !== undefined) throw badRequest("Cannot change message content while changing stream");
+  const target = await tx.stream.findFirst({ where: { id: request.streamId, realm_id: actor.realm_id, deactivated: false } });
+  if (!target) throw badRequest("Invalid stream id");
+  if (oldStream.invite_only || target.invite_only) throw badRequest("Streams must be public");
+  return { id: target.id, name: target.name, recipient_id: target.recipient_id!, invite_only: target.invite_only };
+}
+
+/** The other messages a topic edit or move carries along (Zulip's update_messages_for_topic_edit). */
+async function propagatedMessageIds(tx: Tx, message: MessageModel, mode: PropagateMode): Promise<number[]> {
+  if (mode === "change_one") return [];
+  const after = mode === "change_later" ? message.id : 0;
+  const rows = await tx.$queryRaw<Array<{ id: number }>>`
+    SELECT id FROM message
+    WHERE recipient_id = ${message.recipient_id} AND upper(subject) = upper(${message.subject})
+      AND id <> ${message.id} AND id > ${after}
+    ORDER BY id
+    FOR UPDATE`;
+  return rows.map((r) => r.id);
+}
+
+/** PATCH /messages/{message_id}. */
+export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor, messageId: number, request: UpdateMessageRequest): Promise<void> {
+  if (!actor.realm.allow_message_editing) throw badRequest("Your organization has turned off message editing");
+  if (request.propagateMode !== "change_one" && request.topic === undefined && request.streamId === undefined) {
+    throw badRequest("Invalid propagate_mode without topic edit");
+  }
+  // The row stays locked, so concurrent edits apply one after the other, each seeing the other's result.
+  const accessed = await accessMessage(tx, actor, messageId, { lock: true });
+  const message = await tx.message.findUniqueOrThrow({ where: { id: accessed.id } });
+
+  checkEditPermission(actor, message, request);
+  if (request.topic === undefined && request.content === undefined && request.streamId === undefined) {
+    throw badRequest("Nothing to change");
+  }
+
+  const oldStream: StreamRef | null = accessed.stream && { ...accessed.stream, recipient_id: message.recipient_id };
+  if (!oldStream) {
+    if (request.topic !== undefined) throw badRequest("Private messages cannot have topics.");
+    if (request.streamId !== undefined) throw badRequest("Private messages cannot be moved to streams.");
+  }
+
+  let newTopic = request.topic === undefined ? undefined : checkEditTopic(request.topic);
+  if (newTopic === message.subject) newTopic = undefined;
+  const newStream = oldStream ? await checkStreamMove(tx, actor, request, oldStream) : null;
+  const newContent = request.content === undefined ? undefined : checkEditContent(request.content);
+  if (newTopic === undefined && newContent === undefined && newStream === null) throw badRequest("Nothing to change");
+
+  const now = new Date();
+  const editTimestamp = Math.floor(now.getTime() / 1000);
+  const linkifiers = await tx.$queryRaw<Linkifier[]>`
+    SELECT id, pattern, url_format_string FROM realm_filter WHERE realm_id = ${actor.realm_id} ORDER BY id`;
+
+  const event: { type: "update_message" } & Record<string, unknown> = {
+    type: "update_message",
+    user_id: actor.id,
+    edit_timestamp: editTimestamp,
+    message_id: message.id,
+  };
+  if (oldStream) {
+    event.stream_name = oldStream.name;
+    event.stream_id = oldStream.id;
+  }
+
+  // The edited message itself: its snapshot, then the new values.
+  const edit: { prev_content?: string; prev_rendered_content?: string | null; prev_rendered_content_version?: number | null; prev_topic?: string; prev_stream_id?: number } = {};
+  const update: Record<string, unknown> = { last_edit_time: now };
+  if (newContent !== undefined) {
+    // The same renderer and context as sending (mentions, stream links, emoji, linkifiers).
+    const rendered = renderMarkdown(newContent, { ...(await fetchRenderContext(tx, actor.realm_id, newContent)), linkifiers });
+    Object.assign(edit, {
+      prev_content: message.content,
+      prev_rendered_content: message.rendered_content,
+      prev_rendered_content_version: message.rendered_content_version,
+    });
+    Object.assign(update, {
+      content: newContent,
+      rendered_content: rendered.html,
+      rendered_content_version: MARKDOWN_VERSION,
+      has_link: rendered.hasLink,
+      has_image: rendered.hasImage,
+      is_me_message: rendered.isMeMessage,
+    });
+    Object.assign(event, {
+      orig_content: message.content,
+      orig_rendered_content: message.rendered_content,
+      prev_rendered_content_version: message.rendered_content_version,
+      content: newContent,
+      rendered_content: rendered.html,
+      is_me_message: rendered.isMeMessage,
+    });
+  }
+  event.propagate_mode = request.propagateMode;
+
+  const topicOrMove = newTopic !== undefined || newStream !== null;
+  const others = topicOrMove ? await propagatedMessageIds(tx, message, request.propagateMode) : [];
+  const changedIds = [message.id, ...others].sort((a, b) => a - b);
+  const shared: { prev_topic?: string; prev_stream_id?: number } = {};
+  const sharedUpdate: Record<string, unknown> = {};
+  if (newTopic !== undefined) {
+    shared.prev_topic = message.subject;
+    sharedUpdate.subject = newTopic;
+    Object.assign(event, { orig_subject: message.subject, subject: newTopic, topic_links: topicLinks(newTopic, linkifiers) });
+  }
+  if (newStream) {
+    shared.prev_stream_id = oldStream!.id;
+    sharedUpdate.recipient_id = newStream.recipient_id;
+    event.orig_subject = message.subject;
+    event.new_stream_id = newStream.id;
+  }
+  event.message_ids = changedIds;
+
+  // Who has the messages now, with their flags on the edited one (read before any move deletes rows).
+  const holders = await tx.$queryRaw<Array<{ user_id: number; flags: number | null }>>`
+    SELECT um.user_id, max(CASE WHEN um.message_id = ${message.id} THEN um.flags END) AS flags
+    FROM user_message um WHERE um.message_id = ANY(${changedIds}::int[])
+    GROUP BY um.user_id ORDER BY um.user_id`;
+
+  let losingAccess = new Set<number>();
+  if (newStream) losingAccess = await moveUserMessages(tx, events, oldStream!, newStream, changedIds, message.subject);
+
+  await tx.message.update({ where: { id: message.id }, data: { ...update, ...sharedUpdate } });
+  await tx.messageEdit.create({ data: { message_id: message.id, user_id: actor.id, timestamp: now, ...edit, ...shared } });
+  if (others.length > 0) {
+    await tx.message.updateMany({ where: { id: { in: others } }, data: { ...sharedUpdate, last_edit_time: now } });
+    await tx.messageEdit.createMany({ data: others.map((id) => ({ message_id: id, user_id: actor.id, timestamp: now, ...shared })) });
+  }
+
+  const users: EventRecipient[] = holders
+    .filter((h) => !losingAccess.has(h.user_id))
+    .map((h) => ({ id: h.user_id, flags: h.flags === null ? [] : flagsToNames(h.flags) }));
+  events.send(event, users);
+}
+
+/**
+ * Moving to another public stream, as Zulip 3.0 does: subscribers of the old stream who are not
+ * subscribed to the new one lose their rows (the messages stay readable to members as public
+ * stream history); guests among them can no longer see the messages and get a delete_message
+ * event instead of update_message. Subscribers of the new stream get no rows, as in Zulip: they
+ * read the messages as stream history. Returns the guests who lost access.
+ */
+async function moveUserMessages(tx: Tx, events: EventRecorder, oldStream: StreamRef, newStream: StreamRef, messageIds: number[], topic: string): Promise<Set<number>> {
+  const losing = await tx.$queryRaw<Array<{ user_id: number; role: number }>>`
+    SELECT s.user_id, u.role FROM subscription s JOIN user_profile u ON u.id = s.user_id
+    WHERE s.recipient_id = ${oldStream.recipient_id} AND s.active
+      AND NOT EXISTS (SELECT 1 FROM subscription n WHERE n.recipient_id = ${newStream.recipient_id} AND n.active AND n.user_id = s.user_id)`;
+  if (losing.length === 0) return new Set();
+  const ids = losing.map((l) => l.user_id);
+  await tx.$executeRaw`DELETE FROM user_message WHERE user_id = ANY(${ids}::int[]) AND message_id = ANY(${messageIds}::int[])`;
+  const guests = losing.filter((l) => isGuest(l)).map((l) => l.user_id);
+  events.send({ type: "delete_message", message_ids: messageIds, message_type: "stream", stream_id: oldStream.id, topic }, guests);
+  return new Set(guests);
+}

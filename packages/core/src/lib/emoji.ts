@@ -1,0 +1,107 @@
+// Emoji names and codes, as Zulip knows them. Unicode emoji come from the `emoji-datasource`
+// package (iamcal's emoji-data), loaded once on first use; custom emoji are the realm_emoji rows.
+//
+// A Unicode emoji's code is Zulip's form: its code points in lowercase hex joined by '-', without
+// the U+FE0F variation selector ("1f600", "1f1fa-1f1f8", "2764" for :heart:). Every short name the
+// data lists is accepted; the first is the emoji's canonical name (the one codes map back to).
+import type { Tx } from "@chat/db";
+
+export interface UnicodeEmoji {
+  name: string;
+  code: string;
+}
+
+export interface RealmEmojiRef {
+  id: number;
+  name: string;
+  deactivated: boolean;
+}
+
+/** Zulip's extra emoji: not Unicode, not per realm. */
+export const ZULIP_EXTRA_EMOJI = ["zulip"] as const;
+
+export const REACTION_TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"] as const;
+export type ReactionType = (typeof REACTION_TYPES)[number];
+
+interface EmojiDatasourceEntry {
+  unified: string;
+  short_name: string;
+  short_names: string[];
+}
+
+interface EmojiTables {
+  nameToCode: Map<string, string>;
+  codeToName: Map<string, string>;
+}
+
+let tables: EmojiTables | null = null;
+
+/** "0023-FE0F-20E3" → "0023-20e3". */
+export function zulipEmojiCode(unified: string): string {
+  return unified
+    .toLowerCase()
+    .split("-")
+    .filter((part) => part !== "fe0f")
+    .join("-");
+}
+
+function loadTables(): EmojiTables {
+  if (tables) return tables;
+  // A plain require keeps the 1 MB table out of memory until the first lookup; bundlers inline it.
+  const entries = require("emoji-datasource/emoji.json") as EmojiDatasourceEntry[];
+  const nameToCode = new Map<string, string>();
+  const codeToName = new Map<string, string>();
+  for (const entry of entries) {
+    const code = zulipEmojiCode(entry.unified);
+    if (!codeToName.has(code)) codeToName.set(code, entry.short_name);
+    for (const name of [entry.short_name, ...entry.short_names]) {
+      if (!nameToCode.has(name)) nameToCode.set(name, code);
+    }
+  }
+  tables = { nameToCode, codeToName };
+  return tables;
+}
+
+/** The Unicode emoji a name (any of its short names) stands for, with its canonical name. */
+export function unicodeEmojiByName(name: string): UnicodeEmoji | null {
+  const { nameToCode, codeToName } = loadTables();
+  const code = nameToCode.get(name);
+  return code === undefined ? null : { name: codeToName.get(code)!, code };
+}
+
+/** The Unicode emoji with this code (Zulip's form; upper case and U+FE0F are tolerated). */
+export function unicodeEmojiByCode(code: string): UnicodeEmoji | null {
+  const normalized = zulipEmojiCode(code);
+  const name = loadTables().codeToName.get(normalized);
+  return name === undefined ? null : { name, code: normalized };
+}
+
+/** Whether `name` is one of the names of the Unicode emoji `code` (Zulip's name_to_codepoint check). */
+export function unicodeEmojiNameMatchesCode(name: string, code: string): boolean {
+  return loadTables().nameToCode.get(name) === code;
+}
+
+type EmojiReader = Pick<Tx, "realmEmoji">;
+
+/** An active custom emoji of the realm by name, or null. */
+export async function realmEmojiByName(tx: EmojiReader, realmId: number, name: string): Promise<RealmEmojiRef | null> {
+  return tx.realmEmoji.findFirst({
+    where: { realm_id: realmId, name, deactivated: false },
+    select: { id: true, name: true, deactivated: true },
+    orderBy: { id: "desc" },
+  });
+}
+
+/**
+ * A custom emoji of the realm by id (the emoji_code of a realm_emoji reaction), or null. Unlike the
+ * lookup by name this also finds deactivated emoji, with `deactivated` set, so callers can tell
+ * "no such emoji" from "deactivated" as Zulip does; pass `activeOnly` to get only active ones.
+ */
+export async function realmEmojiById(tx: EmojiReader, realmId: number, id: number | string, options: { activeOnly?: boolean } = {}): Promise<RealmEmojiRef | null> {
+  const numeric = typeof id === "number" ? id : /^[0-9]{1,9}$/.test(id) ? Number(id) : NaN;
+  if (!Number.isSafeInteger(numeric)) return null;
+  return tx.realmEmoji.findFirst({
+    where: { id: numeric, realm_id: realmId, ...(options.activeOnly ? { deactivated: false } : {}) },
+    select: { id: true, name: true, deactivated: true },
+  });
+}

@@ -1,0 +1,114 @@
+// What the renderer needs from the database, fetched by the caller before rendering: only the
+// rows the content can refer to, one query per kind of syntax, and none for syntax the content
+// does not contain (a plain message costs only the linkifier query).
+import type { Tx } from "@chat/db";
+import type { Linkifier } from "../linkifiers.ts";
+
+export interface MentionableUser {
+  id: number;
+  full_name: string;
+}
+
+export interface MentionableGroup {
+  id: number;
+  name: string;
+  member_ids: number[];
+}
+
+export interface LinkableStream {
+  id: number;
+  name: string;
+}
+
+export interface CustomEmoji {
+  id: number;
+  name: string;
+  realm_id: number;
+}
+
+/** Everything the renderer looks up; every list is scoped to the sender's realm by the caller. */
+export interface RenderContext {
+  linkifiers?: Linkifier[];
+  /** Active users whose full names (or ids) appear in mention syntax. */
+  users?: MentionableUser[];
+  groups?: MentionableGroup[];
+  streams?: LinkableStream[];
+  customEmoji?: CustomEmoji[];
+}
+
+type Reader = Pick<Tx, "$queryRaw">;
+
+// Loose scans of the raw content: they may find names the renderer later ignores (inside code, or
+// not preceded by a space), never miss one it would render.
+const USER_MENTION = /@_?\*\*([^*]+)\*\*/g;
+const GROUP_MENTION = /@_?\*([^*]+)\*/g;
+const STREAM_LINK = /#\*\*([^*]+)\*\*/g;
+const EMOJI = /:([\p{L}\p{N}_+-]+):/gu;
+const ID_SUFFIX = /^(.*)\|(\d+)$/s;
+
+/** The names (lower-cased) and ids the content's mention syntax refers to. */
+export function scanMentionSyntax(content: string): { names: string[]; ids: number[]; groups: string[]; streams: string[]; emoji: string[] } {
+  const names = new Set<string>();
+  const ids = new Set<number>();
+  for (const match of content.matchAll(USER_MENTION)) {
+    const withId = ID_SUFFIX.exec(match[1]);
+    if (withId) {
+      const id = Number(withId[2]);
+      if (Number.isSafeInteger(id) && id <= 2_147_483_647) ids.add(id);
+    } else names.add(match[1].toLowerCase());
+  }
+  const groups = new Set<string>();
+  for (const match of content.matchAll(GROUP_MENTION)) groups.add(match[1].toLowerCase());
+  const streams = new Set<string>();
+  for (const match of content.matchAll(STREAM_LINK)) {
+    streams.add(match[1].toLowerCase());
+    const arrow = match[1].indexOf(">");
+    if (arrow > 0) streams.add(match[1].slice(0, arrow).toLowerCase());
+  }
+  const emoji = new Set<string>();
+  // Adjacent names share their colon (":a:b:"), so scan from each colon.
+  for (let i = content.indexOf(":"); i !== -1; i = content.indexOf(":", i + 1)) {
+    const match = /^:([\p{L}\p{N}_+-]+):/u.exec(content.slice(i, i + 102));
+    if (match) emoji.add(match[1]);
+  }
+  return { names: [...names], ids: [...ids], groups: [...groups], streams: [...streams], emoji: [...emoji] };
+}
+
+/** The render context for `content` sent in `realmId`: at most five queries, usually one. */
+export async function fetchRenderContext(db: Reader, realmId: number, content: string): Promise<RenderContext> {
+  const linkifiers = await db.$queryRaw<Linkifier[]>`
+    SELECT id, pattern, url_format_string FROM realm_filter WHERE realm_id = ${realmId} ORDER BY id`;
+  const context: RenderContext = { linkifiers };
+  const hasSyntax = (c: string) => content.includes(c);
+  const scan = hasSyntax("@") || hasSyntax("#**") || hasSyntax(":") ? scanMentionSyntax(content) : null;
+  if (!scan) return context;
+
+  if (scan.names.length > 0 || scan.ids.length > 0) {
+    // Deactivated users are never mentioned; the renderer leaves their syntax as text.
+    context.users = await db.$queryRaw<MentionableUser[]>`
+      SELECT id, full_name FROM user_profile
+      WHERE realm_id = ${realmId} AND is_active
+        AND (lower(full_name) = ANY(${scan.names}::text[]) OR id = ANY(${scan.ids}::int[]))
+      ORDER BY id`;
+  }
+  if (scan.groups.length > 0) {
+    context.groups = await db.$queryRaw<MentionableGroup[]>`
+      SELECT g.id, g.name, COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE m.user_id IS NOT NULL), '{}') AS member_ids
+      FROM user_group g LEFT JOIN user_group_membership m ON m.user_group_id = g.id
+      WHERE g.realm_id = ${realmId} AND lower(g.name) = ANY(${scan.groups}::text[])
+      GROUP BY g.id ORDER BY g.id`;
+  }
+  if (scan.streams.length > 0) {
+    context.streams = await db.$queryRaw<LinkableStream[]>`
+      SELECT id, name FROM stream
+      WHERE realm_id = ${realmId} AND NOT deactivated AND lower(name) = ANY(${scan.streams}::text[])
+      ORDER BY id`;
+  }
+  if (scan.emoji.length > 0) {
+    context.customEmoji = await db.$queryRaw<CustomEmoji[]>`
+      SELECT id, name, realm_id FROM realm_emoji
+      WHERE realm_id = ${realmId} AND NOT deactivated AND name = ANY(${scan.emoji}::text[])
+      ORDER BY id`;
+  }
+  return context;
+}

@@ -1,0 +1,62 @@
+// A message's edit history (Zulip's get_message_edit_history and fill_edit_history_entries), and
+// its raw content (GET /messages/{message_id}). message_edit rows hold what changed in each edit;
+// the snapshots are rebuilt by walking back from the message's current state.
+import type { Tx } from "@chat/db";
+import { badRequest } from "../errors.ts";
+import type { Actor } from "../models.ts";
+import { htmlDiff } from "../lib/html-diff.ts";
+import { accessMessage } from "./messages.ts";
+
+export interface EditHistoryEntry {
+  user_id: number;
+  timestamp: number;
+  topic: string;
+  content: string;
+  rendered_content: string | null;
+  prev_topic?: string;
+  prev_content?: string;
+  prev_rendered_content?: string | null;
+  content_html_diff?: string;
+  prev_stream?: number;
+}
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** GET /messages/{message_id}/history: the original first, then one snapshot per edit. */
+export async function messageEditHistory(tx: Tx, actor: Actor, messageId: number): Promise<EditHistoryEntry[]> {
+  if (!actor.realm.allow_edit_history) throw badRequest("Message edit history is disabled in this organization");
+  await accessMessage(tx, actor, messageId);
+  const message = await tx.message.findUniqueOrThrow({ where: { id: messageId } });
+  const edits = await tx.messageEdit.findMany({ where: { message_id: messageId }, orderBy: { id: "desc" } });
+
+  // Newest edit first: each entry shows the state after its edit, then steps back to before it.
+  let topic = message.subject;
+  let content = message.content;
+  let rendered = message.rendered_content;
+  const entries: EditHistoryEntry[] = [];
+  for (const edit of edits) {
+    const entry: EditHistoryEntry = { user_id: edit.user_id, timestamp: seconds(edit.timestamp), topic, content, rendered_content: rendered };
+    if (edit.prev_topic !== null) {
+      entry.prev_topic = edit.prev_topic;
+      topic = edit.prev_topic;
+    }
+    if (edit.prev_stream_id !== null) entry.prev_stream = edit.prev_stream_id;
+    if (edit.prev_content !== null) {
+      entry.prev_content = edit.prev_content;
+      entry.prev_rendered_content = edit.prev_rendered_content;
+      entry.content_html_diff = htmlDiff(edit.prev_rendered_content ?? "", rendered ?? "");
+      content = edit.prev_content;
+      rendered = edit.prev_rendered_content;
+    }
+    entries.push(entry);
+  }
+  entries.push({ user_id: message.sender_id, timestamp: seconds(message.date_sent), topic, content, rendered_content: rendered });
+  return entries.reverse();
+}
+
+/** GET /messages/{message_id}: the Markdown source of a message the user may read. */
+export async function messageRawContent(tx: Tx, actor: Actor, messageId: number): Promise<string> {
+  await accessMessage(tx, actor, messageId);
+  const message = await tx.message.findUniqueOrThrow({ where: { id: messageId }, select: { content: true } });
+  return message.content;
+}
