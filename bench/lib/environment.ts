@@ -1,11 +1,10 @@
-// A throwaway Postgres database and Redis prefix with a running server (every tier in this
-// process), the way the tests set one up, but sized for measurement.
-import { loadConfig } from "@chat/config";
-import { startServer, type RunningServer } from "../../apps/server/src/main.ts";
+// A throwaway Postgres database and Redis prefix with a running server (every tier) in its own
+// process, as in production, so the load this benchmark generates does not share its event loop.
+import { startProcess, type ServerProcess } from "../../test/support/processes.ts";
 import { createRedisPrefix, createTestDatabase, REDIS_URL } from "../../test/support/services.ts";
 
 export interface BenchEnvironment {
-  server: RunningServer;
+  server: ServerProcess;
   baseUrl: string;
   databaseUrl: string;
   close(): Promise<void>;
@@ -14,18 +13,16 @@ export interface BenchEnvironment {
 export async function startBenchEnvironment(): Promise<BenchEnvironment> {
   const database = await createTestDatabase();
   const redis = createRedisPrefix();
-  const server = await startServer(
-    loadConfig({
-      ROLE: "all",
-      PORT: "0",
-      BIND_ADDRESS: "127.0.0.1",
-      DATABASE_URL: database.url,
-      REDIS_URL,
-      REDIS_PREFIX: redis.prefix,
-      BOOTSTRAP_OWNER_PASSWORD: "bench-password",
-      LOG_LEVEL: "warn",
-    }),
-  );
+  const server = await startProcess({
+    ROLE: "all",
+    PORT: "0",
+    BIND_ADDRESS: "127.0.0.1",
+    DATABASE_URL: database.url,
+    REDIS_URL,
+    REDIS_PREFIX: redis.prefix,
+    BOOTSTRAP_OWNER_PASSWORD: "bench-password",
+    LOG_LEVEL: "info",
+  });
   return {
     server,
     baseUrl: `http://127.0.0.1:${server.port}`,

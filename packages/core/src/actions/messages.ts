@@ -1,7 +1,7 @@
 // Sending a message: the hot path. Recipient resolution uses the query builder; the write is one
 // raw statement (message plus every per-user row) because Prisma's builder limits write speed.
 import { createHash } from "node:crypto";
-import type { StreamModel, Tx } from "@chat/db";
+import { Prisma, type StreamModel, type Tx } from "@chat/db";
 import type { EventRecipient } from "@chat/bus";
 import type { EventRecorder } from "../events.ts";
 import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
@@ -13,7 +13,6 @@ import type { WireMessage } from "../lib/message-format.ts";
 import { RECIPIENT_HUDDLE } from "../lib/recipients.ts";
 import { isAdmin, ROLE_GUEST } from "../lib/roles.ts";
 import { STREAM_POST_POLICY_ADMINS, STREAM_POST_POLICY_RESTRICT_NEW_MEMBERS } from "../lib/stream-format.ts";
-import { getStreamByName } from "./streams.ts";
 
 export const MAX_TOPIC_LENGTH = 60;
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -52,22 +51,23 @@ export function checkTopic(raw: string | undefined, mandatoryTopics: boolean): s
 }
 
 async function accessStreamForSend(tx: Tx, sender: Actor, indicator: StreamIndicator): Promise<StreamModel> {
-  const stream =
-    typeof indicator === "number"
-      ? await tx.stream.findFirst({ where: { id: indicator, realm_id: sender.realm_id, deactivated: false } })
-      : await getStreamByName(tx, sender.realm_id, indicator);
-  if (!stream) {
+  // One round trip: the stream, and whether the sender (or, for a bot, its owner: bots act with
+  // their owner's standing, as in Zulip) is subscribed.
+  const senders = [sender.id, ...(sender.bot_owner_id ? [sender.bot_owner_id] : [])];
+  const match = typeof indicator === "number" ? Prisma.sql`st.id = ${indicator}` : Prisma.sql`lower(st.name) = lower(${indicator.trim()})`;
+  const rows = await tx.$queryRaw<Array<StreamModel & { sender_subscribed: boolean }>>`
+    SELECT st.*, EXISTS (
+      SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.user_id = ANY(${senders}::int[])
+    ) AS sender_subscribed
+    FROM stream st WHERE st.realm_id = ${sender.realm_id} AND NOT st.deactivated AND ${match}`;
+  if (rows.length === 0) {
     if (typeof indicator === "number") {
       throw new JsonableError(`Stream with ID '${indicator}' does not exist`, { code: "STREAM_DOES_NOT_EXIST", extra: { stream_id: indicator } });
     }
     throw new StreamDoesNotExistError(indicator);
   }
+  const { sender_subscribed: subscribed, ...stream } = rows[0];
 
-  // Bots act with their owner's standing, as in Zulip.
-  const subscribed = await tx.subscription.findFirst({
-    where: { recipient_id: stream.recipient_id!, active: true, user_id: { in: [sender.id, ...(sender.bot_owner_id ? [sender.bot_owner_id] : [])] } },
-    select: { id: true },
-  });
   if ((stream.invite_only || sender.role === ROLE_GUEST) && !subscribed) {
     throw badRequest(`Not authorized to send to stream '${stream.name}'`);
   }

@@ -83,19 +83,19 @@ async function findUser(prisma: PrismaClient, actor: Actor, operand: string | nu
   return user;
 }
 
-async function findStream(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<StreamModel> {
+async function findStream(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<{ stream: StreamModel; subscribed: boolean }> {
   const stream =
     typeof operand === "number"
       ? await prisma.stream.findFirst({ where: { id: operand, realm_id: actor.realm_id, deactivated: false } })
       : (await prisma.$queryRaw<StreamModel[]>`
           SELECT * FROM stream WHERE realm_id = ${actor.realm_id} AND lower(name) = lower(${operand.trim()}) AND NOT deactivated`)[0];
-  if (!stream || !canSeeStream(actor, stream, await isSubscribed(prisma, actor.id, stream))) throw new BadNarrowError(`unknown stream ${operand}`);
-  return stream;
+  const subscribed = stream ? await isSubscribed(prisma, actor.id, stream) : false;
+  if (!stream || !canSeeStream(actor, stream, subscribed)) throw new BadNarrowError(`unknown stream ${operand}`);
+  return { stream, subscribed };
 }
 
 /** May the user read everything ever sent to this stream (not only what they received)? */
-async function readsFullHistory(prisma: PrismaClient, actor: Actor, stream: StreamModel): Promise<boolean> {
-  const subscribed = await isSubscribed(prisma, actor.id, stream);
+function readsFullHistory(actor: Actor, stream: StreamModel, subscribed: boolean): boolean {
   if (subscribed) return stream.history_public_to_subscribers;
   return !stream.invite_only && !isGuest(actor);
 }
@@ -116,9 +116,9 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
     const operand = term.operand;
     switch (term.operator) {
       case "stream": {
-        const stream = await findStream(prisma, actor, operand as string | number);
+        const { stream, subscribed } = await findStream(prisma, actor, operand as string | number);
         condition = Prisma.sql`m.recipient_id = ${stream.recipient_id}`;
-        if (!term.negated && (await readsFullHistory(prisma, actor, stream))) history = true;
+        if (!term.negated && readsFullHistory(actor, stream, subscribed)) history = true;
         break;
       }
       case "streams":
@@ -279,10 +279,12 @@ export async function fetchMessages(prisma: PrismaClient, actor: Actor, request:
 
   // One page below the anchor, the anchor itself, one page above; one extra row on each side
   // tells whether the oldest/newest matching message was reached.
+  // Nothing lies above "newest" or below "oldest": those pages are not queried.
+  const none = Promise.resolve([] as Row[]);
   const [before, at, after] = await Promise.all([
-    selectPage(prisma, actor, compiled, { op: "<", id: anchor }, "DESC", numBefore + 1),
-    anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { op: "=", id: anchor }, "ASC", 1) : Promise.resolve([] as Row[]),
-    selectPage(prisma, actor, compiled, { op: ">", id: anchor }, "ASC", numAfter + 1),
+    anchor > 0 ? selectPage(prisma, actor, compiled, { op: "<", id: anchor }, "DESC", numBefore + 1) : none,
+    anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { op: "=", id: anchor }, "ASC", 1) : none,
+    anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { op: ">", id: anchor }, "ASC", numAfter + 1) : none,
   ]);
   const foundOldest = before.length <= numBefore;
   const foundNewest = after.length <= numAfter || request.anchor === "newest";
