@@ -1,3 +1,4 @@
+import { createMember as createSharedMember } from "../support/users.ts";
 import { applyEvents } from "@chat/core";
 import { drainEvents, waitForEvent } from "../support/events.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
@@ -14,12 +15,7 @@ describe.each(MODES)("presence (%s)", (mode) => {
   let bot: ApiClient;
   let botEmail: string;
 
-  async function createMember(email: string, fullName: string): Promise<{ id: number; client: ApiClient }> {
-    const res = await server.owner.post("/users", { email, password: "member-pass", full_name: fullName, short_name: fullName.split(" ")[0] });
-    expect(res.body.result).toBe("success");
-    const key = (await server.anonymous.post("/fetch_api_key", { username: email, password: "member-pass" })).body.api_key;
-    return { id: res.body.user_id, client: server.client(email, key) };
-  }
+  const createMember = (email: string, fullName: string) => createSharedMember(server, email, fullName);
 
   /** POST /users/me/presence from a client that names itself in User-Agent, as Zulip apps do. */
   async function report(client: ApiClient, params: Params, agent = "ZulipMobile/27.1 (Android 12)"): Promise<ApiResponse> {

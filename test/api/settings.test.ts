@@ -1,3 +1,4 @@
+import { createMember as createSharedMember } from "../support/users.ts";
 import { drainEvents, waitForEvent } from "../support/events.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import type { ApiClient } from "../support/client.ts";
@@ -10,12 +11,7 @@ describe.each(MODES)("settings (%s)", (mode) => {
   let other: ApiClient;
   let bot: ApiClient;
 
-  async function createMember(email: string, fullName: string): Promise<{ id: number; client: ApiClient }> {
-    const res = await server.owner.post("/users", { email, password: "member-pass", full_name: fullName, short_name: fullName.split(" ")[0] });
-    expect(res.body.result).toBe("success");
-    const key = (await server.anonymous.post("/fetch_api_key", { username: email, password: "member-pass" })).body.api_key;
-    return { id: res.body.user_id, client: server.client(email, key) };
-  }
+  const createMember = (email: string, fullName: string) => createSharedMember(server, email, fullName);
 
   const me = async (client: ApiClient) => (await client.post("/register", { event_types: ["update_global_notifications", "update_display_settings"] })).body;
 

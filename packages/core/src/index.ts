@@ -57,3 +57,4 @@ export * from "./lib/html-diff.ts";
 export * from "./actions/reactions.ts";
 export * from "./actions/message-flags.ts";
 export * from "./actions/message-delete.ts";
+export * from "./queries/linkifiers.ts";

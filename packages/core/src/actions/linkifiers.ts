@@ -4,18 +4,14 @@ import { AdministratorRequiredError, badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { checkLinkifier, type Linkifier } from "../lib/linkifiers.ts";
 import { isAdmin } from "../lib/roles.ts";
+import { realmLinkifiers } from "../queries/linkifiers.ts";
 import { activeUserIds } from "../queries/users.ts";
 
-type Reader = Pick<PrismaClient, "realmFilter">;
-
-/** The realm's linkifiers, oldest first. */
-export async function getLinkifiers(db: Reader, realmId: number): Promise<Linkifier[]> {
-  return db.realmFilter.findMany({ where: { realm_id: realmId }, orderBy: { id: "asc" }, select: { id: true, pattern: true, url_format_string: true } });
-}
+type Reader = Pick<PrismaClient, "$queryRaw">;
 
 /** The contract's Linkifier tuples: [pattern, url_format_string, id]. */
 export async function linkifierTuples(db: Reader, realmId: number): Promise<Array<[string, string, number]>> {
-  return (await getLinkifiers(db, realmId)).map((l) => [l.pattern, l.url_format_string, l.id]);
+  return (await realmLinkifiers(db, realmId)).map((l) => [l.pattern, l.url_format_string, l.id]);
 }
 
 async function notifyLinkifiers(tx: Tx, events: EventRecorder, realmId: number): Promise<void> {

@@ -6,12 +6,13 @@ import type { EventRecipient } from "@chat/bus";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
-import { topicLinks, type Linkifier } from "../lib/linkifiers.ts";
+import { topicLinks } from "../lib/linkifiers.ts";
 import { fetchRenderContext, MARKDOWN_VERSION, renderMarkdown } from "../lib/markdown.ts";
 import { flagsToNames } from "../lib/message-flags.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
 import { accessMessage } from "../queries/messages.ts";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./messages.ts";
+import { realmLinkifiers } from "../queries/linkifiers.ts";
 
 export const PROPAGATE_MODES = ["change_one", "change_later", "change_all"] as const;
 export type PropagateMode = (typeof PROPAGATE_MODES)[number];
@@ -137,8 +138,7 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
 
   const now = new Date();
   const editTimestamp = Math.floor(now.getTime() / 1000);
-  const linkifiers = await tx.$queryRaw<Linkifier[]>`
-    SELECT id, pattern, url_format_string FROM realm_filter WHERE realm_id = ${actor.realm_id} ORDER BY id`;
+  const linkifiers = await realmLinkifiers(tx, actor.realm_id);
 
   const event: { type: "update_message" } & Record<string, unknown> = {
     type: "update_message",
@@ -156,7 +156,7 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
   const update: Record<string, unknown> = { last_edit_time: now };
   if (newContent !== undefined) {
     // The same renderer and context as sending (mentions, stream links, emoji, linkifiers).
-    const rendered = renderMarkdown(newContent, { ...(await fetchRenderContext(tx, actor.realm_id, newContent)), linkifiers });
+    const rendered = renderMarkdown(newContent, await fetchRenderContext(tx, actor.realm_id, newContent, { linkifiers }));
     Object.assign(edit, {
       prev_content: message.content,
       prev_rendered_content: message.rendered_content,

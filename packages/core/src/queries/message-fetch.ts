@@ -7,13 +7,14 @@ import { createHash } from "node:crypto";
 import { Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
-import { topicLinks, type Linkifier } from "../lib/linkifiers.ts";
+import { topicLinks } from "../lib/linkifiers.ts";
 import { FLAG_BITS, flagsToNames } from "../lib/message-flags.ts";
 import { finalizeMessage, type WireMessage } from "../lib/message-format.ts";
 import { BadNarrowError, type NarrowTerm } from "../lib/narrow.ts";
 import { RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { isGuest } from "../lib/roles.ts";
 import { reactionsForMessages } from "../actions/reactions.ts";
+import { realmLinkifiers } from "./linkifiers.ts";
 import { canSeeStream, isSubscribed } from "./streams.ts";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor that means "newest". */
@@ -291,7 +292,7 @@ export async function fetchMessages(prisma: PrismaClient, actor: Actor, request:
   const rows = [...before.slice(Math.max(0, before.length - numBefore)), ...at, ...after.slice(0, numAfter)];
 
   const linkifiers = rows.some((r) => r.recipient_type === RECIPIENT_STREAM)
-    ? await prisma.$queryRaw<Linkifier[]>`SELECT id, pattern, url_format_string FROM realm_filter WHERE realm_id = ${actor.realm_id} ORDER BY id`
+    ? await realmLinkifiers(prisma, actor.realm_id)
     : [];
   const participants = await privateParticipants(prisma, rows);
   const extras = await Promise.all(decorators.map((decorate) => decorate(prisma, rows.map((r) => r.id))));

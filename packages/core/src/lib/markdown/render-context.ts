@@ -3,6 +3,7 @@
 // does not contain (a plain message costs only the linkifier query).
 import type { Tx } from "@chat/db";
 import type { Linkifier } from "../linkifiers.ts";
+import { realmLinkifiers } from "../../queries/linkifiers.ts";
 
 export interface MentionableUser {
   id: number;
@@ -74,10 +75,12 @@ export function scanMentionSyntax(content: string): { names: string[]; ids: numb
   return { names: [...names], ids: [...ids], groups: [...groups], streams: [...streams], emoji: [...emoji] };
 }
 
-/** The render context for `content` sent in `realmId`: at most five queries, usually one. */
-export async function fetchRenderContext(db: Reader, realmId: number, content: string): Promise<RenderContext> {
-  const linkifiers = await db.$queryRaw<Linkifier[]>`
-    SELECT id, pattern, url_format_string FROM realm_filter WHERE realm_id = ${realmId} ORDER BY id`;
+/**
+ * The render context for `content` sent in `realmId`: at most five queries, usually one. A caller
+ * that has read the realm's linkifiers already passes them in.
+ */
+export async function fetchRenderContext(db: Reader, realmId: number, content: string, known: { linkifiers?: Linkifier[] } = {}): Promise<RenderContext> {
+  const linkifiers = known.linkifiers ?? (await realmLinkifiers(db, realmId));
   const context: RenderContext = { linkifiers };
   const hasSyntax = (c: string) => content.includes(c);
   const scan = hasSyntax("@") || hasSyntax("#**") || hasSyntax(":") ? scanMentionSyntax(content) : null;
