@@ -1,17 +1,22 @@
 // Issue 4's messaging figures on a realm of 1,000,000 messages across 100 streams and 1,000
 // users, each beside its ceiling measured in the same run:
 // - GET /messages, newest 100 of a stream or topic narrow, 8 concurrent clients: p99 (target < 20 ms);
-//   ceiling: the same query in plain SQL, 8 concurrent connections.
+//   ceilings: the same query in plain SQL, 8 concurrent connections; bare Node HTTP serving a body
+//   of the same size to the same client.
 // - POST /messages to a stream with 10 subscribers, 32 concurrent senders: messages/s (target >= 1000);
-//   ceiling: one plain SQL statement inserting the message and its rows.
+//   ceilings: one plain SQL statement inserting the message and its rows; bare Node HTTP.
 // - POST /messages to a stream with 1,000 subscribers: messages/s (target >= 60% of its ceiling).
+// Everything shares one 2-core machine: server, Postgres, Redis and this load generator.
 import { Pool } from "pg";
 import { runConcurrent } from "./lib/concurrency.ts";
+import { startBareServer } from "./lib/bare-server.ts";
 import { basicAuth, startBenchEnvironment } from "./lib/environment.ts";
+import { request } from "./lib/http-client.ts";
 import { seedRealm } from "./lib/seed.ts";
 import { percentile, report } from "./lib/stats.ts";
 
-const MESSAGES = 1_000_000;
+// The issue's realm size; BENCH_MESSAGES makes a smaller one for quick iterations while profiling.
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1_000_000);
 
 async function seedMessages(pool: Pool, realmId: number, userIds: number[], recipients: number[]): Promise<void> {
   // Plain SQL in one statement; message rows as the send path writes them.
@@ -22,6 +27,24 @@ async function seedMessages(pool: Pool, realmId: number, userIds: number[], reci
      FROM generate_series(1, $4) AS n`,
     [realmId, userIds, recipients, MESSAGES],
   );
+}
+
+/** The same client against a bare Node HTTP server answering `body`: the HTTP ceiling. */
+async function bareRun(body: string, total: number, concurrency: number, method: "GET" | "POST") {
+  const bare = await startBareServer(body);
+  try {
+    const form = new URLSearchParams({ type: "stream", to: "stream 1", topic: "bench", content: "benchmark message" }).toString();
+    return await runConcurrent(total, concurrency, async () => {
+      const res = await request(`${bare.url}/api/v1/messages`, {
+        method,
+        headers: { Authorization: "Basic YmVuY2g6YmVuY2g=", ...(method === "POST" ? { "Content-Type": "application/x-www-form-urlencoded" } : {}) },
+        ...(method === "POST" ? { body: form } : {}),
+      });
+      JSON.parse(res.body);
+    });
+  } finally {
+    await bare.close();
+  }
 }
 
 export async function benchMessages(): Promise<boolean> {
@@ -41,12 +64,14 @@ export async function benchMessages(): Promise<boolean> {
     const byId = new Map(users.map((u) => [u.id, u]));
     const narrowFor = (i: number) => (i % 2 === 0 ? [["stream", ten.name]] : [["stream", ten.name], ["topic", `topic ${i % 20}`]]);
 
+    let responseBytes = 0;
     const fetchRun = await runConcurrent(1600, 8, async (i) => {
       const user = byId.get(readers[i % readers.length])!;
       const url = `${env.baseUrl}/api/v1/messages?anchor=newest&num_before=100&num_after=0&narrow=${encodeURIComponent(JSON.stringify(narrowFor(i)))}`;
-      const res = await fetch(url, { headers: { Authorization: basicAuth(user.email, user.apiKey) } });
-      const body = (await res.json()) as { messages?: unknown[] };
-      if (res.status !== 200 || body.messages?.length !== 100) throw new Error(`GET /messages: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+      const res = await request(url, { headers: { Authorization: basicAuth(user.email, user.apiKey) } });
+      const body = JSON.parse(res.body) as { messages?: unknown[] };
+      if (res.status !== 200 || body.messages?.length !== 100) throw new Error(`GET /messages: ${res.status} ${res.body.slice(0, 200)}`);
+      responseBytes = res.body.length;
     });
     const sqlFetch = await runConcurrent(1600, 8, async (i) => {
       const topic = i % 2 === 0 ? null : `topic ${i % 20}`;
@@ -59,26 +84,31 @@ export async function benchMessages(): Promise<boolean> {
         [ten.recipient_id, readers[i % readers.length], topic],
       );
     });
+    const bareFetch = await bareRun(JSON.stringify({ result: "success", pad: "x".repeat(Math.max(0, responseBytes - 40)) }), 1600, 8, "GET");
     const fetchOk = report({
       name: "GET /messages newest 100, stream/topic narrow, 8 concurrent, p99",
       value: percentile(fetchRun.samples, 99),
       unit: "ms",
-      ceilings: [{ name: "plain SQL, same query, 8 concurrent", value: percentile(sqlFetch.samples, 99) }],
+      ceilings: [
+        { name: "plain SQL, same query, 8 concurrent", value: percentile(sqlFetch.samples, 99) },
+        { name: `bare Node HTTP, same body size (${Math.round(responseBytes / 1024)} KiB), 8 concurrent`, value: percentile(bareFetch.samples, 99) },
+      ],
       target: { limit: 20 },
     });
-    process.stdout.write(`  (p50 ${percentile(fetchRun.samples, 50).toFixed(2)} ms; plain SQL p50 ${percentile(sqlFetch.samples, 50).toFixed(2)} ms)\n`);
+    process.stdout.write(
+      `  (p50 ${percentile(fetchRun.samples, 50).toFixed(2)} ms; plain SQL p50 ${percentile(sqlFetch.samples, 50).toFixed(2)} ms; bare HTTP p50 ${percentile(bareFetch.samples, 50).toFixed(2)} ms)\n`,
+    );
 
     // Senders to a 10-subscriber stream, and to `general` (1,000 subscribers).
     const sendTo = async (stream: string, senders: number[], total: number, concurrency: number) =>
       runConcurrent(total, concurrency, async (i) => {
         const user = byId.get(senders[i % senders.length])!;
-        const res = await fetch(`${env.baseUrl}/api/v1/messages`, {
+        const res = await request(`${env.baseUrl}/api/v1/messages`, {
           method: "POST",
           headers: { Authorization: basicAuth(user.email, user.apiKey), "Content-Type": "application/x-www-form-urlencoded" },
-          body: new URLSearchParams({ type: "stream", to: stream, topic: "bench", content: `benchmark message ${i}` }),
+          body: new URLSearchParams({ type: "stream", to: stream, topic: "bench", content: `benchmark message ${i}` }).toString(),
         });
-        if (res.status !== 200) throw new Error(`POST /messages: ${res.status} ${await res.text()}`);
-        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`POST /messages: ${res.status} ${res.body}`);
       });
     const sqlInsert = async (recipientId: number, senders: number[], total: number, concurrency: number) =>
       runConcurrent(total, concurrency, async (i) => {
@@ -96,11 +126,15 @@ export async function benchMessages(): Promise<boolean> {
     const small = await sendTo(ten.name, readers, 3000, 32);
     const smallSql = await sqlInsert(ten.recipient_id, readers, 3000, 32);
     const rate = (run: { samples: number[]; wallMs: number }) => run.samples.length / (run.wallMs / 1000);
+    const bareSend = await bareRun(JSON.stringify({ result: "success", msg: "", id: 1234567 }), 3000, 32, "POST");
     const smallOk = report({
       name: "POST /messages, 10 subscribers, 32 concurrent senders",
       value: rate(small),
       unit: "messages/s",
-      ceilings: [{ name: "plain SQL insert of message and rows, 32 concurrent", value: rate(smallSql) }],
+      ceilings: [
+        { name: "plain SQL insert of message and rows, 32 concurrent", value: rate(smallSql) },
+        { name: "bare Node HTTP, 32 concurrent", value: rate(bareSend) },
+      ],
       target: { limit: 1000, higherIsBetter: true },
     });
 

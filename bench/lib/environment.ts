@@ -22,6 +22,9 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
     REDIS_PREFIX: redis.prefix,
     BOOTSTRAP_OWNER_PASSWORD: "bench-password",
     LOG_LEVEL: "info",
+  }, {
+    // For profiling the server under load, e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+    nodeArgs: process.env.BENCH_SERVER_NODE_ARGS?.split(/\s+/).filter(Boolean),
   });
   return {
     server,

@@ -15,9 +15,15 @@ export interface ServerProcess {
   kill(): Promise<void>;
 }
 
-export function startProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+export interface StartOptions {
+  timeoutMs?: number;
+  /** Extra node flags (the benchmark's profiling flags, which NODE_OPTIONS does not accept). */
+  nodeArgs?: string[];
+}
+
+export function startProcess(env: Record<string, string>, { timeoutMs = 60_000, nodeArgs = [] }: StartOptions = {}): Promise<ServerProcess> {
   // One process, as `npm start` runs it (tsx as a loader, not a wrapper), so signals reach the server itself.
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", MAIN], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NODE_ENV: "production", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],

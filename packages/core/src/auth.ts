@@ -1,6 +1,6 @@
 // Who a request acts as. One indexed query per request (api_key is unique); no cache, so a
 // deactivation or key change takes effect on every node at once.
-import type { PrismaClient } from "@chat/db";
+import { leanSql, Prisma, type PrismaClient } from "@chat/db";
 import { AuthenticationFailedError, InvalidApiKeyError, NonexistentSubdomainError, RealmDeactivatedError, UserDeactivatedError } from "./errors.ts";
 import type { Actor, Realm, UserProfile } from "./models.ts";
 import { verifyPassword } from "./lib/secrets.ts";
@@ -21,8 +21,8 @@ export async function authenticateApiKey(prisma: PrismaClient, subdomain: string
   const rows =
     apiKey === ""
       ? []
-      : await prisma.$queryRaw<Array<UserProfile & { realm_json: RealmJson }>>`
-          SELECT u.*, to_jsonb(r) AS realm_json FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`;
+      : await leanSql(prisma).query<UserProfile & { realm_json: RealmJson }>(Prisma.sql`
+          SELECT u.*, to_jsonb(r) AS realm_json FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`, { prepare: true });
   const row = rows[0];
   if (!row || row.realm_json.string_id !== subdomain) {
     await getRealmForSubdomain(prisma, subdomain);

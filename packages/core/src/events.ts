@@ -15,6 +15,17 @@ export class EventRecorder {
       this.events.push(options.allPublicStreams ? { event, users: list, allPublicStreams: true } : { event, users: list });
     }
   }
+
+  /** Events already routed (built by the statement that made the change). */
+  record(events: RoutedEvent[]): void {
+    this.events.push(...events);
+  }
+}
+
+/** What an atomic action returns: its result, and the batch its statement wrote to the outbox. */
+export interface AtomicChange<T> {
+  result: T;
+  batch: ChangeBatch;
 }
 
 export type ActionBody<T> = (tx: Tx, events: EventRecorder) => Promise<T>;
@@ -40,6 +51,16 @@ export class ActionRunner {
       return value;
     }, TRANSACTION_OPTIONS);
     if (outboxId !== null) await this.publish({ id: String(outboxId), realmId, events: recorder.events });
+    return result;
+  }
+
+  /**
+   * Runs an action whose change is one statement, atomic on its own (sending a message): the
+   * statement writes its outbox row itself, and no transaction is opened. Published as `run` does.
+   */
+  async runAtomic<T>(body: (db: PrismaClient) => Promise<AtomicChange<T>>): Promise<T> {
+    const { result, batch } = await body(this.prisma);
+    await this.publish(batch);
     return result;
   }
 

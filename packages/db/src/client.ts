@@ -5,7 +5,9 @@ import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
+import pg from "pg";
 import { PrismaClient } from "./generated/client.ts";
+import { pgliteLeanSql, poolLeanSql, registerLeanSql } from "./lean-sql.ts";
 import { applyMigrations } from "./migrations.ts";
 import { connectPostgresExecutor, pgliteExecutor } from "./sql-executor.ts";
 
@@ -36,9 +38,21 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
         await executor.close();
       }
     }
-    const adapter = new PrismaPg({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
-    const prisma = new PrismaClient({ adapter });
-    return { prisma, kind: "postgres", close: () => prisma.$disconnect() };
+    // One pool for Prisma and for the hot paths' lean statements (lean-sql.ts).
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    // An idle connection that breaks (a Postgres restart) is dropped by the pool and replaced on the
+    // next query; without a listener the error would end the process.
+    pool.on("error", () => {});
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    registerLeanSql(prisma, poolLeanSql(pool));
+    return {
+      prisma,
+      kind: "postgres",
+      async close() {
+        await prisma.$disconnect();
+        await pool.end();
+      },
+    };
   }
 
   let location = options.dataDir;
@@ -49,6 +63,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const pglite = await PGlite.create(location);
   if (options.migrate) await applyMigrations(pgliteExecutor(pglite));
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  registerLeanSql(prisma, pgliteLeanSql(pglite));
   return {
     prisma,
     kind: "pglite",

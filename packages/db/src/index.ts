@@ -4,3 +4,4 @@ export { openDatabase, type Database, type OpenDatabaseOptions } from "./client.
 export { applyMigrations, listMigrations, MigrationError, MIGRATIONS_DIR } from "./migrations.ts";
 export { connectPostgresExecutor, pgliteExecutor, type SqlExecutor } from "./sql-executor.ts";
 export type { Tx } from "./tx.ts";
+export { leanSql, type LeanSql } from "./lean-sql.ts";

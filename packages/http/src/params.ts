@@ -68,13 +68,16 @@ function describeSchemaError(name: string, error: ErrorObject): string {
   }
 }
 
-const compiled = new WeakMap<object, ValidateFunction>();
+// Keyed by the schema's JSON, not its object: routes build their specs per request, and ajv keeps
+// every schema object it compiled, so an object key would compile (and retain) one per request.
+const compiled = new Map<string, ValidateFunction>();
 
 function validator(schema: object): ValidateFunction {
-  let validate = compiled.get(schema);
+  const key = JSON.stringify(schema);
+  let validate = compiled.get(key);
   if (!validate) {
     validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+    compiled.set(key, validate);
   }
   return validate;
 }

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { badRequest, sendMessage, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
+import { badRequest, sendMessageAtomic, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
 import { actorOf, params, parseParams, rawParam, route, success } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
@@ -50,9 +50,7 @@ export function messageRoutes(services: ApiServices): Router {
         p.type === "stream"
           ? { type: "stream", stream: parseStreamIndicator(p.to), topic: rawParam(req, "topic") ?? rawParam(req, "subject") }
           : { type: "private", to: parsePrivateRecipients(p.to) };
-      const result = await actions.run(actor.realm_id, (tx, events) =>
-        sendMessage(tx, events, actor, { destination, content: p.content, client: clientName(req) }),
-      );
+      const result = await actions.runAtomic((db) => sendMessageAtomic(db, actor, { destination, content: p.content, client: clientName(req) }));
       success(res, { id: result.id });
     }),
   );

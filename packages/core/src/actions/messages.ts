@@ -1,17 +1,18 @@
 // Sending a message: the hot path. Recipient resolution uses the query builder; the write is one
 // raw statement (message plus every per-user row) because Prisma's builder limits write speed.
 import { createHash } from "node:crypto";
-import { Prisma, type StreamModel, type Tx } from "@chat/db";
-import type { EventRecipient } from "@chat/bus";
-import type { EventRecorder } from "../events.ts";
+import { leanSql, Prisma, type PrismaClient, type StreamModel, type Tx } from "@chat/db";
+import type { RoutedEvent } from "@chat/bus";
+import type { AtomicChange, EventRecorder } from "../events.ts";
 import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { topicLinks, type Linkifier } from "../lib/linkifiers.ts";
 import { fetchRenderContext, MARKDOWN_VERSION, mentionFlagUserIds, renderMarkdown } from "../lib/markdown.ts";
-import { FLAG_BITS, flagsToNames } from "../lib/message-flags.ts";
+import { CLIENT_FLAGS, FLAG_BITS } from "../lib/message-flags.ts";
 import type { WireMessage } from "../lib/message-format.ts";
 import { RECIPIENT_HUDDLE } from "../lib/recipients.ts";
 import { isAdmin, ROLE_GUEST } from "../lib/roles.ts";
+import { findStreamWithSubscription } from "../queries/streams.ts";
 import { STREAM_POST_POLICY_ADMINS, STREAM_POST_POLICY_RESTRICT_NEW_MEMBERS } from "../lib/stream-format.ts";
 
 export const MAX_TOPIC_LENGTH = 60;
@@ -50,23 +51,17 @@ export function checkTopic(raw: string | undefined, mandatoryTopics: boolean): s
   return topic;
 }
 
-async function accessStreamForSend(tx: Tx, sender: Actor, indicator: StreamIndicator): Promise<StreamModel> {
-  // One round trip: the stream, and whether the sender (or, for a bot, its owner: bots act with
-  // their owner's standing, as in Zulip) is subscribed.
+async function accessStreamForSend(db: Pick<Tx, "$queryRaw">, sender: Actor, indicator: StreamIndicator): Promise<StreamModel> {
+  // Bots act with their owner's standing, as in Zulip.
   const senders = [sender.id, ...(sender.bot_owner_id ? [sender.bot_owner_id] : [])];
-  const match = typeof indicator === "number" ? Prisma.sql`st.id = ${indicator}` : Prisma.sql`lower(st.name) = lower(${indicator.trim()})`;
-  const rows = await tx.$queryRaw<Array<StreamModel & { sender_subscribed: boolean }>>`
-    SELECT st.*, EXISTS (
-      SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.user_id = ANY(${senders}::int[])
-    ) AS sender_subscribed
-    FROM stream st WHERE st.realm_id = ${sender.realm_id} AND NOT st.deactivated AND ${match}`;
-  if (rows.length === 0) {
+  const found = await findStreamWithSubscription(db, sender.realm_id, indicator, senders);
+  if (!found) {
     if (typeof indicator === "number") {
       throw new JsonableError(`Stream with ID '${indicator}' does not exist`, { code: "STREAM_DOES_NOT_EXIST", extra: { stream_id: indicator } });
     }
     throw new StreamDoesNotExistError(indicator);
   }
-  const { sender_subscribed: subscribed, ...stream } = rows[0];
+  const { stream, subscribed } = found;
 
   if ((stream.invite_only || sender.role === ROLE_GUEST) && !subscribed) {
     throw badRequest(`Not authorized to send to stream '${stream.name}'`);
@@ -88,14 +83,14 @@ async function resolvePrivateRecipients(tx: Tx, sender: Actor, to: PrivateRecipi
   let users: UserProfile[];
   if (typeof to[0] === "number") {
     const ids = [...new Set(to as number[])];
-    users = await tx.userProfile.findMany({ where: { id: { in: ids }, realm_id: sender.realm_id } });
+    users = await leanSql(tx).query<UserProfile>(Prisma.sql`SELECT * FROM user_profile WHERE realm_id = ${sender.realm_id} AND id = ANY(${ids}::int[])`);
     const found = new Set(users.map((u) => u.id));
     const missing = ids.find((id) => !found.has(id));
     if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
   } else {
     const emails = [...new Set((to as string[]).map((e) => e.trim().toLowerCase()))];
-    users = await tx.$queryRaw<UserProfile[]>`
-      SELECT * FROM user_profile WHERE realm_id = ${sender.realm_id} AND lower(delivery_email) = ANY(${emails}::text[])`;
+    users = await leanSql(tx).query<UserProfile>(Prisma.sql`
+      SELECT * FROM user_profile WHERE realm_id = ${sender.realm_id} AND lower(delivery_email) = ANY(${emails}::text[])`);
     const found = new Set(users.map((u) => u.delivery_email.toLowerCase()));
     const missing = emails.find((e) => !found.has(e));
     if (missing !== undefined) throw badRequest(`Invalid email '${missing}'`);
@@ -113,21 +108,17 @@ async function privateRecipientId(tx: Tx, sender: Actor, participants: UserProfi
   const hash = createHash("sha1").update(ids.join(",")).digest("hex");
   const huddle = await tx.huddle.upsert({ where: { huddle_hash: hash }, create: { realm_id: sender.realm_id, huddle_hash: hash }, update: {} });
   if (huddle.recipient_id !== null) return huddle.recipient_id;
+  // Each step is idempotent, and the huddle points at its recipient only once the members are
+  // subscribed, so this is safe outside a transaction and under concurrent first messages.
   const recipient = await tx.recipient.upsert({
     where: { type_type_id: { type: RECIPIENT_HUDDLE, type_id: huddle.id } },
     create: { type: RECIPIENT_HUDDLE, type_id: huddle.id },
     update: {},
   });
-  await tx.huddle.update({ where: { id: huddle.id }, data: { recipient_id: recipient.id } });
   // As in Zulip, a group conversation's members are its recipient's subscribers.
   await tx.subscription.createMany({ data: ids.map((user_id) => ({ user_id, recipient_id: recipient.id })), skipDuplicates: true });
+  await tx.huddle.update({ where: { id: huddle.id }, data: { recipient_id: recipient.id } });
   return recipient.id;
-}
-
-interface InsertedMessage {
-  id: number;
-  date_sent: Date;
-  rows: Array<{ user_id: number; flags: number }>;
 }
 
 /** Per-recipient flags a message's content sets. */
@@ -145,26 +136,50 @@ const ALERT_AFTER = "($|[\\s)\"?:.,';\\]!*`])";
 const ALERT_META = "([.^$*+?()\\[\\]{}|\\\\])";
 const ALERT_META_ESCAPED = "\\\\\\1";
 
+
+/** A message to write: the row's values, who receives it, and its event without id and timestamp. */
+interface MessageWrite {
+  realmId: number;
+  senderId: number;
+  recipientId: number;
+  topic: string;
+  content: string;
+  rendered: ReturnType<typeof renderMarkdown>;
+  client: string;
+  recipients: { subscribersOf: number } | { userIds: number[] };
+  /** The stream whose first_message_id the message may set. */
+  streamId: number | null;
+  baseFlags: number;
+  contentFlags: ContentFlags;
+  /** The `message` event's message, but for `id` and `timestamp` (known once inserted). */
+  event: Omit<WireMessage, "id" | "timestamp">;
+  allPublicStreams: boolean;
+}
+
+interface WrittenMessage {
+  id: number;
+  /** The event batch's outbox row, when the statement wrote one. */
+  outboxId: string | null;
+  events: RoutedEvent[];
+}
+
 /**
- * One statement: the message, then a user_message row for every recipient user with its flags
- * (`mentioned`, `wildcard_mentioned`, and `has_alert_word` from the recipient's alert words).
+ * One statement: the message, a user_message row for every recipient user with its flags
+ * (`mentioned`, `wildcard_mentioned`, and `has_alert_word` from the recipient's alert words), the
+ * stream's first_message_id, and the `message` event with each recipient's flag names, built by
+ * Postgres from the rows it just wrote. With `outbox`, the event batch's outbox row too: then the
+ * statement is the whole change, atomic without a transaction.
  */
-async function insertMessage(
-  tx: Tx,
-  values: { realmId: number; senderId: number; recipientId: number; topic: string; content: string; rendered: ReturnType<typeof renderMarkdown>; client: string },
-  recipients: { subscribersOf: number } | { userIds: number[] },
-  baseFlags: number,
-  contentFlags: ContentFlags,
-): Promise<InsertedMessage> {
-  const { rendered } = values;
-  const userIds = "userIds" in recipients ? recipients.userIds : null;
-  const subscribersOf = "subscribersOf" in recipients ? recipients.subscribersOf : null;
-  const rows = await tx.$queryRaw<Array<{ id: number; date_sent: Date; user_id: number; flags: number }>>`
+async function writeMessage(db: Tx, write: MessageWrite, options: { outbox: boolean }): Promise<WrittenMessage> {
+  const { rendered, contentFlags } = write;
+  const userIds = "userIds" in write.recipients ? write.recipients.userIds : null;
+  const subscribersOf = "subscribersOf" in write.recipients ? write.recipients.subscribersOf : null;
+  const [row] = await leanSql(db).query<{ id: number; outbox_id: string | null; events: string }>(Prisma.sql`
     WITH m AS (
       INSERT INTO message (realm_id, sender_id, recipient_id, subject, content, rendered_content, rendered_content_version,
                            sending_client, has_link, has_image, is_me_message)
-      VALUES (${values.realmId}, ${values.senderId}, ${values.recipientId}, ${values.topic}, ${values.content}, ${rendered.html},
-              ${MARKDOWN_VERSION}, ${values.client}, ${rendered.hasLink}, ${rendered.hasImage}, ${rendered.isMeMessage})
+      VALUES (${write.realmId}, ${write.senderId}, ${write.recipientId}, ${write.topic}, ${write.content}, ${rendered.html},
+              ${MARKDOWN_VERSION}, ${write.client}, ${rendered.hasLink}, ${rendered.hasImage}, ${rendered.isMeMessage})
       RETURNING id, date_sent
     ), recipients AS (
       SELECT user_id FROM subscription
@@ -172,30 +187,54 @@ async function insertMessage(
       UNION
       SELECT unnest(${userIds ?? []}::int[])
       UNION
-      SELECT ${values.senderId}::int
+      SELECT ${write.senderId}::int
     ), um AS (
       INSERT INTO user_message (user_id, message_id, flags)
-      SELECT r.user_id, m.id, ${baseFlags}::int
-        | CASE WHEN r.user_id = ${values.senderId}::int THEN ${FLAG_BITS.read}::int ELSE 0 END
+      SELECT r.user_id, m.id, ${write.baseFlags}::int
+        | CASE WHEN r.user_id = ${write.senderId}::int THEN ${FLAG_BITS.read}::int ELSE 0 END
         | CASE WHEN r.user_id = ANY(${contentFlags.mentionedUserIds}::int[]) THEN ${FLAG_BITS.mentioned}::int ELSE 0 END
         | CASE WHEN ${contentFlags.wildcard}::boolean THEN ${FLAG_BITS.wildcard_mentioned}::int ELSE 0 END
         | CASE WHEN EXISTS (
             SELECT 1 FROM alert_word aw
             WHERE aw.user_id = r.user_id
-              AND lower(${values.content}::text) ~ (${ALERT_BEFORE}::text || regexp_replace(lower(aw.word), ${ALERT_META}::text, ${ALERT_META_ESCAPED}::text, 'g') || ${ALERT_AFTER}::text)
+              AND lower(${write.content}::text) ~ (${ALERT_BEFORE}::text || regexp_replace(lower(aw.word), ${ALERT_META}::text, ${ALERT_META_ESCAPED}::text, 'g') || ${ALERT_AFTER}::text)
           ) THEN ${FLAG_BITS.has_alert_word}::int ELSE 0 END
       FROM recipients r CROSS JOIN m
       RETURNING user_id, flags
+    ), first_message AS (
+      UPDATE stream SET first_message_id = m.id FROM m
+      WHERE stream.id = ${write.streamId}::int AND stream.first_message_id IS NULL
+      RETURNING stream.id
+    ), batch AS (
+      SELECT jsonb_build_array(jsonb_build_object(
+        'event', jsonb_build_object('type', 'message', 'message',
+          ${JSON.stringify(write.event)}::jsonb || jsonb_build_object('id', m.id, 'timestamp', floor(extract(epoch FROM m.date_sent))::bigint)),
+        'users', (
+          SELECT jsonb_agg(jsonb_build_object('id', um.user_id, 'flags', (
+            SELECT coalesce(jsonb_agg(f.name ORDER BY f.ord), '[]'::jsonb)
+            FROM unnest(${CLIENT_FLAGS}::text[], ${CLIENT_FLAGS.map((name) => FLAG_BITS[name])}::int[]) WITH ORDINALITY AS f(name, bit, ord)
+            WHERE um.flags & f.bit <> 0)) ORDER BY um.user_id)
+          FROM um),
+        'allPublicStreams', ${write.allPublicStreams}::boolean)) AS events
+      FROM m
+    ), outbox AS (
+      INSERT INTO event_outbox (realm_id, events) SELECT ${write.realmId}, events FROM batch WHERE ${options.outbox}::boolean
+      RETURNING id
     )
-    SELECT m.id, m.date_sent, um.user_id, um.flags FROM um CROSS JOIN m`;
-  return { id: rows[0].id, date_sent: rows[0].date_sent, rows: rows.map((r) => ({ user_id: r.user_id, flags: r.flags })) };
+    SELECT m.id, (SELECT id::text FROM outbox) AS outbox_id, batch.events::text AS events FROM m, batch`);
+  return { id: row.id, outboxId: row.outbox_id, events: JSON.parse(row.events) as RoutedEvent[] };
 }
 
-/** POST /messages (Zulip's check_send_message): validates, stores, and records the `message` event. */
-export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
+/** Validates a message, renders it, and resolves where it goes (Zulip's check_message). */
+async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest): Promise<MessageWrite> {
   const content = checkContent(request.content);
-  const context = await fetchRenderContext(tx, sender.realm_id, content);
-  const linkifiers = context.linkifiers ?? [];
+  const { destination } = request;
+  const topic = destination.type === "stream" ? checkTopic(destination.topic, sender.realm.mandatory_topics) : "";
+  // The render context and the stream do not depend on each other: look them up side by side.
+  const [context, stream] = await Promise.all([
+    fetchRenderContext(db, sender.realm_id, content),
+    destination.type === "stream" ? accessStreamForSend(db, sender, destination.stream) : null,
+  ]);
   const rendered = renderMarkdown(content, context);
   const mentionedUserIds = mentionFlagUserIds(rendered, context);
   const base = {
@@ -215,59 +254,63 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
     reactions: [],
     submessages: [],
   };
+  const fields = { realmId: sender.realm_id, senderId: sender.id, content, rendered, client: request.client };
 
-  let inserted: InsertedMessage;
-  let message: WireMessage;
-  let allPublicStreams = false;
-  const { destination } = request;
-  if (destination.type === "stream") {
-    const topic = checkTopic(destination.topic, sender.realm.mandatory_topics);
-    const stream = await accessStreamForSend(tx, sender, destination.stream);
-    inserted = await insertMessage(
-      tx,
-      { realmId: sender.realm_id, senderId: sender.id, recipientId: stream.recipient_id!, topic, content, rendered, client: request.client },
-      { subscribersOf: stream.recipient_id! },
-      0,
-      { mentionedUserIds, wildcard: rendered.mentionsWildcard },
-    );
-    if (stream.first_message_id === null) {
-      await tx.stream.update({ where: { id: stream.id }, data: { first_message_id: inserted.id } });
-    }
-    allPublicStreams = !stream.invite_only;
-    message = {
-      ...base,
-      id: inserted.id,
-      recipient_id: stream.recipient_id!,
-      type: "stream",
-      stream_id: stream.id,
-      display_recipient: stream.name,
-      subject: topic,
-      topic_links: topicLinks(topic, linkifiers),
-      timestamp: Math.floor(inserted.date_sent.getTime() / 1000),
+  if (stream) {
+    return {
+      ...fields,
+      recipientId: stream.recipient_id!,
+      topic,
+      recipients: { subscribersOf: stream.recipient_id! },
+      streamId: stream.id,
+      baseFlags: 0,
+      contentFlags: { mentionedUserIds, wildcard: rendered.mentionsWildcard },
+      event: {
+        ...base,
+        recipient_id: stream.recipient_id!,
+        type: "stream",
+        stream_id: stream.id,
+        display_recipient: stream.name,
+        subject: topic,
+        topic_links: topicLinks(topic, context.linkifiers ?? []),
+      },
+      allPublicStreams: !stream.invite_only,
     };
-  } else {
-    const recipients = await resolvePrivateRecipients(tx, sender, destination.to);
-    const participants = [sender as UserProfile, ...recipients.filter((u) => u.id !== sender.id)].sort((a, b) => a.id - b.id);
-    const recipientId = await privateRecipientId(tx, sender, participants);
-    inserted = await insertMessage(
-      tx,
-      { realmId: sender.realm_id, senderId: sender.id, recipientId, topic: "", content, rendered, client: request.client },
-      { userIds: participants.map((u) => u.id) },
-      FLAG_BITS.is_private,
-      { mentionedUserIds, wildcard: false },
-    );
-    message = {
+  }
+  const recipients = await resolvePrivateRecipients(db, sender, (destination as { to: PrivateRecipients }).to);
+  const participants = [sender as UserProfile, ...recipients.filter((u) => u.id !== sender.id)].sort((a, b) => a.id - b.id);
+  const recipientId = await privateRecipientId(db, sender, participants);
+  return {
+    ...fields,
+    recipientId,
+    topic: "",
+    recipients: { userIds: participants.map((u) => u.id) },
+    streamId: null,
+    baseFlags: FLAG_BITS.is_private,
+    contentFlags: { mentionedUserIds, wildcard: false },
+    event: {
       ...base,
-      id: inserted.id,
       recipient_id: recipientId,
       type: "private",
       display_recipient: participants.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, short_name: u.short_name, is_mirror_dummy: u.is_mirror_dummy })),
       subject: "",
-      timestamp: Math.floor(inserted.date_sent.getTime() / 1000),
-    };
-  }
+    },
+    allPublicStreams: false,
+  };
+}
 
-  const users: EventRecipient[] = inserted.rows.map((row) => ({ id: row.user_id, flags: flagsToNames(row.flags) }));
-  events.send({ type: "message", message }, users, { allPublicStreams });
-  return { id: inserted.id };
+/** Sends inside an action's transaction (notification bot messages): the event joins its batch. */
+export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
+  const written = await writeMessage(tx, await prepareMessage(tx, sender, request), { outbox: false });
+  events.record(written.events);
+  return { id: written.id };
+}
+
+/**
+ * POST /messages (Zulip's check_send_message), the hot path: no transaction; the reads run side by
+ * side and one statement writes the message, its rows and its outbox row.
+ */
+export async function sendMessageAtomic(db: PrismaClient, sender: Actor, request: SendMessageRequest): Promise<AtomicChange<{ id: number }>> {
+  const written = await writeMessage(db, await prepareMessage(db, sender, request), { outbox: true });
+  return { result: { id: written.id }, batch: { id: written.outboxId!, realmId: sender.realm_id, events: written.events } };
 }

@@ -8,12 +8,26 @@ export interface AvatarSource {
   avatar_version: number;
 }
 
+// Email to gravatar hash: every message of a fetch carries its sender's avatar URL, and a page
+// holds few distinct senders. Bounded by clearing, which only costs recomputation.
+const gravatarHashes = new Map<string, string>();
+const GRAVATAR_CACHE_SIZE = 10_000;
+
+function gravatarHash(email: string): string {
+  let hash = gravatarHashes.get(email);
+  if (hash === undefined) {
+    if (gravatarHashes.size >= GRAVATAR_CACHE_SIZE) gravatarHashes.clear();
+    hash = createHash("md5").update(email.toLowerCase()).digest("hex");
+    gravatarHashes.set(email, hash);
+  }
+  return hash;
+}
+
 /** Gravatar for `G`, our upload path for `U`; null for gravatar users when the client computes it. */
 export function avatarUrl(user: AvatarSource, clientGravatar: boolean, medium = false): string | null {
   if (user.avatar_source === "U") {
     return `/user_avatars/${user.realm_id}/${user.id}${medium ? "-medium" : ""}.png?version=${user.avatar_version}`;
   }
   if (clientGravatar) return null;
-  const hash = createHash("md5").update(user.email.toLowerCase()).digest("hex");
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon${medium ? "&s=500" : ""}&version=${user.avatar_version}`;
+  return `https://secure.gravatar.com/avatar/${gravatarHash(user.email)}?d=identicon${medium ? "&s=500" : ""}&version=${user.avatar_version}`;
 }

@@ -14,7 +14,7 @@ export const FLAG_BITS = {
 export type FlagName = keyof typeof FLAG_BITS;
 
 /** Flags clients see (is_private and the push bookkeeping bit are internal). */
-const CLIENT_FLAGS: FlagName[] = ["read", "starred", "collapsed", "mentioned", "wildcard_mentioned", "has_alert_word", "historical"];
+export const CLIENT_FLAGS: FlagName[] = ["read", "starred", "collapsed", "mentioned", "wildcard_mentioned", "has_alert_word", "historical"];
 
 export function flagsToNames(bits: number): string[] {
   return CLIENT_FLAGS.filter((name) => (bits & FLAG_BITS[name]) !== 0);

@@ -4,7 +4,7 @@
 // are "historical"). Every narrow term becomes an SQL condition; the newest/oldest pages use the
 // (recipient_id, id) and (recipient_id, upper(subject), id) indexes.
 import { createHash } from "node:crypto";
-import { Prisma, type PrismaClient, type StreamModel } from "@chat/db";
+import { leanSql, Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { topicLinks } from "../lib/linkifiers.ts";
@@ -13,9 +13,9 @@ import { finalizeMessage, type WireMessage } from "../lib/message-format.ts";
 import { BadNarrowError, type NarrowTerm } from "../lib/narrow.ts";
 import { RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { isGuest } from "../lib/roles.ts";
-import { reactionsForMessages } from "../actions/reactions.ts";
+import type { Reaction } from "../actions/reactions.ts";
 import { realmLinkifiers } from "./linkifiers.ts";
-import { canSeeStream, isSubscribed } from "./streams.ts";
+import { canSeeStream, findStreamWithSubscription } from "./streams.ts";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor that means "newest". */
 export const NEWEST_ANCHOR = 10_000_000_000_000_000;
@@ -41,15 +41,6 @@ export interface FetchResult {
   messages: Array<Record<string, unknown>>;
 }
 
-/** Per-message data kept in other tables, fetched for the whole page at once. */
-type MessageDecorator = (prisma: PrismaClient, messageIds: number[]) => Promise<Map<number, Record<string, unknown>>>;
-const decorators: MessageDecorator[] = [
-  async (prisma, messageIds) => {
-    const reactions = await reactionsForMessages(prisma, messageIds);
-    return new Map([...reactions].map(([id, list]) => [id, { reactions: list }]));
-  },
-];
-
 interface Row {
   id: number;
   sender_id: number;
@@ -70,6 +61,7 @@ interface Row {
   recipient_type: number;
   recipient_type_id: number;
   stream_name: string | null;
+  reactions: Reaction[] | null;
   match_content?: string;
   match_subject?: string;
 }
@@ -77,22 +69,17 @@ interface Row {
 async function findUser(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<UserProfile> {
   const user =
     typeof operand === "number" || /^\d+$/.test(operand)
-      ? await prisma.userProfile.findFirst({ where: { id: Number(operand), realm_id: actor.realm_id } })
-      : (await prisma.$queryRaw<UserProfile[]>`
-          SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND lower(email) = lower(${operand.trim()})`)[0];
+      ? (await leanSql(prisma).query<UserProfile>(Prisma.sql`SELECT * FROM user_profile WHERE id = ${Number(operand)} AND realm_id = ${actor.realm_id}`))[0]
+      : (await leanSql(prisma).query<UserProfile>(Prisma.sql`
+          SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND lower(email) = lower(${operand.trim()})`))[0];
   if (!user) throw new BadNarrowError(`unknown user ${operand}`);
   return user;
 }
 
 async function findStream(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<{ stream: StreamModel; subscribed: boolean }> {
-  const stream =
-    typeof operand === "number"
-      ? await prisma.stream.findFirst({ where: { id: operand, realm_id: actor.realm_id, deactivated: false } })
-      : (await prisma.$queryRaw<StreamModel[]>`
-          SELECT * FROM stream WHERE realm_id = ${actor.realm_id} AND lower(name) = lower(${operand.trim()}) AND NOT deactivated`)[0];
-  const subscribed = stream ? await isSubscribed(prisma, actor.id, stream) : false;
-  if (!stream || !canSeeStream(actor, stream, subscribed)) throw new BadNarrowError(`unknown stream ${operand}`);
-  return { stream, subscribed };
+  const found = await findStreamWithSubscription(prisma, actor.realm_id, operand, [actor.id]);
+  if (!found || !canSeeStream(actor, found.stream, found.subscribed)) throw new BadNarrowError(`unknown stream ${operand}`);
+  return found;
 }
 
 /** May the user read everything ever sent to this stream (not only what they received)? */
@@ -105,6 +92,8 @@ interface Compiled {
   conditions: Prisma.Sql[];
   history: boolean;
   search: string | null;
+  /** The stream every result belongs to, when a (non-negated) stream term names one. */
+  stream: StreamModel | null;
 }
 
 async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowTerm[]): Promise<Compiled> {
@@ -112,6 +101,7 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
   let history = false;
   let needsRows = false;
   let search: string | null = null;
+  let pinned: StreamModel | null = null;
   for (const term of narrow) {
     let condition: Prisma.Sql | null = null;
     const operand = term.operand;
@@ -119,7 +109,10 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
       case "stream": {
         const { stream, subscribed } = await findStream(prisma, actor, operand as string | number);
         condition = Prisma.sql`m.recipient_id = ${stream.recipient_id}`;
-        if (!term.negated && readsFullHistory(actor, stream, subscribed)) history = true;
+        if (!term.negated) {
+          pinned = stream;
+          if (readsFullHistory(actor, stream, subscribed)) history = true;
+        }
         break;
       }
       case "streams":
@@ -158,7 +151,7 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
         } else {
           const ids = [actor.id, ...others.map((u) => u.id)].sort((a, b) => a - b);
           const hash = createHash("sha1").update(ids.join(",")).digest("hex");
-          const huddle = await prisma.huddle.findUnique({ where: { huddle_hash: hash } });
+          const [huddle] = await leanSql(prisma).query<{ recipient_id: number | null }>(Prisma.sql`SELECT recipient_id FROM huddle WHERE huddle_hash = ${hash}`);
           condition = huddle?.recipient_id ? Prisma.sql`m.recipient_id = ${huddle.recipient_id}` : Prisma.sql`FALSE`;
         }
         break;
@@ -187,7 +180,7 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
     }
     if (condition) conditions.push(term.negated ? Prisma.sql`NOT (${condition})` : condition);
   }
-  return { conditions, history: history && !needsRows, search };
+  return { conditions, history: history && !needsRows, search, stream: pinned };
 }
 
 function highlightColumns(search: string | null): Prisma.Sql {
@@ -200,6 +193,19 @@ function highlightColumns(search: string | null): Prisma.Sql {
 
 type Range = { op: "<" | "=" | ">"; id: number };
 
+// Reactions ride along with each row (most messages have none: one index probe each), so a page
+// costs one round trip.
+const MESSAGE_COLUMNS = Prisma.sql`
+  m.id, m.sender_id, m.recipient_id, m.subject, m.content, m.rendered_content, m.date_sent, m.sending_client,
+  m.last_edit_time, m.is_me_message, um.flags,
+  s.full_name AS sender_full_name, s.short_name AS sender_short_name, s.email AS sender_email,
+  s.avatar_source AS sender_avatar_source, s.avatar_version AS sender_avatar_version,
+  (SELECT json_agg(json_build_object(
+            'emoji_name', rc.emoji_name, 'emoji_code', rc.emoji_code, 'reaction_type', rc.reaction_type, 'user_id', rc.user_id,
+            'user', json_build_object('user_id', rc.user_id, 'email', ru.email, 'full_name', ru.full_name)) ORDER BY rc.id)
+   FROM reaction rc JOIN user_profile ru ON ru.id = rc.user_id WHERE rc.message_id = m.id) AS reactions`;
+
+/** The page's rows in ascending id order. */
 async function selectPage(prisma: PrismaClient, actor: Actor, compiled: Compiled, range: Range, order: "ASC" | "DESC", limit: number): Promise<Row[]> {
   if (limit <= 0) return [];
   // Order and bound by the column the driving index is sorted on, so no page needs a sort.
@@ -212,11 +218,24 @@ async function selectPage(prisma: PrismaClient, actor: Actor, compiled: Compiled
   const scope = compiled.history ? Prisma.sql`m.realm_id = ${actor.realm_id}` : Prisma.sql`um.user_id = ${actor.id}`;
   const where = Prisma.join([scope, bound, ...compiled.conditions], " AND ");
   const orderBy = order === "ASC" ? Prisma.sql`${id} ASC` : Prisma.sql`${id} DESC`;
-  return prisma.$queryRaw<Row[]>`
-    SELECT m.id, m.sender_id, m.recipient_id, m.subject, m.content, m.rendered_content, m.date_sent, m.sending_client,
-           m.last_edit_time, m.is_me_message, um.flags,
-           s.full_name AS sender_full_name, s.short_name AS sender_short_name, s.email AS sender_email,
-           s.avatar_source AS sender_avatar_source, s.avatar_version AS sender_avatar_version,
+
+  if (compiled.stream && compiled.search === null) {
+    // A stream or topic narrow, the common case: every row is the pinned stream's, so one flat
+    // index-ordered scan (the cheapest plan to make and to run) needs no recipient or stream join.
+    const { stream } = compiled;
+    const rows = await leanSql(prisma).query<Row>(Prisma.sql`
+      SELECT ${MESSAGE_COLUMNS} FROM ${from} JOIN user_profile s ON s.id = m.sender_id
+      WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit}`);
+    for (const row of rows) {
+      row.recipient_type = RECIPIENT_STREAM;
+      row.recipient_type_id = stream.id;
+      row.stream_name = stream.name;
+    }
+    return order === "DESC" ? rows.reverse() : rows;
+  }
+  // Otherwise choose the page's ids first, so the search highlighting and joins run for its rows only.
+  return leanSql(prisma).query<Row>(Prisma.sql`
+    SELECT ${MESSAGE_COLUMNS},
            r.type AS recipient_type, r.type_id AS recipient_type_id, st.name AS stream_name
            ${highlightColumns(compiled.search)}
     FROM (SELECT m.id FROM ${from} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit}) page
@@ -225,13 +244,13 @@ async function selectPage(prisma: PrismaClient, actor: Actor, compiled: Compiled
     JOIN user_profile s ON s.id = m.sender_id
     JOIN recipient r ON r.id = m.recipient_id
     LEFT JOIN stream st ON r.type = ${RECIPIENT_STREAM} AND st.id = r.type_id
-    ORDER BY m.id`;
+    ORDER BY m.id`);
 }
 
 async function firstUnread(prisma: PrismaClient, actor: Actor, compiled: Compiled): Promise<number | null> {
   const where = Prisma.join([Prisma.sql`um.user_id = ${actor.id}`, Prisma.sql`(um.flags & ${FLAG_BITS.read}) = 0`, ...compiled.conditions], " AND ");
-  const rows = await prisma.$queryRaw<{ id: number }[]>`
-    SELECT m.id FROM user_message um JOIN message m ON m.id = um.message_id WHERE ${where} ORDER BY um.message_id ASC LIMIT 1`;
+  const rows = await leanSql(prisma).query<{ id: number }>(Prisma.sql`
+    SELECT m.id FROM user_message um JOIN message m ON m.id = um.message_id WHERE ${where} ORDER BY um.message_id ASC LIMIT 1`);
   return rows[0]?.id ?? null;
 }
 
@@ -242,18 +261,18 @@ async function privateParticipants(prisma: PrismaClient, rows: Row[]): Promise<M
   const privateRows = rows.filter((r) => r.recipient_type !== RECIPIENT_STREAM);
   if (privateRows.length === 0) return new Map();
   const huddles = [...new Set(privateRows.filter((r) => r.recipient_type === RECIPIENT_HUDDLE).map((r) => r.recipient_id))];
-  const members = huddles.length
-    ? await prisma.$queryRaw<{ recipient_id: number; user_id: number }[]>`SELECT recipient_id, user_id FROM subscription WHERE recipient_id = ANY(${huddles}::int[])`
-    : [];
-  const userIds = new Set<number>(members.map((m) => m.user_id));
+  const userIds = new Set<number>();
   for (const row of privateRows) {
     userIds.add(row.sender_id);
     if (row.recipient_type === RECIPIENT_PERSONAL) userIds.add(row.recipient_type_id);
   }
-  const users = await prisma.userProfile.findMany({
-    where: { id: { in: [...userIds] } },
-    select: { id: true, email: true, full_name: true, short_name: true, is_mirror_dummy: true },
-  });
+  // One round trip: the senders and personal recipients, and every group conversation's members.
+  const users = await leanSql(prisma).query<DisplayUser & { huddles: number[] | null }>(Prisma.sql`
+    WITH members AS (SELECT recipient_id, user_id FROM subscription WHERE recipient_id = ANY(${huddles}::int[]))
+    SELECT u.id, u.email, u.full_name, u.short_name, u.is_mirror_dummy,
+           (SELECT array_agg(m.recipient_id) FROM members m WHERE m.user_id = u.id) AS huddles
+    FROM user_profile u WHERE u.id = ANY(${[...userIds]}::int[]) OR u.id IN (SELECT user_id FROM members)`);
+  const members = users.flatMap((u) => (u.huddles ?? []).map((recipient_id) => ({ recipient_id, user_id: u.id })));
   const byId = new Map(users.map((u) => [u.id, u]));
   const result = new Map<number, DisplayUser[]>();
   for (const row of privateRows) {
@@ -261,7 +280,14 @@ async function privateParticipants(prisma: PrismaClient, rows: Row[]): Promise<M
       row.recipient_type === RECIPIENT_HUDDLE
         ? members.filter((m) => m.recipient_id === row.recipient_id).map((m) => m.user_id)
         : [row.sender_id, row.recipient_type_id];
-    result.set(row.id, [...new Set(ids)].sort((a, b) => a - b).map((id) => byId.get(id)!).filter(Boolean));
+    result.set(
+      row.id,
+      [...new Set(ids)]
+        .sort((a, b) => a - b)
+        .map((id) => byId.get(id))
+        .filter((u) => u !== undefined)
+        .map(({ id, email, full_name, short_name, is_mirror_dummy }) => ({ id, email, full_name, short_name, is_mirror_dummy })),
+    );
   }
   return result;
 }
@@ -280,56 +306,54 @@ export async function fetchMessages(prisma: PrismaClient, actor: Actor, request:
 
   // One page below the anchor, the anchor itself, one page above; one extra row on each side
   // tells whether the oldest/newest matching message was reached.
-  // Nothing lies above "newest" or below "oldest": those pages are not queried.
+  // Nothing lies above "newest" or below "oldest": those pages are not queried. The linkifiers
+  // (for topic_links) are read alongside unless the narrow holds only private messages.
   const none = Promise.resolve([] as Row[]);
-  const [before, at, after] = await Promise.all([
+  const privateOnly = request.narrow.some((t) => !t.negated && (t.operator === "pm-with" || t.operator === "group-pm-with" || (t.operator === "is" && t.operand === "private")));
+  const [before, at, after, linkifiers] = await Promise.all([
     anchor > 0 ? selectPage(prisma, actor, compiled, { op: "<", id: anchor }, "DESC", numBefore + 1) : none,
     anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { op: "=", id: anchor }, "ASC", 1) : none,
     anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { op: ">", id: anchor }, "ASC", numAfter + 1) : none,
+    privateOnly ? Promise.resolve([]) : realmLinkifiers(prisma, actor.realm_id),
   ]);
   const foundOldest = before.length <= numBefore;
   const foundNewest = after.length <= numAfter || request.anchor === "newest";
   const rows = [...before.slice(Math.max(0, before.length - numBefore)), ...at, ...after.slice(0, numAfter)];
-
-  const linkifiers = rows.some((r) => r.recipient_type === RECIPIENT_STREAM)
-    ? await realmLinkifiers(prisma, actor.realm_id)
-    : [];
   const participants = await privateParticipants(prisma, rows);
-  const extras = await Promise.all(decorators.map((decorate) => decorate(prisma, rows.map((r) => r.id))));
 
+  const format = { applyMarkdown: request.applyMarkdown, clientGravatar: request.clientGravatar };
   const messages = rows.map((row) => {
     const isStream = row.recipient_type === RECIPIENT_STREAM;
-    const wire: WireMessage = {
-      id: row.id,
-      sender_id: row.sender_id,
-      sender_full_name: row.sender_full_name,
-      sender_short_name: row.sender_short_name,
-      sender_email: row.sender_email,
-      sender_realm_str: actor.realm.string_id,
-      sender_avatar_source: row.sender_avatar_source,
-      sender_avatar_version: row.sender_avatar_version,
-      realm_id: actor.realm_id,
-      recipient_id: row.recipient_id,
-      type: isStream ? "stream" : "private",
-      ...(isStream ? { stream_id: row.recipient_type_id } : {}),
-      display_recipient: isStream ? row.stream_name! : (participants.get(row.id) ?? []),
-      subject: row.subject,
-      topic_links: isStream ? topicLinks(row.subject, linkifiers) : [],
-      raw_content: row.content,
-      rendered_content: row.rendered_content ?? "",
-      timestamp: Math.floor(row.date_sent.getTime() / 1000),
-      client: row.sending_client,
-      is_me_message: row.is_me_message,
-      reactions: [],
-      submessages: [],
-      ...(row.last_edit_time ? { last_edit_timestamp: Math.floor(row.last_edit_time.getTime() / 1000) } : {}),
-    };
-    const message: Record<string, unknown> = {
-      ...finalizeMessage(wire, { applyMarkdown: request.applyMarkdown, clientGravatar: request.clientGravatar }),
-      // A message the user has no row for was read from the stream's history.
-      flags: row.flags === null ? ["read", "historical"] : flagsToNames(row.flags),
-    };
-    for (const extra of extras) Object.assign(message, extra.get(row.id));
+    const message = finalizeMessage(
+      {
+        id: row.id,
+        sender_id: row.sender_id,
+        sender_full_name: row.sender_full_name,
+        sender_short_name: row.sender_short_name,
+        sender_email: row.sender_email,
+        sender_realm_str: actor.realm.string_id,
+        sender_avatar_source: row.sender_avatar_source,
+        sender_avatar_version: row.sender_avatar_version,
+        realm_id: actor.realm_id,
+        recipient_id: row.recipient_id,
+        type: isStream ? "stream" : "private",
+        ...(isStream ? { stream_id: row.recipient_type_id } : {}),
+        display_recipient: isStream ? row.stream_name! : (participants.get(row.id) ?? []),
+        subject: row.subject,
+        topic_links: isStream ? topicLinks(row.subject, linkifiers) : [],
+        raw_content: row.content,
+        rendered_content: row.rendered_content ?? "",
+        timestamp: Math.floor(row.date_sent.getTime() / 1000),
+        client: row.sending_client,
+        is_me_message: row.is_me_message,
+        reactions: row.reactions ?? [],
+        submessages: [],
+        ...(row.last_edit_time ? { last_edit_timestamp: Math.floor(row.last_edit_time.getTime() / 1000) } : {}),
+      },
+      format,
+    );
+    // A message the user has no row for was read from the stream's history.
+    message.flags = row.flags === null ? ["read", "historical"] : flagsToNames(row.flags);
     if (row.match_content !== undefined) {
       message.match_content = row.match_content;
       message.match_subject = row.match_subject;

@@ -1,7 +1,7 @@
 // Which streams a user may see and use. Zulip's rules: a public stream is visible to every
 // non-guest; a private stream, and for guests any stream, only to its subscribers. Administrators
 // may manage (but not read) private streams they are not in.
-import type { StreamModel, Tx } from "@chat/db";
+import { leanSql, Prisma, type StreamModel, type Tx } from "@chat/db";
 import { badRequest, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
@@ -11,6 +11,27 @@ type Reader = Pick<Tx, "stream" | "subscription" | "$queryRaw">;
 export async function isSubscribed(db: Reader, userId: number, stream: StreamModel): Promise<boolean> {
   const sub = await db.subscription.findFirst({ where: { user_id: userId, recipient_id: stream.recipient_id!, active: true }, select: { id: true } });
   return sub !== null;
+}
+
+/**
+ * An active stream of the realm by id or (case-insensitive) name, and whether any of `userIds` is
+ * subscribed to it, in one round trip: sending and fetching do this on every request.
+ */
+export async function findStreamWithSubscription(
+  db: Parameters<typeof leanSql>[0],
+  realmId: number,
+  indicator: string | number,
+  userIds: number[],
+): Promise<{ stream: StreamModel; subscribed: boolean } | null> {
+  const match = typeof indicator === "number" ? Prisma.sql`st.id = ${indicator}` : Prisma.sql`lower(st.name) = lower(${indicator.trim()})`;
+  const rows = await leanSql(db).query<StreamModel & { subscribed: boolean }>(Prisma.sql`
+    SELECT st.*, EXISTS (
+      SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.user_id = ANY(${userIds}::int[])
+    ) AS subscribed
+    FROM stream st WHERE st.realm_id = ${realmId} AND NOT st.deactivated AND ${match}`, { prepare: true });
+  if (rows.length === 0) return null;
+  const { subscribed, ...stream } = rows[0];
+  return { stream, subscribed };
 }
 
 /** May the user see that the stream exists and read its metadata? */

@@ -1,7 +1,7 @@
 // What the renderer needs from the database, fetched by the caller before rendering: only the
 // rows the content can refer to, one query per kind of syntax, and none for syntax the content
 // does not contain (a plain message costs only the linkifier query).
-import type { Tx } from "@chat/db";
+import { leanSql, Prisma } from "@chat/db";
 import type { Linkifier } from "../linkifiers.ts";
 import { realmLinkifiers } from "../../queries/linkifiers.ts";
 
@@ -37,7 +37,7 @@ export interface RenderContext {
   customEmoji?: CustomEmoji[];
 }
 
-type Reader = Pick<Tx, "$queryRaw">;
+type Reader = Parameters<typeof leanSql>[0];
 
 // Loose scans of the raw content: they may find names the renderer later ignores (inside code, or
 // not preceded by a space), never miss one it would render.
@@ -80,38 +80,44 @@ export function scanMentionSyntax(content: string): { names: string[]; ids: numb
  * that has read the realm's linkifiers already passes them in.
  */
 export async function fetchRenderContext(db: Reader, realmId: number, content: string, known: { linkifiers?: Linkifier[] } = {}): Promise<RenderContext> {
-  const linkifiers = known.linkifiers ?? (await realmLinkifiers(db, realmId));
-  const context: RenderContext = { linkifiers };
   const hasSyntax = (c: string) => content.includes(c);
   const scan = hasSyntax("@") || hasSyntax("#**") || hasSyntax(":") ? scanMentionSyntax(content) : null;
-  if (!scan) return context;
-
-  if (scan.names.length > 0 || scan.ids.length > 0) {
-    // Deactivated users are never mentioned; the renderer leaves their syntax as text.
-    context.users = await db.$queryRaw<MentionableUser[]>`
-      SELECT id, full_name FROM user_profile
-      WHERE realm_id = ${realmId} AND is_active
-        AND (lower(full_name) = ANY(${scan.names}::text[]) OR id = ANY(${scan.ids}::int[]))
-      ORDER BY id`;
-  }
-  if (scan.groups.length > 0) {
-    context.groups = await db.$queryRaw<MentionableGroup[]>`
-      SELECT g.id, g.name, COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE m.user_id IS NOT NULL), '{}') AS member_ids
-      FROM user_group g LEFT JOIN user_group_membership m ON m.user_group_id = g.id
-      WHERE g.realm_id = ${realmId} AND lower(g.name) = ANY(${scan.groups}::text[])
-      GROUP BY g.id ORDER BY g.id`;
-  }
-  if (scan.streams.length > 0) {
-    context.streams = await db.$queryRaw<LinkableStream[]>`
-      SELECT id, name FROM stream
-      WHERE realm_id = ${realmId} AND NOT deactivated AND lower(name) = ANY(${scan.streams}::text[])
-      ORDER BY id`;
-  }
-  if (scan.emoji.length > 0) {
-    context.customEmoji = await db.$queryRaw<CustomEmoji[]>`
-      SELECT id, name, realm_id FROM realm_emoji
-      WHERE realm_id = ${realmId} AND NOT deactivated AND name = ANY(${scan.emoji}::text[])
-      ORDER BY id`;
-  }
+  const sql = leanSql(db);
+  // The lookups are independent: run them side by side (outside a transaction, on separate connections).
+  const [linkifiers, users, groups, streams, customEmoji] = await Promise.all([
+    known.linkifiers ?? realmLinkifiers(db, realmId),
+    scan && (scan.names.length > 0 || scan.ids.length > 0)
+      ? // Deactivated users are never mentioned; the renderer leaves their syntax as text.
+        sql.query<MentionableUser>(Prisma.sql`
+          SELECT id, full_name FROM user_profile
+          WHERE realm_id = ${realmId} AND is_active
+            AND (lower(full_name) = ANY(${scan.names}::text[]) OR id = ANY(${scan.ids}::int[]))
+          ORDER BY id`)
+      : undefined,
+    scan && scan.groups.length > 0
+      ? sql.query<MentionableGroup>(Prisma.sql`
+          SELECT g.id, g.name, COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE m.user_id IS NOT NULL), '{}') AS member_ids
+          FROM user_group g LEFT JOIN user_group_membership m ON m.user_group_id = g.id
+          WHERE g.realm_id = ${realmId} AND lower(g.name) = ANY(${scan.groups}::text[])
+          GROUP BY g.id ORDER BY g.id`)
+      : undefined,
+    scan && scan.streams.length > 0
+      ? sql.query<LinkableStream>(Prisma.sql`
+          SELECT id, name FROM stream
+          WHERE realm_id = ${realmId} AND NOT deactivated AND lower(name) = ANY(${scan.streams}::text[])
+          ORDER BY id`)
+      : undefined,
+    scan && scan.emoji.length > 0
+      ? sql.query<CustomEmoji>(Prisma.sql`
+          SELECT id, name, realm_id FROM realm_emoji
+          WHERE realm_id = ${realmId} AND NOT deactivated AND name = ANY(${scan.emoji}::text[])
+          ORDER BY id`)
+      : undefined,
+  ]);
+  const context: RenderContext = { linkifiers };
+  if (users) context.users = users;
+  if (groups) context.groups = groups;
+  if (streams) context.streams = streams;
+  if (customEmoji) context.customEmoji = customEmoji;
   return context;
 }
