@@ -48,9 +48,10 @@ interface Row {
   subject: string;
   content: string;
   rendered_content: string | null;
-  date_sent: Date;
+  /** Seconds since the epoch: the wire format, and no Date to parse per row. */
+  timestamp: number;
   sending_client: string;
-  last_edit_time: Date | null;
+  last_edit_timestamp: number | null;
   is_me_message: boolean;
   flags: number | null;
   sender_full_name: string;
@@ -58,9 +59,10 @@ interface Row {
   sender_email: string;
   sender_avatar_source: string;
   sender_avatar_version: number;
-  recipient_type: number;
-  recipient_type_id: number;
-  stream_name: string | null;
+  /** These three come only from the general page query, not the stream narrow's lean one. */
+  recipient_type?: number;
+  recipient_type_id?: number;
+  stream_name?: string | null;
   reactions: Reaction[] | null;
   match_content?: string;
   match_subject?: string;
@@ -196,8 +198,9 @@ type Range = { op: "<" | "=" | ">"; id: number };
 // Reactions ride along with each row (most messages have none: one index probe each), so a page
 // costs one round trip.
 const MESSAGE_COLUMNS = Prisma.sql`
-  m.id, m.sender_id, m.recipient_id, m.subject, m.content, m.rendered_content, m.date_sent, m.sending_client,
-  m.last_edit_time, m.is_me_message, um.flags,
+  m.id, m.sender_id, m.recipient_id, m.subject, m.content, m.rendered_content,
+  floor(extract(epoch FROM m.date_sent))::int AS timestamp, m.sending_client,
+  floor(extract(epoch FROM m.last_edit_time))::int AS last_edit_timestamp, m.is_me_message, um.flags,
   s.full_name AS sender_full_name, s.short_name AS sender_short_name, s.email AS sender_email,
   s.avatar_source AS sender_avatar_source, s.avatar_version AS sender_avatar_version,
   (SELECT json_agg(json_build_object(
@@ -222,15 +225,10 @@ async function selectPage(prisma: PrismaClient, actor: Actor, compiled: Compiled
   if (compiled.stream && compiled.search === null) {
     // A stream or topic narrow, the common case: every row is the pinned stream's, so one flat
     // index-ordered scan (the cheapest plan to make and to run) needs no recipient or stream join.
-    const { stream } = compiled;
+    // (The caller fills in the recipient from the pinned stream.)
     const rows = await leanSql(prisma).query<Row>(Prisma.sql`
       SELECT ${MESSAGE_COLUMNS} FROM ${from} JOIN user_profile s ON s.id = m.sender_id
       WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit}`);
-    for (const row of rows) {
-      row.recipient_type = RECIPIENT_STREAM;
-      row.recipient_type_id = stream.id;
-      row.stream_name = stream.name;
-    }
     return order === "DESC" ? rows.reverse() : rows;
   }
   // Otherwise choose the page's ids first, so the search highlighting and joins run for its rows only.
@@ -256,9 +254,11 @@ async function firstUnread(prisma: PrismaClient, actor: Actor, compiled: Compile
 
 type DisplayUser = { id: number; email: string; full_name: string; short_name: string; is_mirror_dummy: boolean };
 
-/** The participants of each private conversation among the rows, for display_recipient. */
+type PrivateRow = Row & { recipient_type: number; recipient_type_id: number };
+
+/** The participants of each private conversation among the rows (of the general page query), for display_recipient. */
 async function privateParticipants(prisma: PrismaClient, rows: Row[]): Promise<Map<number, DisplayUser[]>> {
-  const privateRows = rows.filter((r) => r.recipient_type !== RECIPIENT_STREAM);
+  const privateRows = rows.filter((r): r is PrivateRow => r.recipient_type !== undefined && r.recipient_type !== RECIPIENT_STREAM);
   if (privateRows.length === 0) return new Map();
   const huddles = [...new Set(privateRows.filter((r) => r.recipient_type === RECIPIENT_HUDDLE).map((r) => r.recipient_id))];
   const userIds = new Set<number>();
@@ -319,11 +319,20 @@ export async function fetchMessages(prisma: PrismaClient, actor: Actor, request:
   const foundOldest = before.length <= numBefore;
   const foundNewest = after.length <= numAfter || request.anchor === "newest";
   const rows = [...before.slice(Math.max(0, before.length - numBefore)), ...at, ...after.slice(0, numAfter)];
-  const participants = await privateParticipants(prisma, rows);
+  // A stream narrow's rows (from the lean page query) carry no recipient columns: all are the stream's.
+  const participants = compiled.stream ? new Map<number, DisplayUser[]>() : await privateParticipants(prisma, rows);
 
   const format = { applyMarkdown: request.applyMarkdown, clientGravatar: request.clientGravatar };
+  // A page holds few topics.
+  const topicLinksCache = new Map<string, ReturnType<typeof topicLinks>>();
+  const linksOf = (topic: string) => {
+    let links = topicLinksCache.get(topic);
+    if (!links) topicLinksCache.set(topic, (links = topicLinks(topic, linkifiers)));
+    return links;
+  };
   const messages = rows.map((row) => {
-    const isStream = row.recipient_type === RECIPIENT_STREAM;
+    const { stream } = compiled;
+    const isStream = stream !== null || row.recipient_type === RECIPIENT_STREAM;
     const message = finalizeMessage(
       {
         id: row.id,
@@ -337,18 +346,18 @@ export async function fetchMessages(prisma: PrismaClient, actor: Actor, request:
         realm_id: actor.realm_id,
         recipient_id: row.recipient_id,
         type: isStream ? "stream" : "private",
-        ...(isStream ? { stream_id: row.recipient_type_id } : {}),
-        display_recipient: isStream ? row.stream_name! : (participants.get(row.id) ?? []),
+        ...(isStream ? { stream_id: stream?.id ?? row.recipient_type_id } : {}),
+        display_recipient: isStream ? (stream?.name ?? row.stream_name!) : (participants.get(row.id) ?? []),
         subject: row.subject,
-        topic_links: isStream ? topicLinks(row.subject, linkifiers) : [],
+        topic_links: isStream ? linksOf(row.subject) : [],
         raw_content: row.content,
         rendered_content: row.rendered_content ?? "",
-        timestamp: Math.floor(row.date_sent.getTime() / 1000),
+        timestamp: row.timestamp,
         client: row.sending_client,
         is_me_message: row.is_me_message,
         reactions: row.reactions ?? [],
         submessages: [],
-        ...(row.last_edit_time ? { last_edit_timestamp: Math.floor(row.last_edit_time.getTime() / 1000) } : {}),
+        ...(row.last_edit_timestamp !== null ? { last_edit_timestamp: row.last_edit_timestamp } : {}),
       },
       format,
     );
