@@ -1,0 +1,78 @@
+// leanSql runs the hot paths' statements on the driver under Prisma. It must give the rows Prisma
+// would (for the column types hot paths return), reuse prepared statements safely, and inside an
+// interactive transaction join that transaction rather than run beside it.
+import { leanSql, openDatabase, Prisma, type Database } from "@chat/db";
+import { createTestDatabase, type TestDatabase } from "../../../test/support/services.ts";
+
+describe.each(["postgres", "pglite"] as const)("leanSql (%s)", (kind) => {
+  let database: TestDatabase | null = null;
+  let db: Database;
+
+  beforeAll(async () => {
+    if (kind === "postgres") {
+      database = await createTestDatabase();
+      db = await openDatabase({ databaseUrl: database.url, dataDir: "", migrate: true });
+    } else {
+      db = await openDatabase({ databaseUrl: null, dataDir: "memory://", migrate: true });
+    }
+    await db.prisma.realm.create({ data: { string_id: "lean", name: "Lean" } });
+  });
+  afterAll(async () => {
+    await db.close();
+    await database?.drop();
+  });
+
+  const realmNamed = (name: string) => Prisma.sql`SELECT id, string_id, date_created, deactivated FROM realm WHERE string_id = ${name}`;
+
+  test("returns the rows $queryRaw returns, for ints, text, booleans and timestamps", async () => {
+    const lean = await leanSql(db.prisma).query<Record<string, unknown>>(realmNamed("lean"));
+    const viaPrisma = await db.prisma.$queryRaw<Record<string, unknown>[]>(realmNamed("lean"));
+    expect(lean).toHaveLength(1);
+    expect(lean).toEqual(viaPrisma);
+    expect(lean[0].date_created).toBeInstanceOf(Date);
+  });
+
+  test("a prepared statement answers for each set of values", async () => {
+    const sql = leanSql(db.prisma);
+    const first = await sql.query<{ string_id: string }>(realmNamed("lean"), { prepare: true });
+    const missing = await sql.query(realmNamed("nowhere"), { prepare: true });
+    const again = await sql.query<{ string_id: string }>(realmNamed("lean"), { prepare: true });
+    expect(first.map((r) => r.string_id)).toEqual(["lean"]);
+    expect(missing).toEqual([]);
+    expect(again).toEqual(first);
+  });
+
+  test("inside a transaction it sees the transaction's writes, and a rollback undoes its own", async () => {
+    await expect(
+      db.prisma.$transaction(async (tx) => {
+        await tx.realm.create({ data: { string_id: "in-tx", name: "In transaction" } });
+        expect(await leanSql(tx).query(realmNamed("in-tx"))).toHaveLength(1);
+        await leanSql(tx).query(Prisma.sql`INSERT INTO realm (string_id, name) VALUES ('lean-write', 'Lean write') RETURNING id`);
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    expect(await leanSql(db.prisma).query(Prisma.sql`SELECT id FROM realm WHERE string_id IN ('in-tx', 'lean-write')`)).toEqual([]);
+  });
+
+  test("outside a transaction it never sees another request's uncommitted writes", async () => {
+    // PGlite has one connection: a lean statement issued while a transaction is open must wait for
+    // it, not run inside it (and read rows a rollback then removes).
+    let inserted!: () => void;
+    const insertedNow = new Promise<void>((resolve) => (inserted = resolve));
+    const transaction = db.prisma.$transaction(async (tx) => {
+      await tx.realm.create({ data: { string_id: "uncommitted", name: "Uncommitted" } });
+      inserted();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      throw new Error("roll back");
+    });
+    await insertedNow;
+    const seen = await leanSql(db.prisma).query(realmNamed("uncommitted"));
+    await expect(transaction).rejects.toThrow("roll back");
+    expect(seen).toEqual([]);
+  });
+
+  test("an SQL error rejects with the driver's error and leaves the connection usable", async () => {
+    await expect(leanSql(db.prisma).query(Prisma.sql`SELECT no_such_column FROM realm`)).rejects.toThrow(/no_such_column/);
+    expect(await leanSql(db.prisma).query(realmNamed("lean"))).toHaveLength(1);
+  });
+});
