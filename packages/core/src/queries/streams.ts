@@ -43,18 +43,16 @@ export function canSeeStream(actor: Actor, stream: StreamModel, subscribed: bool
 
 /** A stream of the actor's realm by id that the actor may see, or `Invalid stream id`. */
 export async function accessStreamById(db: Reader, actor: Actor, streamId: number, options: { requireAdmin?: boolean } = {}): Promise<StreamModel> {
-  const stream = await db.stream.findFirst({ where: { id: streamId, realm_id: actor.realm_id, deactivated: false } });
-  if (!stream) throw badRequest("Invalid stream id");
-  const subscribed = await isSubscribed(db, actor.id, stream);
+  const found = await findStreamWithSubscription(db, actor.realm_id, streamId, [actor.id]);
+  if (!found) throw badRequest("Invalid stream id");
+  const { stream, subscribed } = found;
   if (!canSeeStream(actor, stream, subscribed) || (options.requireAdmin && !isAdmin(actor) && !subscribed)) throw badRequest("Invalid stream id");
   return stream;
 }
 
 /** A stream of the actor's realm by name that the actor may see, or STREAM_DOES_NOT_EXIST. */
 export async function accessStreamByName(db: Reader, actor: Actor, name: string): Promise<StreamModel> {
-  const rows = await db.$queryRaw<{ id: number }[]>`
-    SELECT id FROM stream WHERE realm_id = ${actor.realm_id} AND lower(name) = lower(${name.trim()}) AND NOT deactivated`;
-  const stream = rows.length === 0 ? null : await db.stream.findUnique({ where: { id: rows[0].id } });
-  if (!stream || !canSeeStream(actor, stream, await isSubscribed(db, actor.id, stream))) throw new StreamDoesNotExistError(name);
-  return stream;
+  const found = await findStreamWithSubscription(db, actor.realm_id, name, [actor.id]);
+  if (!found || !canSeeStream(actor, found.stream, found.subscribed)) throw new StreamDoesNotExistError(name);
+  return found.stream;
 }
