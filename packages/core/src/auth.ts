@@ -1,8 +1,10 @@
 // Who a request acts as. One indexed query per request (api_key is unique); no cache, so a
-// deactivation or key change takes effect on every node at once.
+// deactivation or key change takes effect on every node at once. The same query brings the
+// realm's linkifiers, which sending and fetching both need.
 import { leanSql, Prisma, type PrismaClient } from "@chat/db";
 import { AuthenticationFailedError, InvalidApiKeyError, NonexistentSubdomainError, RealmDeactivatedError, UserDeactivatedError } from "./errors.ts";
 import type { Actor, Realm, UserProfile } from "./models.ts";
+import type { Linkifier } from "./lib/linkifiers.ts";
 import { verifyPassword } from "./lib/secrets.ts";
 import { getUserByDeliveryEmail } from "./queries/users.ts";
 
@@ -17,23 +19,27 @@ export async function getRealmForSubdomain(prisma: PrismaClient, subdomain: stri
  * realm; only on a mismatch do we look further, to say which error applies.
  */
 export async function authenticateApiKey(prisma: PrismaClient, subdomain: string, email: string, apiKey: string): Promise<Actor> {
-  // One round trip on every request: the user with its realm as JSON (its column names clash).
+  // One round trip on every request: the user with its realm as JSON (its column names clash),
+  // and the realm's linkifiers, which the hot paths (send, fetch) need.
   const rows =
     apiKey === ""
       ? []
-      : await leanSql(prisma).query<UserProfile & { realm_json: RealmJson }>(Prisma.sql`
-          SELECT u.*, to_jsonb(r) AS realm_json FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`, { prepare: true });
+      : await leanSql(prisma).query<UserProfile & { realm_json: RealmJson; linkifiers: Linkifier[] }>(Prisma.sql`
+          SELECT u.*, to_jsonb(r) AS realm_json,
+                 (SELECT coalesce(jsonb_agg(jsonb_build_object('id', f.id, 'pattern', f.pattern, 'url_format_string', f.url_format_string) ORDER BY f.id), '[]')
+                  FROM realm_filter f WHERE f.realm_id = u.realm_id) AS linkifiers
+          FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`, { prepare: true });
   const row = rows[0];
   if (!row || row.realm_json.string_id !== subdomain) {
     await getRealmForSubdomain(prisma, subdomain);
     throw new InvalidApiKeyError();
   }
-  const { realm_json, ...user } = row;
+  const { realm_json, linkifiers, ...user } = row;
   const realm = realmFromJson(realm_json);
   if (user.delivery_email.toLowerCase() !== email.trim().toLowerCase()) throw new InvalidApiKeyError();
   if (realm.deactivated) throw new RealmDeactivatedError();
   if (!user.is_active) throw new UserDeactivatedError();
-  return { ...user, realm };
+  return { ...user, realm, realmLinkifiers: linkifiers };
 }
 
 type RealmJson = Omit<Realm, "date_created" | "upload_quota_bytes"> & { date_created: string; upload_quota_bytes: number | null };

@@ -5,6 +5,7 @@
 import type { ChangeBatch, ChangeStream, EventPayload, EventRecipient, RoutedEvent } from "@chat/bus";
 import type { PrismaClient, Tx } from "@chat/db";
 import { logger } from "@chat/logger";
+import { GroupCommit } from "./lib/group-commit.ts";
 
 export class EventRecorder {
   readonly events: RoutedEvent[] = [];
@@ -22,11 +23,17 @@ export class EventRecorder {
   }
 }
 
-/** What an atomic action returns: its result, and the batch its statement wrote to the outbox. */
-export interface AtomicChange<T> {
-  result: T;
-  batch: ChangeBatch;
+/**
+ * A kind of change that is one statement on its own (sending a message), so concurrent changes of
+ * the kind can share a statement: `write` writes every item, and the outbox rows of the batches
+ * it returns, in one statement.
+ */
+export interface GroupedWrite<I, O> {
+  write(db: PrismaClient, items: I[]): Promise<{ results: O[]; batches: ChangeBatch[] }>;
 }
+
+/** Statements of one grouped kind in flight at once, and most items per statement. */
+const GROUPING = { maxConcurrent: 2, maxBatch: 32 };
 
 export type ActionBody<T> = (tx: Tx, events: EventRecorder) => Promise<T>;
 
@@ -34,6 +41,8 @@ const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 60_000 };
 
 export class ActionRunner {
   private readonly published: bigint[] = [];
+  /** One group commit per kind of grouped write (its key). */
+  private readonly groups = new Map<object, unknown>();
   private forgetTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -50,29 +59,43 @@ export class ActionRunner {
       if (recorder.events.length > 0) outboxId = await insertOutboxRow(tx, realmId, recorder.events);
       return value;
     }, TRANSACTION_OPTIONS);
-    if (outboxId !== null) await this.publish({ id: String(outboxId), realmId, events: recorder.events });
+    if (outboxId !== null) await this.publish([{ id: String(outboxId), realmId, events: recorder.events }]);
     return result;
   }
 
   /**
-   * Runs an action whose change is one statement, atomic on its own (sending a message): the
-   * statement writes its outbox row itself, and no transaction is opened. Published as `run` does.
+   * Runs a change that is one statement on its own, atomic without a transaction: `prepare` reads
+   * and validates, then the item joins whatever statement of its kind goes next (group commit),
+   * and the batches that statement wrote are published as `run` publishes.
    */
-  async runAtomic<T>(body: (db: PrismaClient) => Promise<AtomicChange<T>>): Promise<T> {
-    const { result, batch } = await body(this.prisma);
-    await this.publish(batch);
-    return result;
+  async runGrouped<I, O>(kind: GroupedWrite<I, O>, prepare: (db: PrismaClient) => Promise<I>): Promise<O> {
+    const item = await prepare(this.prisma);
+    return this.groupOf(kind).submit(item);
   }
 
-  private async publish(batch: ChangeBatch): Promise<void> {
+  private groupOf<I, O>(kind: GroupedWrite<I, O>): GroupCommit<I, O> {
+    let group = this.groups.get(kind) as GroupCommit<I, O> | undefined;
+    if (!group) {
+      group = new GroupCommit<I, O>(async (items) => {
+        const { results, batches } = await kind.write(this.prisma, items);
+        await this.publish(batches);
+        return results;
+      }, GROUPING);
+      this.groups.set(kind, group);
+    }
+    return group;
+  }
+
+  private async publish(batches: ChangeBatch[]): Promise<void> {
+    if (batches.length === 0) return;
     try {
-      await this.changes.publish([batch]);
+      await this.changes.publish(batches);
     } catch (error) {
-      // Committed but not published: the sweeper publishes the outbox row in a few seconds.
-      logger.warn("event publish failed; leaving it to the outbox sweeper", { batch: batch.id, error: String(error) });
+      // Committed but not published: the sweeper publishes the outbox rows in a few seconds.
+      logger.warn("event publish failed; leaving it to the outbox sweeper", { batches: batches.map((b) => b.id), error: String(error) });
       return;
     }
-    this.published.push(BigInt(batch.id));
+    for (const batch of batches) this.published.push(BigInt(batch.id));
     this.forgetTimer ??= setTimeout(() => void this.forgetPublished(), 50);
   }
 

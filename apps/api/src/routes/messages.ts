@@ -50,7 +50,7 @@ export function messageRoutes(services: ApiServices): Router {
         p.type === "stream"
           ? { type: "stream", stream: parseStreamIndicator(p.to), topic: rawParam(req, "topic") ?? rawParam(req, "subject") }
           : { type: "private", to: parsePrivateRecipients(p.to) };
-      const result = await actions.runAtomic((db) => sendMessageAtomic(db, actor, { destination, content: p.content, client: clientName(req) }));
+      const result = await sendMessageAtomic(actions, actor, { destination, content: p.content, client: clientName(req) });
       success(res, { id: result.id });
     }),
   );

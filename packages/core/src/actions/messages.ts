@@ -1,15 +1,14 @@
-// Sending a message: the hot path. Recipient resolution uses the query builder; the write is one
-// raw statement (message plus every per-user row) because Prisma's builder limits write speed.
+// Sending a message: the hot path. Validation, rendering and recipient resolution here; the write
+// (message-write.ts) is one raw statement shared by concurrent sends.
 import { createHash } from "node:crypto";
-import { leanSql, Prisma, type PrismaClient, type StreamModel, type Tx } from "@chat/db";
-import type { RoutedEvent } from "@chat/bus";
-import type { AtomicChange, EventRecorder } from "../events.ts";
+import { leanSql, Prisma, type StreamModel, type Tx } from "@chat/db";
+import type { ActionRunner, EventRecorder } from "../events.ts";
+import { MESSAGE_WRITES, writeMessage, type MessageWrite } from "./message-write.ts";
 import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
-import { topicLinks, type Linkifier } from "../lib/linkifiers.ts";
-import { fetchRenderContext, MARKDOWN_VERSION, mentionFlagUserIds, renderMarkdown } from "../lib/markdown.ts";
-import { CLIENT_FLAGS, FLAG_BITS } from "../lib/message-flags.ts";
-import type { WireMessage } from "../lib/message-format.ts";
+import { topicLinks } from "../lib/linkifiers.ts";
+import { fetchRenderContext, mentionFlagUserIds, renderMarkdown } from "../lib/markdown.ts";
+import { FLAG_BITS } from "../lib/message-flags.ts";
 import { RECIPIENT_HUDDLE } from "../lib/recipients.ts";
 import { isAdmin, ROLE_GUEST } from "../lib/roles.ts";
 import { findStreamWithSubscription } from "../queries/streams.ts";
@@ -121,114 +120,6 @@ async function privateRecipientId(tx: Tx, sender: Actor, participants: UserProfi
   return recipient.id;
 }
 
-/** Per-recipient flags a message's content sets. */
-interface ContentFlags {
-  /** Users whose `mentioned` flag is set (if they are recipients). */
-  mentionedUserIds: number[];
-  /** Whether every recipient gets `wildcard_mentioned`. */
-  wildcard: boolean;
-}
-
-// Zulip's alert word boundaries: a word matches (case-insensitively) at the start or after one of
-// these, and at the end or before one of those. Regular-expression characters in the word are escaped.
-const ALERT_BEFORE = "(^|[\\s(\".,';\\[*`>])";
-const ALERT_AFTER = "($|[\\s)\"?:.,';\\]!*`])";
-const ALERT_META = "([.^$*+?()\\[\\]{}|\\\\])";
-const ALERT_META_ESCAPED = "\\\\\\1";
-
-
-// A user_message row's flag names, in flagsToNames's order, as plain expressions: this runs once
-// per recipient (1,000 times for a big stream). Built from constants, not client input.
-const FLAG_NAMES_SQL = Prisma.sql`to_jsonb(array_remove(ARRAY[${Prisma.join(
-  CLIENT_FLAGS.map((name) => Prisma.raw(`CASE WHEN um.flags & ${FLAG_BITS[name]} <> 0 THEN '${name}' END`)),
-)}]::text[], NULL))`;
-
-/** A message to write: the row's values, who receives it, and its event without id and timestamp. */
-interface MessageWrite {
-  realmId: number;
-  senderId: number;
-  recipientId: number;
-  topic: string;
-  content: string;
-  rendered: ReturnType<typeof renderMarkdown>;
-  client: string;
-  recipients: { subscribersOf: number } | { userIds: number[] };
-  /** The stream whose first_message_id the message may set. */
-  streamId: number | null;
-  baseFlags: number;
-  contentFlags: ContentFlags;
-  /** The `message` event's message, but for `id` and `timestamp` (known once inserted). */
-  event: Omit<WireMessage, "id" | "timestamp">;
-  allPublicStreams: boolean;
-}
-
-interface WrittenMessage {
-  id: number;
-  /** The event batch's outbox row, when the statement wrote one. */
-  outboxId: string | null;
-  events: RoutedEvent[];
-}
-
-/**
- * One statement: the message, a user_message row for every recipient user with its flags
- * (`mentioned`, `wildcard_mentioned`, and `has_alert_word` from the recipient's alert words), the
- * stream's first_message_id, and the `message` event with each recipient's flag names, built by
- * Postgres from the rows it just wrote. With `outbox`, the event batch's outbox row too: then the
- * statement is the whole change, atomic without a transaction.
- */
-async function writeMessage(db: Tx, write: MessageWrite, options: { outbox: boolean }): Promise<WrittenMessage> {
-  const { rendered, contentFlags } = write;
-  const userIds = "userIds" in write.recipients ? write.recipients.userIds : null;
-  const subscribersOf = "subscribersOf" in write.recipients ? write.recipients.subscribersOf : null;
-  const [row] = await leanSql(db).query<{ id: number; outbox_id: string | null; events: string }>(Prisma.sql`
-    WITH m AS (
-      INSERT INTO message (realm_id, sender_id, recipient_id, subject, content, rendered_content, rendered_content_version,
-                           sending_client, has_link, has_image, is_me_message)
-      VALUES (${write.realmId}, ${write.senderId}, ${write.recipientId}, ${write.topic}, ${write.content}, ${rendered.html},
-              ${MARKDOWN_VERSION}, ${write.client}, ${rendered.hasLink}, ${rendered.hasImage}, ${rendered.isMeMessage})
-      RETURNING id, date_sent
-    ), recipients AS (
-      SELECT user_id FROM subscription
-      WHERE ${subscribersOf}::int IS NOT NULL AND recipient_id = ${subscribersOf}::int AND active AND is_user_active
-      UNION
-      SELECT unnest(${userIds ?? []}::int[])
-      UNION
-      SELECT ${write.senderId}::int
-    ), alerted AS (
-      -- The realm's alert words are few: match each once, not once per recipient.
-      SELECT DISTINCT aw.user_id FROM alert_word aw
-      WHERE aw.realm_id = ${write.realmId}
-        AND lower(${write.content}::text) ~ (${ALERT_BEFORE}::text || regexp_replace(lower(aw.word), ${ALERT_META}::text, ${ALERT_META_ESCAPED}::text, 'g') || ${ALERT_AFTER}::text)
-    ), um AS (
-      INSERT INTO user_message (user_id, message_id, flags)
-      SELECT r.user_id, m.id, ${write.baseFlags}::int
-        | CASE WHEN r.user_id = ${write.senderId}::int THEN ${FLAG_BITS.read}::int ELSE 0 END
-        | CASE WHEN r.user_id = ANY(${contentFlags.mentionedUserIds}::int[]) THEN ${FLAG_BITS.mentioned}::int ELSE 0 END
-        | CASE WHEN ${contentFlags.wildcard}::boolean THEN ${FLAG_BITS.wildcard_mentioned}::int ELSE 0 END
-        | CASE WHEN r.user_id IN (SELECT user_id FROM alerted) THEN ${FLAG_BITS.has_alert_word}::int ELSE 0 END
-      FROM recipients r CROSS JOIN m
-      RETURNING user_id, flags
-    ), first_message AS (
-      UPDATE stream SET first_message_id = m.id FROM m
-      WHERE stream.id = ${write.streamId}::int AND stream.first_message_id IS NULL
-      RETURNING stream.id
-    ), batch AS (
-      SELECT jsonb_build_array(jsonb_build_object(
-        'event', jsonb_build_object('type', 'message', 'message',
-          ${JSON.stringify(write.event)}::jsonb || jsonb_build_object('id', m.id, 'timestamp', floor(extract(epoch FROM m.date_sent))::bigint)),
-        'users', (
-          SELECT jsonb_agg(jsonb_build_object('id', um.user_id, 'flags', ${FLAG_NAMES_SQL}) ORDER BY um.user_id)
-          FROM um),
-        'allPublicStreams', ${write.allPublicStreams}::boolean)) AS events
-      FROM m
-    ), outbox AS (
-      INSERT INTO event_outbox (realm_id, events) SELECT ${write.realmId}, events FROM batch WHERE ${options.outbox}::boolean
-      RETURNING id
-    )
-    SELECT m.id, (SELECT id::text FROM outbox) AS outbox_id, batch.events::text AS events FROM m, batch`);
-  return { id: row.id, outboxId: row.outbox_id, events: JSON.parse(row.events) as RoutedEvent[] };
-}
-
 /** Validates a message, renders it, and resolves where it goes (Zulip's check_message). */
 async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest): Promise<MessageWrite> {
   const content = checkContent(request.content);
@@ -236,7 +127,7 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
   const topic = destination.type === "stream" ? checkTopic(destination.topic, sender.realm.mandatory_topics) : "";
   // The render context and the stream do not depend on each other: look them up side by side.
   const [context, stream] = await Promise.all([
-    fetchRenderContext(db, sender.realm_id, content),
+    fetchRenderContext(db, sender.realm_id, content, { linkifiers: sender.realmLinkifiers }),
     destination.type === "stream" ? accessStreamForSend(db, sender, destination.stream) : null,
   ]);
   const rendered = renderMarkdown(content, context);
@@ -268,7 +159,8 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
       recipients: { subscribersOf: stream.recipient_id! },
       streamId: stream.id,
       baseFlags: 0,
-      contentFlags: { mentionedUserIds, wildcard: rendered.mentionsWildcard },
+      mentionedUserIds,
+      wildcard: rendered.mentionsWildcard,
       event: {
         ...base,
         recipient_id: stream.recipient_id!,
@@ -291,7 +183,8 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
     recipients: { userIds: participants.map((u) => u.id) },
     streamId: null,
     baseFlags: FLAG_BITS.is_private,
-    contentFlags: { mentionedUserIds, wildcard: false },
+    mentionedUserIds,
+    wildcard: false,
     event: {
       ...base,
       recipient_id: recipientId,
@@ -305,16 +198,16 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
 
 /** Sends inside an action's transaction (notification bot messages): the event joins its batch. */
 export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
-  const written = await writeMessage(tx, await prepareMessage(tx, sender, request), { outbox: false });
-  events.record(written.events);
+  const written = await writeMessage(tx, await prepareMessage(tx, sender, request));
+  events.record([written.event]);
   return { id: written.id };
 }
 
 /**
- * POST /messages (Zulip's check_send_message), the hot path: no transaction; the reads run side by
- * side and one statement writes the message, its rows and its outbox row.
+ * POST /messages (Zulip's check_send_message), the hot path: no transaction. The reads run side
+ * by side, then the message joins the next statement writing concurrent sends (group commit).
  */
-export async function sendMessageAtomic(db: PrismaClient, sender: Actor, request: SendMessageRequest): Promise<AtomicChange<{ id: number }>> {
-  const written = await writeMessage(db, await prepareMessage(db, sender, request), { outbox: true });
-  return { result: { id: written.id }, batch: { id: written.outboxId!, realmId: sender.realm_id, events: written.events } };
+export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
+  const written = await actions.runGrouped(MESSAGE_WRITES, (db) => prepareMessage(db, sender, request));
+  return { id: written.id };
 }

@@ -226,9 +226,12 @@ async function selectPage(prisma: PrismaClient, actor: Actor, compiled: Compiled
     // A stream or topic narrow, the common case: every row is the pinned stream's, so one flat
     // index-ordered scan (the cheapest plan to make and to run) needs no recipient or stream join.
     // (The caller fills in the recipient from the pinned stream.)
+    // Prepared, since planning this join costs about as much as running it. The limit is part of
+    // the text, not a parameter: a generic plan for an unknown limit expects a large share of the
+    // stream and scans it whole (measured: 11.8 ms against 1.5 ms). Clients use a few page sizes.
     const rows = await leanSql(prisma).query<Row>(Prisma.sql`
       SELECT ${MESSAGE_COLUMNS} FROM ${from} JOIN user_profile s ON s.id = m.sender_id
-      WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit}`);
+      WHERE ${where} ORDER BY ${orderBy} LIMIT ${Prisma.raw(String(Math.trunc(limit)))}`, { prepare: true });
     return order === "DESC" ? rows.reverse() : rows;
   }
   // Otherwise choose the page's ids first, so the search highlighting and joins run for its rows only.
@@ -314,7 +317,7 @@ export async function fetchMessages(prisma: PrismaClient, actor: Actor, request:
     anchor > 0 ? selectPage(prisma, actor, compiled, { op: "<", id: anchor }, "DESC", numBefore + 1) : none,
     anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { op: "=", id: anchor }, "ASC", 1) : none,
     anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { op: ">", id: anchor }, "ASC", numAfter + 1) : none,
-    privateOnly ? Promise.resolve([]) : realmLinkifiers(prisma, actor.realm_id),
+    privateOnly ? Promise.resolve([]) : (actor.realmLinkifiers ?? realmLinkifiers(prisma, actor.realm_id)),
   ]);
   const foundOldest = before.length <= numBefore;
   const foundNewest = after.length <= numAfter || request.anchor === "newest";

@@ -1,0 +1,199 @@
+// Writing messages: one statement writes any number of messages with every per-user row, the
+// streams' first_message_id, and the outbox rows of their events. Concurrent sends share it
+// (ActionRunner.runGrouped); a message sent inside another action's transaction writes alone.
+import { leanSql, Prisma, type PrismaClient, type Tx } from "@chat/db";
+import type { ChangeBatch, RoutedEvent } from "@chat/bus";
+import type { GroupedWrite } from "../events.ts";
+import { MARKDOWN_VERSION, type RenderedMessage } from "../lib/markdown.ts";
+import { CLIENT_FLAGS, FLAG_BITS, flagsToNames } from "../lib/message-flags.ts";
+import type { WireMessage } from "../lib/message-format.ts";
+
+/** A message to write: the row's values, who receives it, and its event without id and timestamp. */
+export interface MessageWrite {
+  realmId: number;
+  senderId: number;
+  recipientId: number;
+  topic: string;
+  content: string;
+  rendered: Pick<RenderedMessage, "html" | "hasLink" | "hasImage" | "isMeMessage">;
+  client: string;
+  recipients: { subscribersOf: number } | { userIds: number[] };
+  /** The stream whose first_message_id the message may set. */
+  streamId: number | null;
+  baseFlags: number;
+  /** Users whose `mentioned` flag is set (if they are recipients). */
+  mentionedUserIds: number[];
+  /** Whether every recipient gets `wildcard_mentioned`. */
+  wildcard: boolean;
+  /** The `message` event's message, but for `id` and `timestamp` (known once inserted). */
+  event: Omit<WireMessage, "id" | "timestamp">;
+  allPublicStreams: boolean;
+}
+
+export interface WrittenMessage {
+  id: number;
+  /** Its `message` event, routed to every recipient with that recipient's flags. */
+  event: RoutedEvent;
+}
+
+// Zulip's alert word boundaries: a word matches (case-insensitively) at the start or after one of
+// these, and at the end or before one of those. Regular-expression characters in the word are escaped.
+const ALERT_BEFORE = "(^|[\\s(\".,';\\[*`>])";
+const ALERT_AFTER = "($|[\\s)\"?:.,';\\]!*`])";
+const ALERT_META = "([.^$*+?()\\[\\]{}|\\\\])";
+const ALERT_META_ESCAPED = "\\\\\\1";
+
+// A user_message row's flag names, in flagsToNames's order, as plain expressions: this runs once
+// per recipient (1,000 times for a big stream). Built from constants, not client input.
+const FLAG_NAMES_SQL = Prisma.sql`to_jsonb(array_remove(ARRAY[${Prisma.join(
+  CLIENT_FLAGS.map((name) => Prisma.raw(`CASE WHEN um.flags & ${FLAG_BITS[name]} <> 0 THEN '${name}' END`)),
+)}]::text[], NULL))`;
+
+interface WrittenRow {
+  ord: number;
+  id: number;
+  timestamp: number;
+  user_ids: number[];
+  flags: number[];
+  outbox_id: string | null;
+}
+
+/**
+ * One statement for every message in `writes`: each message (ids drawn in order, so events keep
+ * the order of the writes), a user_message row for every recipient user with its flags
+ * (`mentioned`, `wildcard_mentioned`, and `has_alert_word` from the recipients' alert words), the
+ * streams' first_message_id and, with `outbox`, one outbox row per realm holding its messages'
+ * events, built by Postgres from the rows it just wrote. The statement is the whole change.
+ */
+async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], outbox: boolean): Promise<WrittenRow[]> {
+  const column = <T>(pick: (write: MessageWrite) => T) => writes.map(pick);
+  const pairs = (pick: (write: MessageWrite) => number[]) => {
+    const ords: number[] = [];
+    const users: number[] = [];
+    writes.forEach((write, i) => {
+      for (const user of pick(write)) {
+        ords.push(i + 1);
+        users.push(user);
+      }
+    });
+    return { ords, users };
+  };
+  const listed = pairs((w) => ("userIds" in w.recipients ? w.recipients.userIds : []));
+  const mentioned = pairs((w) => w.mentionedUserIds);
+  return leanSql(db).query<WrittenRow>(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${column((w) => w.realmId)}::int[], ${column((w) => w.senderId)}::int[], ${column((w) => w.recipientId)}::int[],
+        ${column((w) => w.topic)}::text[], ${column((w) => w.content)}::text[], ${column((w) => w.rendered.html)}::text[],
+        ${column((w) => w.client)}::text[], ${column((w) => w.rendered.hasLink)}::boolean[], ${column((w) => w.rendered.hasImage)}::boolean[],
+        ${column((w) => w.rendered.isMeMessage)}::boolean[],
+        ${column((w) => ("subscribersOf" in w.recipients ? w.recipients.subscribersOf : null))}::int[],
+        ${column((w) => w.streamId)}::int[], ${column((w) => w.baseFlags)}::int[], ${column((w) => w.wildcard)}::boolean[],
+        ${column((w) => JSON.stringify(w.event))}::text[], ${column((w) => w.allPublicStreams)}::boolean[]
+      ) WITH ORDINALITY AS t(realm_id, sender_id, recipient_id, subject, content, rendered, client, has_link, has_image,
+                             is_me, subscribers_of, stream_id, base_flags, wildcard, event, all_public, ord)
+    ), ids AS (
+      -- Drawn in the writes' order (a CTE with nextval is evaluated once, row by row).
+      SELECT ord, nextval('message_id_seq')::int AS id FROM (SELECT ord FROM input ORDER BY ord) o
+    ), m AS (
+      INSERT INTO message (id, realm_id, sender_id, recipient_id, subject, content, rendered_content, rendered_content_version,
+                           sending_client, has_link, has_image, is_me_message)
+      SELECT ids.id, i.realm_id, i.sender_id, i.recipient_id, i.subject, i.content, i.rendered, ${MARKDOWN_VERSION},
+             i.client, i.has_link, i.has_image, i.is_me
+      FROM input i JOIN ids USING (ord)
+    ), recipients AS (
+      SELECT i.ord, s.user_id FROM input i
+      JOIN subscription s ON s.recipient_id = i.subscribers_of AND s.active AND s.is_user_active
+      UNION
+      SELECT ord, user_id FROM unnest(${listed.ords}::int[], ${listed.users}::int[]) AS l(ord, user_id)
+      UNION
+      SELECT ord, sender_id FROM input
+    ), mentioned AS (
+      SELECT ord, user_id FROM unnest(${mentioned.ords}::int[], ${mentioned.users}::int[]) AS x(ord, user_id)
+    ), alerted AS (
+      -- The realm's alert words are few: match each once per message, not once per recipient.
+      SELECT DISTINCT i.ord, aw.user_id FROM input i JOIN alert_word aw ON aw.realm_id = i.realm_id
+      WHERE lower(i.content) ~ (${ALERT_BEFORE}::text || regexp_replace(lower(aw.word), ${ALERT_META}::text, ${ALERT_META_ESCAPED}::text, 'g') || ${ALERT_AFTER}::text)
+    ), um AS (
+      INSERT INTO user_message (user_id, message_id, flags)
+      SELECT r.user_id, ids.id, i.base_flags
+        | CASE WHEN r.user_id = i.sender_id THEN ${FLAG_BITS.read}::int ELSE 0 END
+        | CASE WHEN (r.ord, r.user_id) IN (SELECT ord, user_id FROM mentioned) THEN ${FLAG_BITS.mentioned}::int ELSE 0 END
+        | CASE WHEN i.wildcard THEN ${FLAG_BITS.wildcard_mentioned}::int ELSE 0 END
+        | CASE WHEN (r.ord, r.user_id) IN (SELECT ord, user_id FROM alerted) THEN ${FLAG_BITS.has_alert_word}::int ELSE 0 END
+      FROM recipients r JOIN input i USING (ord) JOIN ids USING (ord)
+      RETURNING user_id, message_id, flags
+    ), first_message AS (
+      UPDATE stream SET first_message_id = f.id
+      FROM (SELECT i.stream_id, min(ids.id) AS id FROM input i JOIN ids USING (ord) WHERE i.stream_id IS NOT NULL GROUP BY i.stream_id) f
+      WHERE stream.id = f.stream_id AND stream.first_message_id IS NULL
+    ), delivered AS (
+      SELECT um.message_id, array_agg(um.user_id ORDER BY um.user_id) AS user_ids, array_agg(um.flags ORDER BY um.user_id) AS flags,
+             CASE WHEN ${outbox}::boolean THEN jsonb_agg(jsonb_build_object('id', um.user_id, 'flags', ${FLAG_NAMES_SQL}) ORDER BY um.user_id) END AS users
+      FROM um GROUP BY um.message_id
+    ), routed AS (
+      SELECT i.ord, i.realm_id, ids.id, d.user_ids, d.flags,
+             CASE WHEN ${outbox}::boolean THEN jsonb_build_object(
+               'event', jsonb_build_object('type', 'message', 'message',
+                 i.event::jsonb || jsonb_build_object('id', ids.id, 'timestamp', floor(extract(epoch FROM now())))),
+               'users', d.users, 'allPublicStreams', i.all_public) END AS event
+      FROM input i JOIN ids USING (ord) JOIN delivered d ON d.message_id = ids.id
+    ), outbox AS (
+      INSERT INTO event_outbox (realm_id, events)
+      SELECT realm_id, jsonb_agg(event ORDER BY ord) FROM routed WHERE ${outbox}::boolean GROUP BY realm_id
+      RETURNING id, realm_id
+    )
+    SELECT r.ord::int, r.id, floor(extract(epoch FROM now()))::float8 AS timestamp, r.user_ids, r.flags,
+           (SELECT o.id::text FROM outbox o WHERE o.realm_id = r.realm_id) AS outbox_id
+    FROM routed r ORDER BY r.ord`, { prepare: true });
+}
+
+const flagNamesByBits = new Map<number, string[]>();
+
+/** Flag names of a bitmask; recipients share a few combinations, so each list is built once. */
+function flagNames(bits: number): string[] {
+  let names = flagNamesByBits.get(bits);
+  if (!names) {
+    names = flagsToNames(bits);
+    flagNamesByBits.set(bits, names);
+  }
+  return names;
+}
+
+/** The `message` event the statement stored in the outbox, built again here from its result. */
+function routedEvent(write: MessageWrite, row: WrittenRow): RoutedEvent {
+  const message = { ...write.event, id: row.id, timestamp: row.timestamp };
+  const users = row.user_ids.map((id, i) => ({ id, flags: flagNames(row.flags[i]) }));
+  return write.allPublicStreams
+    ? { event: { type: "message", message }, users, allPublicStreams: true }
+    : { event: { type: "message", message }, users };
+}
+
+/** Writes one message inside a transaction, without an outbox row: the action's batch carries its event. */
+export async function writeMessage(tx: Tx, write: MessageWrite): Promise<WrittenMessage> {
+  const [row] = await writeMessageRows(tx, [write], false);
+  return { id: row.id, event: routedEvent(write, row) };
+}
+
+/** Sending messages as one grouped kind of change: concurrent sends share the statement. */
+export const MESSAGE_WRITES: GroupedWrite<MessageWrite, WrittenMessage> = {
+  async write(db, writes) {
+    const rows = await writeMessageRows(db, writes, true);
+    const results: WrittenMessage[] = new Array<WrittenMessage>(writes.length);
+    const batches = new Map<string, ChangeBatch>();
+    for (const row of rows) {
+      const write = writes[row.ord - 1];
+      const event = routedEvent(write, row);
+      results[row.ord - 1] = { id: row.id, event };
+      const outboxId = row.outbox_id!;
+      let batch = batches.get(outboxId);
+      if (!batch) {
+        batch = { id: outboxId, realmId: write.realmId, events: [] };
+        batches.set(outboxId, batch);
+      }
+      batch.events.push(event);
+    }
+    if (rows.length !== writes.length) throw new Error(`wrote ${rows.length} of ${writes.length} messages`);
+    return { results, batches: [...batches.values()] };
+  },
+};
