@@ -156,4 +156,40 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
     while ((await prisma.eventOutbox.count()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(await prisma.eventOutbox.count()).toBe(0);
   });
+
+  test("concurrent sends share statements, yet each gets its own message, rows, flags and event", async () => {
+    const bobKey = (await server.anonymous.post("/fetch_api_key", { username: "bob@example.com", password: "message-pass" })).body.api_key;
+    const bob = server.client("bob@example.com", bobKey);
+    const queue = (await bob.post("/register", { event_types: ["message"] })).body.queue_id;
+    // Stream messages with and without a mention of Bob, and private messages to him, all at once.
+    const kinds = Array.from({ length: 15 }, (_, i) => (["plain", "mention", "private"] as const)[i % 3]);
+    const sends = kinds.map((kind, i) =>
+      kind === "private"
+        ? alice.post("/messages", { type: "private", to: JSON.stringify([bobId]), content: `together ${i}` })
+        : alice.post("/messages", { type: "stream", to: "general", topic: "together", content: kind === "mention" ? `@**Bob B** together ${i}` : `together ${i}` }),
+    );
+    const responses = await Promise.all(sends);
+    const ids = responses.map((res) => res.body.id as number);
+    expect(responses.every((res) => res.body.result === "success")).toBe(true);
+    expect(new Set(ids).size).toBe(kinds.length);
+
+    const { prisma } = server.running.services.db;
+    const messages = await prisma.message.findMany({ where: { id: { in: ids } } });
+    const bobRows = await prisma.userMessage.findMany({ where: { message_id: { in: ids }, user_id: bobId } });
+    const events: Array<Record<string, any>> = [];
+    for (const [i, kind] of kinds.entries()) {
+      const message = messages.find((m) => m.id === ids[i])!;
+      expect(message.content).toBe(kind === "mention" ? `@**Bob B** together ${i}` : `together ${i}`);
+      const flags = bobRows.find((r) => r.message_id === ids[i])!.flags;
+      expect(flags & 8).toBe(kind === "mention" ? 8 : 0); // mentioned
+      expect(flags & 2048).toBe(kind === "private" ? 2048 : 0); // is_private
+      events.push(await waitForEvent(bob, queue, (e) => e.type === "message" && e.message.id === ids[i]));
+    }
+    for (const [i, kind] of kinds.entries()) {
+      const event = events[i];
+      expect(event.message.content).toContain(`together ${i}`);
+      expect(event.message.type).toBe(kind === "private" ? "private" : "stream");
+      expect(event.flags).toEqual(kind === "mention" ? ["mentioned"] : []);
+    }
+  });
 });
