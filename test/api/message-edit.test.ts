@@ -279,6 +279,29 @@ describe.each(MODES)("message editing (%s)", (mode) => {
       expect(await drainEvents(charlie.client, charlieQueue)).toEqual([]);
     });
 
+    test("edited content sets and clears mentioned, wildcard_mentioned and has_alert_word, and the event carries the new flags", async () => {
+      expect((await bob.client.post("/users/me/alert_words", { alert_words: JSON.stringify(["deploy"]) })).body.result).toBe("success");
+      const id = await send(alice.client, "flags after edit", "nothing for anyone");
+      const flagsOf = async (userId: number) =>
+        (await server.running.services.db.prisma.userMessage.findUniqueOrThrow({ where: { user_id_message_id: { user_id: userId, message_id: id } } })).flags;
+      expect((await flagsOf(bob.id)) & (8 | 16 | 512)).toBe(0);
+
+      const bobQueue = await register(bob.client);
+      expect((await alice.client.patch(`/messages/${id}`, { content: "@**Bob Edit** please deploy" })).body.result).toBe("success");
+      expect((await flagsOf(bob.id)) & (8 | 512)).toBe(8 | 512);
+      const mentioned = await waitForEvent(bob.client, bobQueue, (e) => e.type === "update_message" && e.message_id === id);
+      expect(mentioned.flags).toEqual(["mentioned", "has_alert_word"]);
+
+      expect((await alice.client.patch(`/messages/${id}`, { content: "@**all** heads up" })).body.result).toBe("success");
+      expect((await flagsOf(bob.id)) & (8 | 16 | 512)).toBe(16);
+      expect((await flagsOf(admin.id)) & (8 | 16 | 512)).toBe(16);
+
+      expect((await alice.client.patch(`/messages/${id}`, { content: "never mind" })).body.result).toBe("success");
+      expect((await flagsOf(bob.id)) & (8 | 16 | 512)).toBe(0);
+      // Flags content does not decide stay as they were (Alice's own message is read).
+      expect((await flagsOf(alice.id)) & 1).toBe(1);
+    });
+
     test("a private message edit reaches only its participants", async () => {
       const id = (await alice.client.post("/messages", { type: "private", to: [bob.id], content: "pm" })).body.id;
       const [bobQueue, adminQueue] = await Promise.all([bob, admin].map((u) => register(u.client)));

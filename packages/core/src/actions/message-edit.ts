@@ -1,18 +1,19 @@
 // Editing a message (Zulip's update_message_backend + do_update_message): content, topic with a
 // propagate mode, or a move to another stream. Each changed message gets a message_edit row (its
 // state before the edit) and one update_message event reaches everyone who has any of them.
-import type { MessageModel, Tx } from "@chat/db";
+import { Prisma, type MessageModel, type Tx } from "@chat/db";
 import type { EventRecipient } from "@chat/bus";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { topicLinks } from "../lib/linkifiers.ts";
-import { fetchRenderContext, MARKDOWN_VERSION, renderMarkdown } from "../lib/markdown.ts";
-import { flagsToNames } from "../lib/message-flags.ts";
+import { fetchRenderContext, MARKDOWN_VERSION, mentionFlagUserIds, renderMarkdown } from "../lib/markdown.ts";
+import { FLAG_BITS, flagsToNames } from "../lib/message-flags.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
 import { accessMessage } from "../queries/messages.ts";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./messages.ts";
 import { realmLinkifiers } from "../queries/linkifiers.ts";
+import { alertWordMatches } from "./message-write.ts";
 
 export const PROPAGATE_MODES = ["change_one", "change_later", "change_all"] as const;
 export type PropagateMode = (typeof PROPAGATE_MODES)[number];
@@ -156,7 +157,9 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
   const update: Record<string, unknown> = { last_edit_time: now };
   if (newContent !== undefined) {
     // The same renderer and context as sending (mentions, stream links, emoji, linkifiers).
-    const rendered = renderMarkdown(newContent, await fetchRenderContext(tx, actor.realm_id, newContent, { linkifiers }));
+    const context = await fetchRenderContext(tx, actor.realm_id, newContent, { linkifiers });
+    const rendered = renderMarkdown(newContent, context);
+    await updateContentFlags(tx, message, newContent, mentionFlagUserIds(rendered, context), rendered.mentionsWildcard);
     Object.assign(edit, {
       prev_content: message.content,
       prev_rendered_content: message.rendered_content,
@@ -219,6 +222,24 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
     .filter((h) => !losingAccess.has(h.user_id))
     .map((h) => ({ id: h.user_id, flags: h.flags === null ? [] : flagsToNames(h.flags) }));
   events.send(event, users);
+}
+
+const CONTENT_FLAGS = FLAG_BITS.mentioned | FLAG_BITS.wildcard_mentioned | FLAG_BITS.has_alert_word;
+
+/**
+ * New content sets and clears the flags content decides, for everyone who has the message, as
+ * Zulip's update_user_message_flags: `mentioned` (users and members of groups mentioned now),
+ * `wildcard_mentioned`, and `has_alert_word` (from each holder's alert words).
+ */
+async function updateContentFlags(tx: Tx, message: MessageModel, content: string, mentionedUserIds: number[], wildcard: boolean): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE user_message um SET flags = (um.flags & ${~CONTENT_FLAGS}::int)
+      | CASE WHEN um.user_id = ANY(${mentionedUserIds}::int[]) THEN ${FLAG_BITS.mentioned}::int ELSE 0 END
+      | CASE WHEN ${wildcard}::boolean THEN ${FLAG_BITS.wildcard_mentioned}::int ELSE 0 END
+      | CASE WHEN um.user_id IN (
+          SELECT aw.user_id FROM alert_word aw WHERE aw.realm_id = ${message.realm_id} AND ${alertWordMatches(Prisma.sql`${content}::text`)}
+        ) THEN ${FLAG_BITS.has_alert_word}::int ELSE 0 END
+    WHERE um.message_id = ${message.id}`;
 }
 
 /**

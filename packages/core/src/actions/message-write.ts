@@ -43,6 +43,11 @@ const ALERT_AFTER = "($|[\\s)\"?:.,';\\]!*`])";
 const ALERT_META = "([.^$*+?()\\[\\]{}|\\\\])";
 const ALERT_META_ESCAPED = "\\\\\\1";
 
+/** Whether the alert word `aw.word` occurs in `content` (an SQL expression), as Zulip matches them. */
+export function alertWordMatches(content: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`lower(${content}) ~ (${ALERT_BEFORE}::text || regexp_replace(lower(aw.word), ${ALERT_META}::text, ${ALERT_META_ESCAPED}::text, 'g') || ${ALERT_AFTER}::text)`;
+}
+
 // A user_message row's flag names, in flagsToNames's order, as plain expressions: this runs once
 // per recipient (1,000 times for a big stream). Built from constants, not client input.
 const FLAG_NAMES_SQL = Prisma.sql`to_jsonb(array_remove(ARRAY[${Prisma.join(
@@ -113,7 +118,7 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
     ), alerted AS (
       -- The realm's alert words are few: match each once per message, not once per recipient.
       SELECT DISTINCT i.ord, aw.user_id FROM input i JOIN alert_word aw ON aw.realm_id = i.realm_id
-      WHERE lower(i.content) ~ (${ALERT_BEFORE}::text || regexp_replace(lower(aw.word), ${ALERT_META}::text, ${ALERT_META_ESCAPED}::text, 'g') || ${ALERT_AFTER}::text)
+      WHERE ${alertWordMatches(Prisma.sql`i.content`)}
     ), um AS (
       INSERT INTO user_message (user_id, message_id, flags)
       SELECT r.user_id, ids.id, i.base_flags
