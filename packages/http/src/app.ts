@@ -45,6 +45,8 @@ export interface HttpAppOptions {
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable("x-powered-by");
+  // API responses are not cached by clients; a weak ETag would hash every body (58 KiB for a page of messages).
+  app.set("etag", false);
   app.set("trust proxy", true);
   app.set("query parser", "simple");
   app.use(express.urlencoded({ extended: false, limit: "5mb", parameterLimit: 10_000 }));
