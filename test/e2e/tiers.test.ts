@@ -140,3 +140,59 @@ describe("the embedded single process (PGlite, in-process bus)", () => {
     expect(users.sort()).toEqual(["owner@example.com", "reader@example.com"]);
   });
 });
+
+describe("PROCESSES=2: several server processes share one port (node:cluster)", () => {
+  let database: TestDatabase;
+  let redis: TestRedisPrefix;
+  let server: ServerProcess | null = null;
+
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const readyPids = (output: string) =>
+    output
+      .split("\n")
+      .filter((line) => line.includes("server process ready"))
+      .map((line) => JSON.parse(line).pid as number);
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    redis = createRedisPrefix();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await database.drop();
+    await redis.clear();
+  });
+
+  test("both serve, a process that dies is replaced, and SIGTERM stops them all", async () => {
+    server = await startProcess({ ...BOOTSTRAP, ROLE: "all", PROCESSES: "2", DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: redis.prefix, PORT: "0", EVENT_HEARTBEAT_SECONDS: "20" });
+    const pids = readyPids(server.output());
+    expect(new Set(pids).size).toBe(2);
+    const url = `http://127.0.0.1:${server.port}`;
+    const owner = await login(url, "owner@example.com");
+    await owner.post("/users", { email: "reader@example.com", password: "reader-pass", full_name: "Rita Reader", short_name: "rita" });
+    const reader = await login(url, "reader@example.com");
+    const { events } = await sendAndReceive(owner, reader, "across processes");
+    expect(events.map((e) => e.message?.content)).toEqual(["across processes"]);
+
+    process.kill(pids[0], "SIGKILL");
+    const deadline = Date.now() + 30_000;
+    while (readyPids(server.output()).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const replacement = readyPids(server.output())[2];
+    expect(replacement).toBeDefined();
+    expect(alive(replacement)).toBe(true);
+    // Requests keep succeeding with one process replaced.
+    for (let i = 0; i < 6; i++) expect((await reader.get("/users/me")).body.result).toBe("success");
+
+    await server.stop();
+    server = null;
+    expect(alive(pids[1])).toBe(false);
+    expect(alive(replacement)).toBe(false);
+  });
+});

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from "@chat/config";
 import { createHttpApp } from "@chat/http";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty } from "./bootstrap.ts";
+import { isClusterWorker, runPrimary, type ReadyMessage } from "./cluster.ts";
 import { openServices, type Services } from "./services.ts";
 
 export interface RunningServer {
@@ -64,7 +65,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
   const address = server?.address();
   const port = address && typeof address === "object" ? address.port : null;
-  logger.info(`team chat ${role} tier${role === "all" ? "s" : ""} ready`, { port, database: services.db.kind, bus: config.redisUrl ? "redis" : "in-process" });
+  if (isClusterWorker()) {
+    // The primary announces readiness once every process listens.
+    logger.info("server process ready", { pid: process.pid, port });
+    process.send?.({ type: "ready", port } satisfies ReadyMessage);
+  } else {
+    logger.info(`team chat ${role} tier${role === "all" ? "s" : ""} ready`, { port, database: services.db.kind, bus: config.redisUrl ? "redis" : "in-process" });
+  }
 
   return {
     services,
@@ -96,6 +103,10 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  if (config.processes > 1 && !isClusterWorker()) {
+    runPrimary(config);
+    return;
+  }
   const running = await startServer(config);
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -112,6 +123,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  // A server process whose primary died (SIGKILL) must not live on, orphaned, holding the port.
+  if (isClusterWorker()) process.on("disconnect", () => shutdown("primary process gone"));
 }
 
 if (require.main === module) {

@@ -7,6 +7,8 @@ const ROLES: readonly Role[] = ["all", "api", "events", "worker"];
 
 export interface Config {
   role: Role;
+  /** Server processes sharing the port (node:cluster); more than one needs Postgres and Redis. */
+  processes: number;
   port: number;
   bindAddress: string;
   /** Postgres URL; null runs the embedded PGlite database under dataDir. */
@@ -82,6 +84,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (redisUrl && !databaseUrl) {
     throw new ConfigError("REDIS_URL is set without DATABASE_URL: the embedded database cannot be shared by several processes; set DATABASE_URL too");
   }
+  const processes = readInt(env, "PROCESSES", 1, 1, 256);
+  if (processes > 1 && (!databaseUrl || !redisUrl)) {
+    throw new ConfigError("PROCESSES above 1 runs several processes, which share state only through Postgres and Redis: set DATABASE_URL and REDIS_URL");
+  }
   const ownerEmail = readString(env, "BOOTSTRAP_OWNER_EMAIL", "owner@example.com");
   if (!/^[^@\s]+@[^@\s]+$/.test(ownerEmail)) throw new ConfigError(`BOOTSTRAP_OWNER_EMAIL is not an email address: ${JSON.stringify(ownerEmail)}`);
   const ownerPassword = readString(env, "BOOTSTRAP_OWNER_PASSWORD", "");
@@ -91,6 +97,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = readString(env, "DATA_DIR", "./data");
   return {
     role,
+    processes,
     port,
     bindAddress: readString(env, "BIND_ADDRESS", "0.0.0.0"),
     databaseUrl,

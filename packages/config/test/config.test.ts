@@ -6,6 +6,7 @@ describe("loadConfig", () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       role: "all",
+      processes: 1,
       port: 9991,
       databaseUrl: null,
       redisUrl: null,
@@ -29,9 +30,11 @@ describe("loadConfig", () => {
       EXTERNAL_HOST: "Chat.Example.com",
       EVENT_HEARTBEAT_SECONDS: "20",
       BOOTSTRAP_OWNER_PASSWORD: "long-enough",
+      PROCESSES: "2",
     });
     expect(config).toMatchObject({
       role: "events",
+      processes: 2,
       port: 8080,
       databaseUrl: "postgres://u@db:5432/chat",
       redisUrl: "redis://cache:6379/2",
@@ -53,6 +56,8 @@ describe("loadConfig", () => {
     [{ REDIS_URL: "redis://x:6379" }, /REDIS_URL is set without DATABASE_URL/],
     [{ ROLE: "api" }, /ROLE=api runs one tier of several processes/],
     [{ ROLE: "worker", DATABASE_URL: "postgres://x/y" }, /set DATABASE_URL and REDIS_URL/],
+    [{ PROCESSES: "2" }, /PROCESSES above 1 runs several processes/],
+    [{ PROCESSES: "0", DATABASE_URL: "postgres://x/y", REDIS_URL: "redis://x:6379" }, /PROCESSES must be between 1 and 256/],
     [{ BOOTSTRAP_OWNER_EMAIL: "nobody" }, /BOOTSTRAP_OWNER_EMAIL is not an email address/],
     [{ BOOTSTRAP_OWNER_PASSWORD: "short" }, /at least 8 characters/],
     [{ EVENT_HEARTBEAT_SECONDS: "0" }, /EVENT_HEARTBEAT_SECONDS must be between 1 and 600/],

@@ -19,13 +19,13 @@ export async function getRealmForSubdomain(prisma: PrismaClient, subdomain: stri
  * realm; only on a mismatch do we look further, to say which error applies.
  */
 export async function authenticateApiKey(prisma: PrismaClient, subdomain: string, email: string, apiKey: string): Promise<Actor> {
-  // One round trip on every request: the user with its realm as JSON (its column names clash),
-  // and the realm's linkifiers, which the hot paths (send, fetch) need.
+  // One round trip on every request: the user and its realm as JSON (one column each parses far
+  // faster than the user's forty), and the realm's linkifiers, which the hot paths need.
   const rows =
     apiKey === ""
       ? []
-      : await leanSql(prisma).query<UserProfile & { realm_json: RealmJson; linkifiers: Linkifier[] }>(Prisma.sql`
-          SELECT u.*, to_jsonb(r) AS realm_json,
+      : await leanSql(prisma).query<{ user_json: UserJson; realm_json: RealmJson; linkifiers: Linkifier[] }>(Prisma.sql`
+          SELECT to_jsonb(u) AS user_json, to_jsonb(r) AS realm_json,
                  (SELECT coalesce(jsonb_agg(jsonb_build_object('id', f.id, 'pattern', f.pattern, 'url_format_string', f.url_format_string) ORDER BY f.id), '[]')
                   FROM realm_filter f WHERE f.realm_id = u.realm_id) AS linkifiers
           FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`, { prepare: true });
@@ -34,12 +34,19 @@ export async function authenticateApiKey(prisma: PrismaClient, subdomain: string
     await getRealmForSubdomain(prisma, subdomain);
     throw new InvalidApiKeyError();
   }
-  const { realm_json, linkifiers, ...user } = row;
-  const realm = realmFromJson(realm_json);
+  const user = userFromJson(row.user_json);
+  const realm = realmFromJson(row.realm_json);
   if (user.delivery_email.toLowerCase() !== email.trim().toLowerCase()) throw new InvalidApiKeyError();
   if (realm.deactivated) throw new RealmDeactivatedError();
   if (!user.is_active) throw new UserDeactivatedError();
-  return { ...user, realm, realmLinkifiers: linkifiers };
+  return Object.assign(user, { realm, realmLinkifiers: row.linkifiers });
+}
+
+type UserJson = Omit<UserProfile, "date_joined" | "last_login"> & { date_joined: string; last_login: string | null };
+
+/** A user_profile row read as JSON back to the types Prisma gives it. */
+function userFromJson(json: UserJson): UserProfile {
+  return Object.assign(json, { date_joined: new Date(json.date_joined), last_login: json.last_login === null ? null : new Date(json.last_login) });
 }
 
 type RealmJson = Omit<Realm, "date_created" | "upload_quota_bytes"> & { date_created: string; upload_quota_bytes: number | null };

@@ -33,7 +33,7 @@ export interface GroupedWrite<I, O> {
 }
 
 /** Statements of one grouped kind in flight at once, and most items per statement. */
-const GROUPING = { maxConcurrent: 2, maxBatch: 32 };
+const GROUPING = { maxConcurrent: 1, maxBatch: 32 };
 
 export type ActionBody<T> = (tx: Tx, events: EventRecorder) => Promise<T>;
 
