@@ -30,10 +30,16 @@ export class EventRecorder {
  */
 export interface GroupedWrite<I, O> {
   write(db: PrismaClient, items: I[]): Promise<{ results: O[]; batches: ChangeBatch[] }>;
+  /** The rows an item is expected to write: statements of many rows may run side by side. */
+  weight?(item: I): number;
 }
 
-/** Statements of one grouped kind in flight at once, and most items per statement. */
-const GROUPING = { maxConcurrent: 1, maxBatch: 32 };
+/**
+ * Most items per statement; a second statement may run beside one that writes at least
+ * `heavyWeight` rows. Measured here: small messages are sent fastest one statement at a time
+ * (1,000/s against 750/s with two), messages to a stream of 1,000 with two (57/s against 36/s).
+ */
+const GROUPING = { maxBatch: 32, maxConcurrent: 2, heavyWeight: 500 };
 
 export type ActionBody<T> = (tx: Tx, events: EventRecorder) => Promise<T>;
 
@@ -76,11 +82,14 @@ export class ActionRunner {
   private groupOf<I, O>(kind: GroupedWrite<I, O>): GroupCommit<I, O> {
     let group = this.groups.get(kind) as GroupCommit<I, O> | undefined;
     if (!group) {
-      group = new GroupCommit<I, O>(async (items) => {
-        const { results, batches } = await kind.write(this.prisma, items);
-        await this.publish(batches);
-        return results;
-      }, GROUPING);
+      group = new GroupCommit<I, O>(
+        async (items) => {
+          const { results, batches } = await kind.write(this.prisma, items);
+          await this.publish(batches);
+          return results;
+        },
+        { ...GROUPING, weight: kind.weight?.bind(kind) },
+      );
       this.groups.set(kind, group);
     }
     return group;

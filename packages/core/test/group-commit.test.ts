@@ -43,7 +43,8 @@ describe("GroupCommit", () => {
 
   test("statements carry at most maxBatch writes, and at most maxConcurrent run at once", async () => {
     const writer = controlledWriter();
-    const group = new GroupCommit(writer.writeAll, { maxBatch: 2, maxConcurrent: 2 });
+    // Every statement counts as heavy: the second may always start beside the first.
+    const group = new GroupCommit(writer.writeAll, { maxBatch: 2, maxConcurrent: 2, heavyWeight: 0 });
     const results = [1, 2, 3, 4, 5, 6, 7].map((item) => group.submit(item));
     expect(writer.statements).toEqual([[1], [2]]);
     writer.finish[0]();
@@ -58,6 +59,27 @@ describe("GroupCommit", () => {
     expect(writer.statements).toEqual([[1], [2], [3, 4], [5, 6], [7]]);
     writer.finish[4]();
     await expect(Promise.all(results)).resolves.toHaveLength(7);
+  });
+
+  test("a second statement starts only beside a heavy one (by the writes' expected rows)", async () => {
+    const writer = controlledWriter();
+    // Items are their own weight: 1000 is a message to a big stream, 10 to a small one.
+    const group = new GroupCommit(writer.writeAll, { maxBatch: 10, maxConcurrent: 2, weight: (item: number) => item, heavyWeight: 500 });
+    const light = [10, 11].map((item) => group.submit(item));
+    expect(writer.statements).toEqual([[10]]); // 11 waits: the statement in flight is light
+    writer.finish[0]();
+    await settle();
+    expect(writer.statements).toEqual([[10], [11]]);
+    const heavy = [1000, 12].map((item) => group.submit(item));
+    expect(writer.statements).toEqual([[10], [11]]);
+    writer.finish[1]();
+    await settle();
+    // [1000, 12] weighs 1012: the next write may start beside it.
+    expect(writer.statements).toEqual([[10], [11], [1000, 12]]);
+    const beside = group.submit(13);
+    expect(writer.statements).toEqual([[10], [11], [1000, 12], [13]]);
+    writer.finish.slice(2).forEach((finish) => finish());
+    await expect(Promise.all([...light, ...heavy, beside])).resolves.toEqual(["wrote 10", "wrote 11", "wrote 1000", "wrote 12", "wrote 13"]);
   });
 
   test("a failing write fails only its own caller: the others in its statement are written again alone", async () => {

@@ -180,10 +180,22 @@ export async function writeMessage(tx: Tx, write: MessageWrite): Promise<Written
   return { id: row.id, event: routedEvent(write, row) };
 }
 
+/**
+ * Recipients each stream had at its last message, by recipient id: how many rows the next message
+ * there will write, to tell heavy statements from light ones. An estimate; bounded in size.
+ */
+const recipientCounts = new Map<number, number>();
+const MAX_REMEMBERED_RECIPIENTS = 10_000;
+
 /** Sending messages as one grouped kind of change: concurrent sends share the statement. */
 export const MESSAGE_WRITES: GroupedWrite<MessageWrite, WrittenMessage> = {
+  weight(write) {
+    return "userIds" in write.recipients ? write.recipients.userIds.length : (recipientCounts.get(write.recipientId) ?? 1);
+  },
   async write(db, writes) {
     const rows = await writeMessageRows(db, writes, true);
+    if (recipientCounts.size > MAX_REMEMBERED_RECIPIENTS) recipientCounts.clear();
+    for (const row of rows) recipientCounts.set(writes[row.ord - 1].recipientId, row.user_ids.length);
     const results: WrittenMessage[] = new Array<WrittenMessage>(writes.length);
     const batches = new Map<string, ChangeBatch>();
     for (const row of rows) {
