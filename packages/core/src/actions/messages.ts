@@ -1,7 +1,7 @@
 // Sending a message: the hot path. Validation, rendering and recipient resolution here; the write
 // (message-write.ts) is one raw statement shared by concurrent sends.
 import { createHash } from "node:crypto";
-import { leanSql, Prisma, type StreamModel, type Tx } from "@chat/db";
+import { leanSql, Prisma, type PrismaClient, type StreamModel, type Tx } from "@chat/db";
 import type { ActionRunner, EventRecorder } from "../events.ts";
 import { MESSAGE_WRITES, writeMessage, type MessageWrite } from "./message-write.ts";
 import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
@@ -11,7 +11,7 @@ import { fetchRenderContext, mentionFlagUserIds, renderMarkdown } from "../lib/m
 import { FLAG_BITS } from "../lib/message-flags.ts";
 import { RECIPIENT_HUDDLE } from "../lib/recipients.ts";
 import { isAdmin, ROLE_GUEST } from "../lib/roles.ts";
-import { findStreamWithSubscription } from "../queries/streams.ts";
+import { findStreamForHotPath, findStreamWithSubscription } from "../queries/streams.ts";
 import { STREAM_POST_POLICY_ADMINS, STREAM_POST_POLICY_RESTRICT_NEW_MEMBERS } from "../lib/stream-format.ts";
 
 export const MAX_TOPIC_LENGTH = 60;
@@ -50,10 +50,13 @@ export function checkTopic(raw: string | undefined, mandatoryTopics: boolean): s
   return topic;
 }
 
-async function accessStreamForSend(db: Pick<Tx, "$queryRaw">, sender: Actor, indicator: StreamIndicator): Promise<StreamModel> {
+async function accessStreamForSend(db: Tx | PrismaClient, sender: Actor, indicator: StreamIndicator, hotPath: boolean): Promise<StreamModel> {
   // Bots act with their owner's standing, as in Zulip.
   const senders = [sender.id, ...(sender.bot_owner_id ? [sender.bot_owner_id] : [])];
-  const found = await findStreamWithSubscription(db, sender.realm_id, indicator, senders);
+  // On the hot path (no transaction) a public stream comes from this node's copy of the realm's streams.
+  const found = hotPath
+    ? await findStreamForHotPath(db as PrismaClient, sender, indicator, senders)
+    : await findStreamWithSubscription(db, sender.realm_id, indicator, senders);
   if (!found) {
     if (typeof indicator === "number") {
       throw new JsonableError(`Stream with ID '${indicator}' does not exist`, { code: "STREAM_DOES_NOT_EXIST", extra: { stream_id: indicator } });
@@ -121,14 +124,14 @@ async function privateRecipientId(tx: Tx, sender: Actor, participants: UserProfi
 }
 
 /** Validates a message, renders it, and resolves where it goes (Zulip's check_message). */
-async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest): Promise<MessageWrite> {
+async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest, { hotPath }: { hotPath: boolean }): Promise<MessageWrite> {
   const content = checkContent(request.content);
   const { destination } = request;
   const topic = destination.type === "stream" ? checkTopic(destination.topic, sender.realm.mandatory_topics) : "";
   // The render context and the stream do not depend on each other: look them up side by side.
   const [context, stream] = await Promise.all([
     fetchRenderContext(db, sender.realm_id, content, { linkifiers: sender.realmLinkifiers }),
-    destination.type === "stream" ? accessStreamForSend(db, sender, destination.stream) : null,
+    destination.type === "stream" ? accessStreamForSend(db, sender, destination.stream, hotPath) : null,
   ]);
   const rendered = renderMarkdown(content, context);
   const mentionedUserIds = mentionFlagUserIds(rendered, context);
@@ -198,7 +201,7 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
 
 /** Sends inside an action's transaction (notification bot messages): the event joins its batch. */
 export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
-  const written = await writeMessage(tx, await prepareMessage(tx, sender, request));
+  const written = await writeMessage(tx, await prepareMessage(tx, sender, request, { hotPath: false }));
   events.record([written.event]);
   return { id: written.id };
 }
@@ -208,6 +211,6 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
  * by side, then the message joins the next statement writing concurrent sends (group commit).
  */
 export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
-  const written = await actions.runGrouped(MESSAGE_WRITES, (db) => prepareMessage(db, sender, request));
+  const written = await actions.runGrouped(MESSAGE_WRITES, (db) => prepareMessage(db, sender, request, { hotPath: true }));
   return { id: written.id };
 }

@@ -15,7 +15,7 @@ import { RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/r
 import { isGuest } from "../lib/roles.ts";
 import type { Reaction } from "../actions/reactions.ts";
 import { realmLinkifiers } from "./linkifiers.ts";
-import { canSeeStream, findStreamWithSubscription } from "./streams.ts";
+import { canSeeStream, findStreamForHotPath } from "./streams.ts";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor that means "newest". */
 export const NEWEST_ANCHOR = 10_000_000_000_000_000;
@@ -79,9 +79,11 @@ async function findUser(prisma: PrismaClient, actor: Actor, operand: string | nu
 }
 
 async function findStream(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<{ stream: StreamModel; subscribed: boolean }> {
-  const found = await findStreamWithSubscription(prisma, actor.realm_id, operand, [actor.id]);
-  if (!found || !canSeeStream(actor, found.stream, found.subscribed)) throw new BadNarrowError(`unknown stream ${operand}`);
-  return found;
+  const found = await findStreamForHotPath(prisma, actor, operand, [actor.id]);
+  // Not read (null) only for a public stream and a non-guest, whom these rules treat alike either way.
+  const subscribed = found?.subscribed ?? false;
+  if (!found || !canSeeStream(actor, found.stream, subscribed)) throw new BadNarrowError(`unknown stream ${operand}`);
+  return { stream: found.stream, subscribed };
 }
 
 /** May the user read everything ever sent to this stream (not only what they received)? */

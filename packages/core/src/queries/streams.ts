@@ -1,10 +1,11 @@
 // Which streams a user may see and use. Zulip's rules: a public stream is visible to every
 // non-guest; a private stream, and for guests any stream, only to its subscribers. Administrators
 // may manage (but not read) private streams they are not in.
-import { leanSql, Prisma, type StreamModel, type Tx } from "@chat/db";
+import { leanSql, Prisma, type PrismaClient, type StreamModel, type Tx } from "@chat/db";
 import { badRequest, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
+import { cachedStream } from "./stream-cache.ts";
 
 type Reader = Pick<Tx, "stream" | "subscription" | "$queryRaw">;
 
@@ -32,6 +33,24 @@ export async function findStreamWithSubscription(
   if (rows.length === 0) return null;
   const { subscribed, ...stream } = rows[0];
   return { stream, subscribed };
+}
+
+/**
+ * findStreamWithSubscription for the hot paths, outside transactions: a public stream looked up
+ * by a non-guest comes from this node's copy of the realm's streams without a query, since no rule
+ * then depends on the subscription (`subscribed` is null: not read). Anything else asks the database.
+ */
+export async function findStreamForHotPath(
+  db: PrismaClient,
+  actor: Actor,
+  indicator: string | number,
+  userIds: number[],
+): Promise<{ stream: StreamModel; subscribed: boolean | null } | null> {
+  if (!isGuest(actor)) {
+    const stream = await cachedStream(db, actor.realm, indicator);
+    if (stream && !stream.invite_only) return { stream, subscribed: null };
+  }
+  return findStreamWithSubscription(db, actor.realm_id, indicator, userIds);
 }
 
 /** May the user see that the stream exists and read its metadata? */
