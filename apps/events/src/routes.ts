@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Router } from "express";
 import type { QueuedEvent } from "@chat/bus";
-import { applyEvents, BadEventQueueIdError, fetchInitialState, type RegisterOptions } from "@chat/core";
+import { applyEvents, BadEventQueueIdError, fetchInitialState, finishState, type RegisterOptions } from "@chat/core";
 import { actorOf, params, parseParams, requireUser, route, success } from "@chat/http";
 import type { QueueSettings } from "./queue-settings.ts";
 import type { EventServices } from "./services.ts";
@@ -58,12 +58,13 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
       };
 
       // Race-free as in Zulip: the queue exists before the state is read, and whatever reached it
-      // meanwhile is applied to the state and acknowledged through last_event_id.
+      // meanwhile is applied to the state and acknowledged through last_event_id. Sections kept in an
+      // internal form while events apply (raw_unread_msgs) take their client form last.
       const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings } });
       const fetchOptions = p.fetch_event_types ? { ...options, eventTypes: p.fetch_event_types } : options;
       const state = await fetchInitialState(prisma, actor, fetchOptions, ctx);
       const arrived = (await queues.read(queue.id, -1)) ?? [];
-      applyEvents(state, arrived, actor.id);
+      finishState(applyEvents(state, arrived, actor.id));
       const lastEventId = arrived.length > 0 ? arrived[arrived.length - 1].id : -1;
       success(res, { queue_id: queue.id, last_event_id: lastEventId, zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, ...state });
     }),

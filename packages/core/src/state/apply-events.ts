@@ -3,6 +3,7 @@
 // action's events turn an old state into the new one. Applying an event twice changes nothing.
 import type { State } from "./initial-state.ts";
 import { ORGANIZATION_APPLIERS } from "./organization-state.ts";
+import { applyUnreadMessageEvent, UNREAD_APPLIERS } from "./unread-state.ts";
 
 type Person = Record<string, unknown> & { user_id: number };
 type Applier = (state: State, event: Record<string, unknown>, userId: number) => void;
@@ -23,7 +24,10 @@ function removeById(list: unknown[] | undefined, id: unknown, key: string): Reco
 const APPLIERS: Record<string, Applier> = {
   ...ORGANIZATION_APPLIERS,
 
-  message(state, event) {
+  ...UNREAD_APPLIERS,
+
+  message(state, event, userId) {
+    applyUnreadMessageEvent(state, event, userId);
     if (!("max_message_id" in state)) return;
     const id = (event.message as { id: number }).id;
     state.max_message_id = Math.max(state.max_message_id as number, id);

@@ -14,6 +14,7 @@ import { getAlertWords } from "../queries/alert-words.ts";
 import { getRealmPresences } from "../queries/presence.ts";
 import { getUserStatuses } from "../queries/user-status.ts";
 import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
+import { fetchRawUnreadMessages, finishUnreadState } from "./unread-state.ts";
 
 export interface RegisterOptions {
   eventTypes: string[] | null;
@@ -108,6 +109,10 @@ const REALM_SETTINGS = [
   "signup_notifications_stream_id",
 ] as const;
 
+function wants(options: RegisterOptions, eventType: string): boolean {
+  return options.eventTypes === null || options.eventTypes.includes(eventType);
+}
+
 function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[], prefix = ""): State {
   const result: State = {};
   for (const key of keys) result[`${prefix}${String(key)}`] = source[key];
@@ -120,6 +125,12 @@ export const STATE_SECTIONS: Record<string, Section> = {
   async message(prisma, actor) {
     const [row] = await prisma.$queryRaw<{ max: number | null }[]>`SELECT max(message_id) AS max FROM user_message WHERE user_id = ${actor.id}`;
     return { max_message_id: row?.max ?? -1 };
+  },
+
+  // Unread counts only for clients that follow both new messages and read changes, as Zulip. The
+  // raw form is what events update; finishState turns it into `unread_msgs`.
+  async update_message_flags(prisma, actor, options) {
+    return wants(options, "message") ? { raw_unread_msgs: await fetchRawUnreadMessages(prisma, actor.id) } : {};
   },
 
   async pointer(_prisma, actor) {
@@ -223,6 +234,12 @@ export const STATE_SECTIONS: Record<string, Section> = {
     return { alert_words: await getAlertWords(prisma, actor.id) };
   },
 };
+
+/** The state as clients get it, once events are applied (Zulip's post_process_state). */
+export function finishState(state: State): State {
+  finishUnreadState(state);
+  return state;
+}
 
 /** The sections a registration asked for; unknown event types have no state and are skipped. */
 export async function fetchInitialState(prisma: PrismaClient, actor: Actor, options: RegisterOptions, ctx: ServerContext): Promise<State> {
