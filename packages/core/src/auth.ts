@@ -20,13 +20,14 @@ export async function getRealmForSubdomain(prisma: PrismaClient, subdomain: stri
  */
 export async function authenticateApiKey(prisma: PrismaClient, subdomain: string, email: string, apiKey: string): Promise<Actor> {
   // One round trip on every request: the user and its realm as JSON (one column each parses far
-  // faster than the user's forty), and the realm's linkifiers, which the hot paths need.
+  // faster than the user's forty; json, not jsonb, which Postgres builds a quarter faster), and
+  // the realm's linkifiers, which the hot paths need.
   const rows =
     apiKey === ""
       ? []
       : await leanSql(prisma).query<{ user_json: UserJson; realm_json: RealmJson; linkifiers: Linkifier[] }>(Prisma.sql`
-          SELECT to_jsonb(u) AS user_json, to_jsonb(r) AS realm_json,
-                 (SELECT coalesce(jsonb_agg(jsonb_build_object('id', f.id, 'pattern', f.pattern, 'url_format_string', f.url_format_string) ORDER BY f.id), '[]')
+          SELECT row_to_json(u) AS user_json, row_to_json(r) AS realm_json,
+                 (SELECT coalesce(json_agg(json_build_object('id', f.id, 'pattern', f.pattern, 'url_format_string', f.url_format_string) ORDER BY f.id), '[]')
                   FROM realm_filter f WHERE f.realm_id = u.realm_id) AS linkifiers
           FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`, { prepare: true });
   const row = rows[0];
