@@ -192,4 +192,30 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
       expect(event.flags).toEqual(kind === "mention" ? ["mentioned"] : []);
     }
   });
+  test("the outbox row holds exactly the events published (Postgres writes it, the server builds its copy)", async () => {
+    const changes = server.running.services.bus.changes;
+    const publish = changes.publish.bind(changes);
+    const published: Array<{ id: string; events: unknown }> = [];
+    changes.publish = async (batches) => {
+      published.push(...batches);
+      throw new Error("not published: the row stays for this test to read");
+    };
+    let rows: Array<{ id: bigint; events: unknown }>;
+    try {
+      const sent = await alice.post("/messages", { type: "stream", to: "general", topic: "outbox copy", content: "@**Bob B** \"quoted\" ünïcödé <b>" });
+      expect(sent.body.result).toBe("success");
+      const direct = await alice.post("/messages", { type: "private", to: JSON.stringify([bobId]), content: "a private one" });
+      expect(direct.body.result).toBe("success");
+      rows = await server.running.services.db.prisma.eventOutbox.findMany({ where: { id: { in: published.map((b) => BigInt(b.id)) } } });
+    } finally {
+      changes.publish = publish;
+    }
+    expect(published).toHaveLength(2);
+    expect(rows).toHaveLength(2);
+    for (const batch of published) expect(rows.find((row) => String(row.id) === batch.id)!.events).toStrictEqual(batch.events);
+    const [routed] = rows.find((row) => String(row.id) === published[0].id)!.events as Array<{ event: { message: { rendered_content: string; id: number } }; users: Array<{ id: number; flags: string[] }> }>;
+    expect(routed.event.message.rendered_content).toContain(`"quoted" ünïcödé &lt;b&gt;`);
+    expect(routed.users.find((u) => u.id === bobId)!.flags).toEqual(["mentioned"]);
+    expect(routed.users.find((u) => u.id === aliceId)!.flags).toEqual(["read"]);
+  });
 });

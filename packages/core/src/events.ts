@@ -129,7 +129,7 @@ export class ActionRunner {
 
 async function insertOutboxRow(tx: Tx, realmId: number, events: RoutedEvent[]): Promise<bigint> {
   const rows = await tx.$queryRaw<{ id: bigint }[]>`
-    INSERT INTO event_outbox (realm_id, events) VALUES (${realmId}, ${JSON.stringify(events)}::jsonb) RETURNING id`;
+    INSERT INTO event_outbox (realm_id, events) VALUES (${realmId}, ${JSON.stringify(events)}::json) RETURNING id`;
   return rows[0].id;
 }
 

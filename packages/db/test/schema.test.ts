@@ -34,7 +34,9 @@ function parseSchema(): Map<string, SchemaField[]> {
       const field = /^\s+(\w+)\s+(\w+)(\?|\[\])?/.exec(line);
       if (!field || line.trim().startsWith("//") || line.trim().startsWith("@@")) continue;
       if (!(field[2] in SCALARS) || field[3] === "[]") continue;
-      fields.push({ name: field[1], type: SCALARS[field[2]], optional: field[3] === "?" });
+      // A native type annotation overrides the default column type (json instead of jsonb).
+      const type = /@db\.Json\b/.test(line) ? "json" : SCALARS[field[2]];
+      fields.push({ name: field[1], type, optional: field[3] === "?" });
     }
     tables.set(table, fields);
   }
