@@ -38,6 +38,16 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
     expect(rows.find((r) => r.user_id === bobId)!.flags).toBe(0);
   });
 
+  test("a sender not subscribed to a public stream gets a row too, once, marked read", async () => {
+    await server.owner.post("/users/me/subscriptions", { subscriptions: [{ name: "bob only" }], principals: ["bob@example.com"] });
+    const res = await alice.post("/messages", { type: "stream", to: "bob only", topic: "t", content: "from outside" });
+    expect(res.body.result).toBe("success");
+    const rows = await server.running.services.db.prisma.userMessage.findMany({ where: { message_id: res.body.id }, orderBy: { user_id: "asc" } });
+    expect(rows.map((r) => [r.user_id, r.flags & 1])).toEqual(
+      [[aliceId, 1], [bobId, 0]].sort((a, b) => a[0] - b[0]),
+    );
+  });
+
   test("to a stream by id, and by the legacy JSON list form", async () => {
     for (const to of [generalId, JSON.stringify([generalId]), JSON.stringify(["general"])]) {
       const res = await alice.post("/messages", { type: "stream", to, topic: "by id", content: "x" });
