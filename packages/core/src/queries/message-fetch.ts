@@ -46,8 +46,8 @@ interface Row {
   sender_id: number;
   recipient_id: number;
   subject: string;
+  /** Rendered or raw, as the client asked (apply_markdown). */
   content: string;
-  rendered_content: string | null;
   /** Seconds since the epoch: the wire format, and no Date to parse per row. */
   timestamp: number;
   sending_client: string;
@@ -200,8 +200,9 @@ type Range = { op: "<" | "=" | ">"; id: number };
 // Reactions ride along with each row, so a page costs one round trip. Most messages have none:
 // an EXISTS probe first spares them the aggregate (measured: a page of 100 without reactions in
 // 0.50 ms against 0.62 ms with the aggregate alone, 0.41 ms with no reactions column at all).
-const MESSAGE_COLUMNS = Prisma.sql`
-  m.id, m.sender_id, m.recipient_id, m.subject, m.content, m.rendered_content,
+// Only the content the client asked for (rendered or raw Markdown) is read, as `content`.
+const messageColumns = (applyMarkdown: boolean) => Prisma.sql`
+  m.id, m.sender_id, m.recipient_id, m.subject, ${applyMarkdown ? Prisma.sql`coalesce(m.rendered_content, '')` : Prisma.sql`m.content`} AS content,
   floor(extract(epoch FROM m.date_sent))::int AS timestamp, m.sending_client,
   floor(extract(epoch FROM m.last_edit_time))::int AS last_edit_timestamp, m.is_me_message, um.flags,
   s.full_name AS sender_full_name, s.short_name AS sender_short_name, s.email AS sender_email,
@@ -213,7 +214,13 @@ const MESSAGE_COLUMNS = Prisma.sql`
     FROM reaction rc JOIN user_profile ru ON ru.id = rc.user_id WHERE rc.message_id = m.id) END AS reactions`;
 
 /** The page's rows in ascending id order. */
-async function selectPage(prisma: PrismaClient, actor: Actor, compiled: Compiled, range: Range, order: "ASC" | "DESC", limit: number): Promise<Row[]> {
+async function selectPage(
+  prisma: PrismaClient,
+  actor: Actor,
+  compiled: Compiled,
+  page: { range: Range; order: "ASC" | "DESC"; limit: number; applyMarkdown: boolean },
+): Promise<Row[]> {
+  const { range, order, limit } = page;
   if (limit <= 0) return [];
   // Order and bound by the column the driving index is sorted on, so no page needs a sort.
   const id = compiled.history ? Prisma.sql`m.id` : Prisma.sql`um.message_id`;
@@ -234,13 +241,13 @@ async function selectPage(prisma: PrismaClient, actor: Actor, compiled: Compiled
     // the text, not a parameter: a generic plan for an unknown limit expects a large share of the
     // stream and scans it whole (measured: 11.8 ms against 1.5 ms). Clients use a few page sizes.
     const rows = await leanSql(prisma).query<Row>(Prisma.sql`
-      SELECT ${MESSAGE_COLUMNS} FROM ${from} JOIN user_profile s ON s.id = m.sender_id
+      SELECT ${messageColumns(page.applyMarkdown)} FROM ${from} JOIN user_profile s ON s.id = m.sender_id
       WHERE ${where} ORDER BY ${orderBy} LIMIT ${Prisma.raw(String(Math.trunc(limit)))}`, { prepare: true });
     return order === "DESC" ? rows.reverse() : rows;
   }
   // Otherwise choose the page's ids first, so the search highlighting and joins run for its rows only.
   return leanSql(prisma).query<Row>(Prisma.sql`
-    SELECT ${MESSAGE_COLUMNS},
+    SELECT ${messageColumns(page.applyMarkdown)},
            r.type AS recipient_type, r.type_id AS recipient_type_id, st.name AS stream_name
            ${highlightColumns(compiled.search)}
     FROM (SELECT m.id FROM ${from} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit}) page
@@ -300,7 +307,7 @@ async function privateParticipants(prisma: PrismaClient, rows: Row[]): Promise<M
 }
 
 export async function fetchMessages(prisma: PrismaClient, actor: Actor, request: FetchRequest): Promise<FetchResult> {
-  const { numBefore, numAfter } = request;
+  const { numBefore, numAfter, applyMarkdown } = request;
   if (numBefore < 0 || numAfter < 0) throw badRequest("num_before and num_after must not be negative");
   if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   const compiled = await compileNarrow(prisma, actor, request.narrow);
@@ -318,9 +325,9 @@ export async function fetchMessages(prisma: PrismaClient, actor: Actor, request:
   const none = Promise.resolve([] as Row[]);
   const privateOnly = request.narrow.some((t) => !t.negated && (t.operator === "pm-with" || t.operator === "group-pm-with" || (t.operator === "is" && t.operand === "private")));
   const [before, at, after, linkifiers] = await Promise.all([
-    anchor > 0 ? selectPage(prisma, actor, compiled, { op: "<", id: anchor }, "DESC", numBefore + 1) : none,
-    anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { op: "=", id: anchor }, "ASC", 1) : none,
-    anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { op: ">", id: anchor }, "ASC", numAfter + 1) : none,
+    anchor > 0 ? selectPage(prisma, actor, compiled, { range: { op: "<", id: anchor }, order: "DESC", limit: numBefore + 1, applyMarkdown }) : none,
+    anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: "=", id: anchor }, order: "ASC", limit: 1, applyMarkdown }) : none,
+    anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: ">", id: anchor }, order: "ASC", limit: numAfter + 1, applyMarkdown }) : none,
     privateOnly ? Promise.resolve([]) : (actor.realmLinkifiers ?? realmLinkifiers(prisma, actor.realm_id)),
   ]);
   const foundOldest = before.length <= numBefore;
@@ -357,8 +364,9 @@ export async function fetchMessages(prisma: PrismaClient, actor: Actor, request:
         display_recipient: isStream ? (stream?.name ?? row.stream_name!) : (participants.get(row.id) ?? []),
         subject: row.subject,
         topic_links: isStream ? linksOf(row.subject) : [],
+        // The row holds only the content asked for; finalizeMessage picks it by the same option.
         raw_content: row.content,
-        rendered_content: row.rendered_content ?? "",
+        rendered_content: row.content,
         timestamp: row.timestamp,
         client: row.sending_client,
         is_me_message: row.is_me_message,
