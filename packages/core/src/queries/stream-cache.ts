@@ -40,6 +40,8 @@ async function load(db: PrismaClient, { copies }: Cache, realmId: number, genera
   const rows = await leanSql(db).query<StreamModel>(Prisma.sql`SELECT * FROM stream WHERE realm_id = ${realmId} AND NOT deactivated`, { prepare: true });
   const copy: RealmStreams = { generation, byId: new Map(), byName: new Map() };
   for (const row of rows) {
+    // Shared by every request of the realm until the next change: nobody may write to it.
+    Object.freeze(row);
     copy.byId.set(row.id, row);
     copy.byName.set(row.name.toLowerCase(), row);
   }
