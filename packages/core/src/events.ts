@@ -29,6 +29,10 @@ export class EventRecorder {
  * it returns, in one statement.
  */
 export interface GroupedWrite<I, O> {
+  /**
+   * Throws only when nothing was written (the statement failed): the items are then written again
+   * one by one, so a throw after the commit would write them twice.
+   */
   write(db: PrismaClient, items: I[]): Promise<{ results: O[]; batches: ChangeBatch[] }>;
   /** The rows an item is expected to write: statements of many rows may run side by side. */
   weight?(item: I): number;

@@ -243,7 +243,7 @@ export function finishState(state: State): State {
 
 /** The sections a registration asked for; unknown event types have no state and are skipped. */
 export async function fetchInitialState(prisma: PrismaClient, actor: Actor, options: RegisterOptions, ctx: ServerContext): Promise<State> {
-  const wanted = options.eventTypes === null ? Object.keys(STATE_SECTIONS) : options.eventTypes.filter((t) => t in STATE_SECTIONS);
+  const wanted = Object.keys(STATE_SECTIONS).filter((type) => wants(options, type));
   const parts = await Promise.all(wanted.map((type) => STATE_SECTIONS[type](prisma, actor, options, ctx)));
   return Object.assign({}, ...parts);
 }
