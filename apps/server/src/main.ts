@@ -49,7 +49,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
   let server: http.Server | null = null;
   if (role !== "worker") {
-    const apiServices = { prisma: services.db.prisma, actions: services.actions, ctx: services.ctx };
+    const apiServices = { prisma: services.db.prisma, actions: services.actions, ctx: services.ctx, messageCache: services.messageCache };
     const app =
       role === "api"
         ? createApiApp(apiServices)

@@ -2,7 +2,7 @@
 // PGlite), the bus (Redis or in-process), and the action runner that ties them together.
 import { createMemoryBus, createRedisBus, type Bus } from "@chat/bus";
 import type { Config } from "@chat/config";
-import { ActionRunner, type ServerContext } from "@chat/core";
+import { ActionRunner, MessageCache, type ServerContext } from "@chat/core";
 import { openDatabase, type Database } from "@chat/db";
 
 export interface Services {
@@ -11,6 +11,7 @@ export interface Services {
   bus: Bus;
   ctx: ServerContext;
   actions: ActionRunner;
+  messageCache: MessageCache;
   close(): Promise<void>;
 }
 
@@ -25,6 +26,7 @@ export async function openServices(config: Config, options: { migrate: boolean }
     db,
     bus,
     actions,
+    messageCache: new MessageCache(db.prisma, { maxBytes: config.messageCacheMb * 1024 * 1024 }),
     ctx: { externalHost: config.externalHost, devMode: config.devMode },
     async close() {
       await actions.flush();

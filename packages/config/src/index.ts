@@ -28,6 +28,8 @@ export interface Config {
   /** Outbox rows older than this are published by the worker's sweeper. */
   outboxSweepAfterSeconds: number;
   changeStreamShards: number;
+  /** Memory each API process may keep fetched messages in; 0 reads every message from the database. */
+  messageCacheMb: number;
   logLevel: string;
 }
 
@@ -116,6 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventQueueIdleSeconds: readInt(env, "EVENT_QUEUE_IDLE_SECONDS", 600, 10, 7 * 24 * 3600),
     outboxSweepAfterSeconds: readInt(env, "OUTBOX_SWEEP_AFTER_SECONDS", 5, 1, 3600),
     changeStreamShards: readInt(env, "CHANGE_STREAM_SHARDS", 4, 1, 1024),
+    messageCacheMb: readInt(env, "MESSAGE_CACHE_MB", 64, 0, 1024 * 1024),
     logLevel: readString(env, "LOG_LEVEL", "info"),
   };
 }

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { badRequest, fetchMessages, MissingArgumentError, parseNarrow, type Anchor } from "@chat/core";
-import { actorOf, params, parseParams, rawParam, route, success } from "@chat/http";
+import { actorOf, params, parseParams, rawParam, route, successWithJsonText } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /** `anchor`: a message id, or newest / oldest / first_unread (Zulip 2.2+). */
@@ -12,7 +12,7 @@ function parseAnchor(raw: string): Anchor {
 
 export function messageFetchRoutes(services: ApiServices): Router {
   const router = Router();
-  const { prisma } = services;
+  const { prisma, messageCache } = services;
 
   router.get(
     "/messages",
@@ -30,7 +30,7 @@ export function messageFetchRoutes(services: ApiServices): Router {
       // The deprecated flag wins, as in Zulip; without it, an anchor is required.
       if (rawAnchor === undefined && !p.use_first_unread_anchor) throw new MissingArgumentError("anchor");
       const anchor = p.use_first_unread_anchor ? "first_unread" : parseAnchor(rawAnchor!);
-      const result = await fetchMessages(prisma, actor, {
+      const result = await fetchMessages(prisma, messageCache, actor, {
         anchor,
         numBefore: p.num_before,
         numAfter: p.num_after,
@@ -38,7 +38,8 @@ export function messageFetchRoutes(services: ApiServices): Router {
         applyMarkdown: p.apply_markdown,
         clientGravatar: p.client_gravatar,
       });
-      success(res, { ...result });
+      const { messages, ...fields } = result;
+      successWithJsonText(res, fields, { messages: `[${messages.join(",")}]` });
     }),
   );
   return router;

@@ -8,13 +8,13 @@ import { leanSql, Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { topicLinks } from "../lib/linkifiers.ts";
-import { FLAG_BITS, flagsToNames } from "../lib/message-flags.ts";
-import { finalizeMessage, type WireMessage } from "../lib/message-format.ts";
+import { FLAG_BITS } from "../lib/message-flags.ts";
+import { messageJson, type MessageJsonContext } from "../lib/message-json.ts";
 import { BadNarrowError, type NarrowTerm } from "../lib/narrow.ts";
 import { RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { isGuest } from "../lib/roles.ts";
-import type { Reaction } from "../actions/reactions.ts";
 import { realmLinkifiers } from "./linkifiers.ts";
+import type { CachedMessage, MessageCache } from "./message-cache.ts";
 import { canSeeStream, findStreamForHotPath } from "./streams.ts";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor that means "newest". */
@@ -38,32 +38,19 @@ export interface FetchResult {
   found_oldest: boolean;
   found_newest: boolean;
   history_limited: boolean;
-  messages: Array<Record<string, unknown>>;
+  /** Each message as JSON text (see messageJson). */
+  messages: string[];
 }
 
-interface Row {
+/** What a page query reads: which messages, in which version, with the user's flags. */
+interface PageRow {
   id: number;
-  sender_id: number;
-  recipient_id: number;
-  subject: string;
-  /** Rendered or raw, as the client asked (apply_markdown). */
-  content: string;
-  /** Seconds since the epoch: the wire format, and no Date to parse per row. */
-  timestamp: number;
-  sending_client: string;
-  last_edit_timestamp: number | null;
-  is_me_message: boolean;
+  version: number;
   flags: number | null;
-  sender_full_name: string;
-  sender_short_name: string;
-  sender_email: string;
-  sender_avatar_source: string;
-  sender_avatar_version: number;
   /** These three come only from the general page query, not the stream narrow's lean one. */
   recipient_type?: number;
   recipient_type_id?: number;
   stream_name?: string | null;
-  reactions: Reaction[] | null;
   match_content?: string;
   match_subject?: string;
 }
@@ -197,29 +184,18 @@ function highlightColumns(search: string | null): Prisma.Sql {
 
 type Range = { op: "<" | "=" | ">"; id: number };
 
-// Reactions ride along with each row, so a page costs one round trip. Most messages have none:
-// an EXISTS probe first spares them the aggregate (measured: a page of 100 without reactions in
-// 0.50 ms against 0.62 ms with the aggregate alone, 0.41 ms with no reactions column at all).
-// Only the content the client asked for (rendered or raw Markdown) is read, as `content`.
-const messageColumns = (applyMarkdown: boolean) => Prisma.sql`
-  m.id, m.sender_id, m.recipient_id, m.subject, ${applyMarkdown ? Prisma.sql`coalesce(m.rendered_content, '')` : Prisma.sql`m.content`} AS content,
-  floor(extract(epoch FROM m.date_sent))::int AS timestamp, m.sending_client,
-  floor(extract(epoch FROM m.last_edit_time))::int AS last_edit_timestamp, m.is_me_message, um.flags,
-  s.full_name AS sender_full_name, s.short_name AS sender_short_name, s.email AS sender_email,
-  s.avatar_source AS sender_avatar_source, s.avatar_version AS sender_avatar_version,
-  CASE WHEN EXISTS (SELECT 1 FROM reaction x WHERE x.message_id = m.id) THEN (
-    SELECT json_agg(json_build_object(
-             'emoji_name', rc.emoji_name, 'emoji_code', rc.emoji_code, 'reaction_type', rc.reaction_type, 'user_id', rc.user_id,
-             'user', json_build_object('user_id', rc.user_id, 'email', ru.email, 'full_name', ru.full_name)) ORDER BY rc.id)
-    FROM reaction rc JOIN user_profile ru ON ru.id = rc.user_id WHERE rc.message_id = m.id) END AS reactions`;
+// A page reads only each message's id, version and the user's flags; the message itself comes
+// from the node's message cache (message-cache.ts), which reads from the database only what it
+// does not hold in that version.
+const pageColumns = Prisma.sql`m.id, m.cache_version AS version, um.flags`;
 
 /** The page's rows in ascending id order. */
 async function selectPage(
   prisma: PrismaClient,
   actor: Actor,
   compiled: Compiled,
-  page: { range: Range; order: "ASC" | "DESC"; limit: number; applyMarkdown: boolean },
-): Promise<Row[]> {
+  page: { range: Range; order: "ASC" | "DESC"; limit: number },
+): Promise<PageRow[]> {
   const { range, order, limit } = page;
   if (limit <= 0) return [];
   // Order and bound by the column the driving index is sorted on, so no page needs a sort.
@@ -237,23 +213,21 @@ async function selectPage(
     // A stream or topic narrow, the common case: every row is the pinned stream's, so one flat
     // index-ordered scan (the cheapest plan to make and to run) needs no recipient or stream join.
     // (The caller fills in the recipient from the pinned stream.)
-    // Prepared, since planning this join costs about as much as running it. The limit is part of
-    // the text, not a parameter: a generic plan for an unknown limit expects a large share of the
-    // stream and scans it whole (measured: 11.8 ms against 1.5 ms). Clients use a few page sizes.
-    const rows = await leanSql(prisma).query<Row>(Prisma.sql`
-      SELECT ${messageColumns(page.applyMarkdown)} FROM ${from} JOIN user_profile s ON s.id = m.sender_id
+    // Prepared, since planning costs about as much as running it. The limit is part of the text,
+    // not a parameter: a generic plan for an unknown limit expects a large share of the stream and
+    // scans it whole (measured: 11.8 ms against 1.5 ms). Clients use a few page sizes.
+    const rows = await leanSql(prisma).query<PageRow>(Prisma.sql`
+      SELECT ${pageColumns} FROM ${from}
       WHERE ${where} ORDER BY ${orderBy} LIMIT ${Prisma.raw(String(Math.trunc(limit)))}`, { prepare: true });
     return order === "DESC" ? rows.reverse() : rows;
   }
   // Otherwise choose the page's ids first, so the search highlighting and joins run for its rows only.
-  return leanSql(prisma).query<Row>(Prisma.sql`
-    SELECT ${messageColumns(page.applyMarkdown)},
-           r.type AS recipient_type, r.type_id AS recipient_type_id, st.name AS stream_name
+  return leanSql(prisma).query<PageRow>(Prisma.sql`
+    SELECT ${pageColumns}, r.type AS recipient_type, r.type_id AS recipient_type_id, st.name AS stream_name
            ${highlightColumns(compiled.search)}
     FROM (SELECT m.id FROM ${from} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit}) page
     JOIN message m ON m.id = page.id
     LEFT JOIN user_message um ON um.message_id = m.id AND um.user_id = ${actor.id}
-    JOIN user_profile s ON s.id = m.sender_id
     JOIN recipient r ON r.id = m.recipient_id
     LEFT JOIN stream st ON r.type = ${RECIPIENT_STREAM} AND st.id = r.type_id
     ORDER BY m.id`);
@@ -268,17 +242,18 @@ async function firstUnread(prisma: PrismaClient, actor: Actor, compiled: Compile
 
 type DisplayUser = { id: number; email: string; full_name: string; short_name: string; is_mirror_dummy: boolean };
 
-type PrivateRow = Row & { recipient_type: number; recipient_type_id: number };
+/** A page row of the general page query with its message from the cache. */
+type Fetched = { row: PageRow; message: CachedMessage };
 
 /** The participants of each private conversation among the rows (of the general page query), for display_recipient. */
-async function privateParticipants(prisma: PrismaClient, rows: Row[]): Promise<Map<number, DisplayUser[]>> {
-  const privateRows = rows.filter((r): r is PrivateRow => r.recipient_type !== undefined && r.recipient_type !== RECIPIENT_STREAM);
+async function privateParticipants(prisma: PrismaClient, fetched: Fetched[]): Promise<Map<number, DisplayUser[]>> {
+  const privateRows = fetched.filter(({ row }) => row.recipient_type !== undefined && row.recipient_type !== RECIPIENT_STREAM);
   if (privateRows.length === 0) return new Map();
-  const huddles = [...new Set(privateRows.filter((r) => r.recipient_type === RECIPIENT_HUDDLE).map((r) => r.recipient_id))];
+  const huddles = [...new Set(privateRows.filter(({ row }) => row.recipient_type === RECIPIENT_HUDDLE).map(({ message }) => message.recipient_id))];
   const userIds = new Set<number>();
-  for (const row of privateRows) {
-    userIds.add(row.sender_id);
-    if (row.recipient_type === RECIPIENT_PERSONAL) userIds.add(row.recipient_type_id);
+  for (const { row, message } of privateRows) {
+    userIds.add(message.sender_id);
+    if (row.recipient_type === RECIPIENT_PERSONAL) userIds.add(row.recipient_type_id!);
   }
   // One round trip: the senders and personal recipients, and every group conversation's members.
   const users = await leanSql(prisma).query<DisplayUser & { huddles: number[] | null }>(Prisma.sql`
@@ -289,11 +264,11 @@ async function privateParticipants(prisma: PrismaClient, rows: Row[]): Promise<M
   const members = users.flatMap((u) => (u.huddles ?? []).map((recipient_id) => ({ recipient_id, user_id: u.id })));
   const byId = new Map(users.map((u) => [u.id, u]));
   const result = new Map<number, DisplayUser[]>();
-  for (const row of privateRows) {
+  for (const { row, message } of privateRows) {
     const ids =
       row.recipient_type === RECIPIENT_HUDDLE
-        ? members.filter((m) => m.recipient_id === row.recipient_id).map((m) => m.user_id)
-        : [row.sender_id, row.recipient_type_id];
+        ? members.filter((m) => m.recipient_id === message.recipient_id).map((m) => m.user_id)
+        : [message.sender_id, row.recipient_type_id!];
     result.set(
       row.id,
       [...new Set(ids)]
@@ -306,8 +281,8 @@ async function privateParticipants(prisma: PrismaClient, rows: Row[]): Promise<M
   return result;
 }
 
-export async function fetchMessages(prisma: PrismaClient, actor: Actor, request: FetchRequest): Promise<FetchResult> {
-  const { numBefore, numAfter, applyMarkdown } = request;
+export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, actor: Actor, request: FetchRequest): Promise<FetchResult> {
+  const { numBefore, numAfter } = request;
   if (numBefore < 0 || numAfter < 0) throw badRequest("num_before and num_after must not be negative");
   if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   const compiled = await compileNarrow(prisma, actor, request.narrow);
@@ -322,68 +297,60 @@ export async function fetchMessages(prisma: PrismaClient, actor: Actor, request:
   // tells whether the oldest/newest matching message was reached.
   // Nothing lies above "newest" or below "oldest": those pages are not queried. The linkifiers
   // (for topic_links) are read alongside unless the narrow holds only private messages.
-  const none = Promise.resolve([] as Row[]);
+  const none = Promise.resolve([] as PageRow[]);
   const privateOnly = request.narrow.some((t) => !t.negated && (t.operator === "pm-with" || t.operator === "group-pm-with" || (t.operator === "is" && t.operand === "private")));
   const [before, at, after, linkifiers] = await Promise.all([
-    anchor > 0 ? selectPage(prisma, actor, compiled, { range: { op: "<", id: anchor }, order: "DESC", limit: numBefore + 1, applyMarkdown }) : none,
-    anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: "=", id: anchor }, order: "ASC", limit: 1, applyMarkdown }) : none,
-    anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: ">", id: anchor }, order: "ASC", limit: numAfter + 1, applyMarkdown }) : none,
+    anchor > 0 ? selectPage(prisma, actor, compiled, { range: { op: "<", id: anchor }, order: "DESC", limit: numBefore + 1 }) : none,
+    anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: "=", id: anchor }, order: "ASC", limit: 1 }) : none,
+    anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: ">", id: anchor }, order: "ASC", limit: numAfter + 1 }) : none,
     privateOnly ? Promise.resolve([]) : (actor.realmLinkifiers ?? realmLinkifiers(prisma, actor.realm_id)),
   ]);
   const foundOldest = before.length <= numBefore;
   const foundNewest = after.length <= numAfter || request.anchor === "newest";
   const rows = [...before.slice(Math.max(0, before.length - numBefore)), ...at, ...after.slice(0, numAfter)];
-  // A stream narrow's rows (from the lean page query) carry no recipient columns: all are the stream's.
-  const participants = compiled.stream ? new Map<number, DisplayUser[]>() : await privateParticipants(prisma, rows);
 
-  const format = { applyMarkdown: request.applyMarkdown, clientGravatar: request.clientGravatar };
-  // A page holds few topics.
-  const topicLinksCache = new Map<string, ReturnType<typeof topicLinks>>();
+  const cached = await cache.messagesFor(rows);
+  // A message deleted since the page was read is left out.
+  const fetched: Fetched[] = [];
+  const userIds = new Set<number>();
+  for (const row of rows) {
+    const message = cached.get(row.id);
+    if (message === undefined) continue;
+    fetched.push({ row, message });
+    userIds.add(message.sender_id);
+    for (const reaction of message.reactions ?? []) userIds.add(reaction.user_id);
+  }
+  // A stream narrow's rows (from the lean page query) carry no recipient columns: all are the stream's.
+  const [users, participants] = await Promise.all([
+    cache.sendersFor(actor.realm, userIds),
+    compiled.stream ? new Map<number, DisplayUser[]>() : privateParticipants(prisma, fetched),
+  ]);
+
+  const context: MessageJsonContext = {
+    realmJson: JSON.stringify(actor.realm.string_id),
+    applyMarkdown: request.applyMarkdown,
+    clientGravatar: request.clientGravatar,
+    users,
+  };
+  // A page holds few topics and streams.
+  const topicLinksJson = new Map<string, string>();
   const linksOf = (topic: string) => {
-    let links = topicLinksCache.get(topic);
-    if (!links) topicLinksCache.set(topic, (links = topicLinks(topic, linkifiers)));
+    let links = topicLinksJson.get(topic);
+    if (links === undefined) topicLinksJson.set(topic, (links = JSON.stringify(topicLinks(topic, linkifiers))));
     return links;
   };
-  const messages = rows.map((row) => {
-    const { stream } = compiled;
-    const isStream = stream !== null || row.recipient_type === RECIPIENT_STREAM;
-    const message = finalizeMessage(
-      {
-        id: row.id,
-        sender_id: row.sender_id,
-        sender_full_name: row.sender_full_name,
-        sender_short_name: row.sender_short_name,
-        sender_email: row.sender_email,
-        sender_realm_str: actor.realm.string_id,
-        sender_avatar_source: row.sender_avatar_source,
-        sender_avatar_version: row.sender_avatar_version,
-        realm_id: actor.realm_id,
-        recipient_id: row.recipient_id,
-        type: isStream ? "stream" : "private",
-        ...(isStream ? { stream_id: stream?.id ?? row.recipient_type_id } : {}),
-        display_recipient: isStream ? (stream?.name ?? row.stream_name!) : (participants.get(row.id) ?? []),
-        subject: row.subject,
-        topic_links: isStream ? linksOf(row.subject) : [],
-        // The row holds only the content asked for; finalizeMessage picks it by the same option.
-        raw_content: row.content,
-        rendered_content: row.content,
-        timestamp: row.timestamp,
-        client: row.sending_client,
-        is_me_message: row.is_me_message,
-        reactions: row.reactions ?? [],
-        submessages: [],
-        ...(row.last_edit_timestamp !== null ? { last_edit_timestamp: row.last_edit_timestamp } : {}),
-      },
-      format,
-    );
-    // A message the user has no row for was read from the stream's history.
-    message.flags = row.flags === null ? ["read", "historical"] : flagsToNames(row.flags);
-    if (row.match_content !== undefined) {
-      message.match_content = row.match_content;
-      message.match_subject = row.match_subject;
-    }
-    return message;
-  });
+  const pinned = compiled.stream === null ? null : { id: compiled.stream.id, nameJson: JSON.stringify(compiled.stream.name) };
+  const messages: string[] = [];
+  for (const { row, message } of fetched) {
+    const isStream = pinned !== null || row.recipient_type === RECIPIENT_STREAM;
+    const recipient = isStream
+      ? { streamId: pinned?.id ?? row.recipient_type_id!, displayRecipientJson: pinned?.nameJson ?? JSON.stringify(row.stream_name), topicLinksJson: linksOf(message.subject) }
+      : { streamId: null, displayRecipientJson: JSON.stringify(participants.get(row.id) ?? []), topicLinksJson: "[]" };
+    const extra = row.match_content !== undefined ? { match_content: row.match_content, match_subject: row.match_subject } : null;
+    const json = messageJson(message, recipient, row.flags, context, extra);
+    // The sender is missing only if the user row is gone; such a message cannot be shown.
+    if (json !== null) messages.push(json);
+  }
   const foundAnchor = at.length === 1;
   return { anchor, found_anchor: foundAnchor, found_oldest: foundOldest, found_newest: foundNewest, history_limited: false, messages };
 }
