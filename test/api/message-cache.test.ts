@@ -138,3 +138,79 @@ describe("the message cache across two nodes (postgres)", () => {
     expect((await fetchOne(onOther, "two node cache", id)).sender_full_name).toBe("Alice Elsewhere");
   });
 });
+
+// GET /messages acts as each node's copy of its user, checked inside the page query: every change
+// to the user or the realm must count on the very next fetch, on this node and on another one.
+describe.each(MODES)("the actor copy of GET /messages (%s)", (mode) => {
+  let server: TestServer;
+
+  const fetchNewest = (client: ApiClient, narrow: unknown[] = []) =>
+    client.get("/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify(narrow) });
+
+  beforeAll(async () => {
+    server = await startTestServer(mode);
+  });
+  afterAll(() => server.stop());
+
+  test("a deactivated user is refused at once, with or without messages to read", async () => {
+    const dora = await createTestUser(server, "Dora Deactivated");
+    await subscribeTo(dora.client, ["actor copy"]);
+    await sendStreamMessage(dora.client, "actor copy", "t", "hello");
+    expect((await fetchNewest(dora.client)).body.result).toBe("success"); // the node keeps Dora
+    expect((await fetchNewest(dora.client, [["stream", "actor copy"], ["topic", "nothing here"]])).body.messages).toEqual([]);
+    expect((await server.owner.delete(`/users/${dora.id}`)).body.result).toBe("success");
+    expect((await fetchNewest(dora.client)).body).toMatchObject({ result: "error", code: "USER_DEACTIVATED" });
+    // A page with no rows carries no check: it is asked apart.
+    expect((await fetchNewest(dora.client, [["stream", "actor copy"], ["topic", "nothing here"]])).body).toMatchObject({ result: "error", code: "USER_DEACTIVATED" });
+  });
+
+  test("a user made a guest loses the public stream's history at once", async () => {
+    const gail = await createTestUser(server, "Gail Demoted");
+    const sender = await createTestUser(server, "Sam Sender");
+    await subscribeTo(sender.client, ["public history"]);
+    await sendStreamMessage(sender.client, "public history", "t", "before Gail");
+    expect((await fetchNewest(gail.client, [["stream", "public history"]])).body.messages).toHaveLength(1);
+    expect((await server.owner.patch(`/users/${gail.id}`, { role: 600 })).body.result).toBe("success");
+    expect((await fetchNewest(gail.client, [["stream", "public history"]])).body).toMatchObject({ result: "error", code: "BAD_NARROW" });
+  });
+
+  test("a new linkifier and a new stream show on the next fetch", async () => {
+    const lena = await createTestUser(server, "Lena Links");
+    await subscribeTo(lena.client, ["links"]);
+    await sendStreamMessage(lena.client, "links", "ticket #42", "see the ticket");
+    expect((await fetchNewest(lena.client, [["stream", "links"]])).body.messages[0].topic_links).toEqual([]);
+    expect((await server.owner.post("/realm/filters", { pattern: "#(?P<id>[0-9]+)", url_format_string: "https://tickets.example.com/%(id)s" })).body.result).toBe("success");
+    expect((await fetchNewest(lena.client, [["stream", "links"]])).body.messages[0].topic_links).toEqual([{ text: "#42", url: "https://tickets.example.com/42" }]);
+    await subscribeTo(server.owner, ["brand new"]);
+    expect((await fetchNewest(lena.client, [["stream", "brand new"]])).body).toMatchObject({ result: "success", messages: [] });
+  });
+});
+
+describe("the actor copy across two nodes (postgres)", () => {
+  let server: TestServer;
+  let other: RunningServer;
+
+  beforeAll(async () => {
+    server = await startTestServer("postgres");
+    other = await startServer({ ...server.running.services.config, port: 0 });
+  });
+  afterAll(async () => {
+    await other.stop();
+    await server.stop();
+  });
+
+  test("a deactivation or a realm deactivation through one node refuses the other's next fetch", async () => {
+    const uma = await createTestUser(server, "Uma Elsewhere");
+    const onOther = new ApiClient(`http://127.0.0.1:${other.port}`, uma.client.credentials);
+    const fetchOn = (client: ApiClient) => client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: "[]" });
+    expect((await fetchOn(onOther)).body.result).toBe("success");
+    expect((await server.owner.delete(`/users/${uma.id}`)).body.result).toBe("success");
+    expect((await fetchOn(onOther)).body).toMatchObject({ result: "error", code: "USER_DEACTIVATED" });
+
+    const vic = await createTestUser(server, "Vic Elsewhere");
+    const vicOnOther = new ApiClient(`http://127.0.0.1:${other.port}`, vic.client.credentials);
+    expect((await fetchOn(vicOnOther)).body.result).toBe("success");
+    await server.running.services.db.prisma.realm.updateMany({ where: { string_id: "" }, data: { deactivated: true } });
+    expect((await fetchOn(vicOnOther)).body).toMatchObject({ result: "error", code: "REALM_DEACTIVATED" });
+  });
+});

@@ -30,12 +30,13 @@ export function apiRouter(services: ApiServices): Router {
   // Endpoints that need no credentials come first; everything after requires HTTP Basic.
   api.use(serverSettingsRoutes(services));
   api.use(authRoutes(services));
+  // GET /messages authenticates itself, from the node's copy of the actor where it can.
+  api.use(messageFetchRoutes(services));
   api.use(requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost }));
   api.use(userRoutes(services));
   api.use(renderRoutes(services));
   api.use(messageRoutes(services));
   api.use(messageEditRoutes(services));
-  api.use(messageFetchRoutes(services));
   api.use(subscriptionRoutes(services));
   api.use(streamRoutes(services));
   api.use(settingsRoutes(services));

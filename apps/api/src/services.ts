@@ -1,5 +1,5 @@
 import type { PrismaClient } from "@chat/db";
-import type { ActionRunner, MessageCache, ServerContext } from "@chat/core";
+import type { ActionRunner, ActorCache, MessageCache, ServerContext } from "@chat/core";
 
 /** What the API tier's routes need; built once per process by the server. */
 export interface ApiServices {
@@ -8,4 +8,6 @@ export interface ApiServices {
   ctx: ServerContext;
   /** This node's copy of the messages GET /messages has served. */
   messageCache: MessageCache;
+  /** This node's copy of the users GET /messages has authenticated. */
+  actorCache: ActorCache;
 }

@@ -5,6 +5,7 @@ import { createApiApp, apiRouter } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, type Config } from "@chat/config";
+import { ActorCache } from "@chat/core";
 import { createHttpApp } from "@chat/http";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty } from "./bootstrap.ts";
@@ -49,7 +50,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
   let server: http.Server | null = null;
   if (role !== "worker") {
-    const apiServices = { prisma: services.db.prisma, actions: services.actions, ctx: services.ctx, messageCache: services.messageCache };
+    const apiServices = { prisma: services.db.prisma, actions: services.actions, ctx: services.ctx, messageCache: services.messageCache, actorCache: new ActorCache() };
     const app =
       role === "api"
         ? createApiApp(apiServices)

@@ -1,9 +1,11 @@
-// Who a request acts as. One indexed query per request (api_key is unique); no cache, so a
-// deactivation or key change takes effect on every node at once. The same query brings the
-// realm's linkifiers, which sending and fetching both need.
+// Who a request acts as. One indexed query per request (api_key is unique), so a deactivation or
+// key change takes effect on every node at once. The same query brings the realm's linkifiers,
+// which sending and fetching both need. (The hot fetch path may instead use a node's copy of the
+// actor, checked inside its own query: actor-cache.ts.)
 import { leanSql, Prisma, type PrismaClient } from "@chat/db";
 import { AuthenticationFailedError, InvalidApiKeyError, NonexistentSubdomainError, RealmDeactivatedError, UserDeactivatedError } from "./errors.ts";
 import type { Actor, Realm, UserProfile } from "./models.ts";
+import type { ActorVersion } from "./actor-cache.ts";
 import type { Linkifier } from "./lib/linkifiers.ts";
 import { verifyPassword } from "./lib/secrets.ts";
 import { getUserByDeliveryEmail } from "./queries/users.ts";
@@ -19,16 +21,25 @@ export async function getRealmForSubdomain(prisma: PrismaClient, subdomain: stri
  * realm; only on a mismatch do we look further, to say which error applies.
  */
 export async function authenticateApiKey(prisma: PrismaClient, subdomain: string, email: string, apiKey: string): Promise<Actor> {
+  return (await authenticateApiKeyVersioned(prisma, subdomain, email, apiKey)).actor;
+}
+
+/**
+ * The same, with the versions (xmin) of the user and realm rows it was read from: any later change
+ * to either row, or to the realm's linkifiers (a trigger touches the realm), changes them.
+ */
+export async function authenticateApiKeyVersioned(prisma: PrismaClient, subdomain: string, email: string, apiKey: string): Promise<{ actor: Actor; version: ActorVersion }> {
   // One round trip on every request: the user and its realm as JSON (one column each parses far
   // faster than the user's forty; json, not jsonb, which Postgres builds a quarter faster), and
   // the realm's linkifiers, which the hot paths need.
   const rows =
     apiKey === ""
       ? []
-      : await leanSql(prisma).query<{ user_json: UserJson; realm_json: RealmJson; linkifiers: Linkifier[] }>(Prisma.sql`
+      : await leanSql(prisma).query<{ user_json: UserJson; realm_json: RealmJson; linkifiers: Linkifier[]; user_xmin: string; realm_xmin: string }>(Prisma.sql`
           SELECT row_to_json(u) AS user_json, row_to_json(r) AS realm_json,
                  (SELECT coalesce(json_agg(json_build_object('id', f.id, 'pattern', f.pattern, 'url_format_string', f.url_format_string) ORDER BY f.id), '[]')
-                  FROM realm_filter f WHERE f.realm_id = u.realm_id) AS linkifiers
+                  FROM realm_filter f WHERE f.realm_id = u.realm_id) AS linkifiers,
+                 u.xmin::text AS user_xmin, r.xmin::text AS realm_xmin
           FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`, { prepare: true });
   const row = rows[0];
   if (!row || row.realm_json.string_id !== subdomain) {
@@ -40,7 +51,8 @@ export async function authenticateApiKey(prisma: PrismaClient, subdomain: string
   if (user.delivery_email.toLowerCase() !== email.trim().toLowerCase()) throw new InvalidApiKeyError();
   if (realm.deactivated) throw new RealmDeactivatedError();
   if (!user.is_active) throw new UserDeactivatedError();
-  return Object.assign(user, { realm, realmLinkifiers: row.linkifiers });
+  const actor = Object.assign(user, { realm, realmLinkifiers: row.linkifiers });
+  return { actor, version: { userId: user.id, userXmin: row.user_xmin, realmXmin: row.realm_xmin } };
 }
 
 type UserJson = Omit<UserProfile, "date_joined" | "last_login"> & { date_joined: string; last_login: string | null };

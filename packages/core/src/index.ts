@@ -3,6 +3,7 @@ export * from "./models.ts";
 export * from "./context.ts";
 export * from "./events.ts";
 export * from "./auth.ts";
+export * from "./actor-cache.ts";
 export * from "./lib/roles.ts";
 export * from "./lib/avatars.ts";
 export * from "./lib/realm-hosts.ts";

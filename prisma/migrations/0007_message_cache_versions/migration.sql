@@ -48,3 +48,24 @@ $$;
 CREATE TRIGGER "user_profile_bump_realm_user_generation"
   AFTER DELETE OR UPDATE OF "realm_id", "email", "full_name", "short_name", "avatar_source", "avatar_version"
   ON "user_profile" FOR EACH ROW EXECUTE FUNCTION "bump_realm_user_generation"();
+
+-- Nodes also keep each authenticated user with its realm, valid while neither row has changed
+-- (their xmin is unchanged): the hot fetch path checks that inside its page query instead of
+-- authenticating in a round trip of its own. The realm's linkifiers belong to what is kept, so
+-- a change to them counts as a change to the realm.
+ALTER TABLE "realm" ADD COLUMN "linkifier_generation" INTEGER NOT NULL DEFAULT 0;
+
+CREATE FUNCTION "bump_realm_linkifier_generation"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP <> 'INSERT' THEN
+    UPDATE "realm" SET "linkifier_generation" = "linkifier_generation" + 1 WHERE "id" = OLD."realm_id";
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    UPDATE "realm" SET "linkifier_generation" = "linkifier_generation" + 1 WHERE "id" = NEW."realm_id";
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER "realm_filter_bump_realm_linkifier_generation"
+  AFTER INSERT OR DELETE OR UPDATE ON "realm_filter" FOR EACH ROW EXECUTE FUNCTION "bump_realm_linkifier_generation"();

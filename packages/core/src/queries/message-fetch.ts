@@ -5,6 +5,7 @@
 // (recipient_id, id) and (recipient_id, upper(subject), id) indexes.
 import { createHash } from "node:crypto";
 import { leanSql, Prisma, type PrismaClient, type StreamModel } from "@chat/db";
+import { actorValidColumn, checkActorVersion, StaleActorError, type ActorVersion } from "../actor-cache.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { topicLinks } from "../lib/linkifiers.ts";
@@ -53,6 +54,8 @@ interface PageRow {
   stream_name?: string | null;
   match_content?: string;
   match_subject?: string;
+  /** Present when the request acts as a node's copy of its actor (actor-cache.ts). */
+  actor_valid?: boolean;
 }
 
 async function findUser(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<UserProfile> {
@@ -195,8 +198,10 @@ async function selectPage(
   actor: Actor,
   compiled: Compiled,
   page: { range: Range; order: "ASC" | "DESC"; limit: number },
+  version: ActorVersion | null,
 ): Promise<PageRow[]> {
   const { range, order, limit } = page;
+  const columns = version === null ? pageColumns : Prisma.sql`${pageColumns}, ${actorValidColumn(version)}`;
   if (limit <= 0) return [];
   // Order and bound by the column the driving index is sorted on, so no page needs a sort.
   const id = compiled.history ? Prisma.sql`m.id` : Prisma.sql`um.message_id`;
@@ -217,13 +222,13 @@ async function selectPage(
     // not a parameter: a generic plan for an unknown limit expects a large share of the stream and
     // scans it whole (measured: 11.8 ms against 1.5 ms). Clients use a few page sizes.
     const rows = await leanSql(prisma).query<PageRow>(Prisma.sql`
-      SELECT ${pageColumns} FROM ${from}
+      SELECT ${columns} FROM ${from}
       WHERE ${where} ORDER BY ${orderBy} LIMIT ${Prisma.raw(String(Math.trunc(limit)))}`, { prepare: true });
     return order === "DESC" ? rows.reverse() : rows;
   }
   // Otherwise choose the page's ids first, so the search highlighting and joins run for its rows only.
   return leanSql(prisma).query<PageRow>(Prisma.sql`
-    SELECT ${pageColumns}, r.type AS recipient_type, r.type_id AS recipient_type_id, st.name AS stream_name
+    SELECT ${columns}, r.type AS recipient_type, r.type_id AS recipient_type_id, st.name AS stream_name
            ${highlightColumns(compiled.search)}
     FROM (SELECT m.id FROM ${from} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit}) page
     JOIN message m ON m.id = page.id
@@ -281,7 +286,11 @@ async function privateParticipants(prisma: PrismaClient, fetched: Fetched[]): Pr
   return result;
 }
 
-export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, actor: Actor, request: FetchRequest): Promise<FetchResult> {
+/**
+ * `version`: when the actor is a node's copy, the versions its rows must still have; the page
+ * queries check them, and StaleActorError says they did not.
+ */
+export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, actor: Actor, request: FetchRequest, version: ActorVersion | null = null): Promise<FetchResult> {
   const { numBefore, numAfter } = request;
   if (numBefore < 0 || numAfter < 0) throw badRequest("num_before and num_after must not be negative");
   if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
@@ -300,11 +309,17 @@ export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, a
   const none = Promise.resolve([] as PageRow[]);
   const privateOnly = request.narrow.some((t) => !t.negated && (t.operator === "pm-with" || t.operator === "group-pm-with" || (t.operator === "is" && t.operand === "private")));
   const [before, at, after, linkifiers] = await Promise.all([
-    anchor > 0 ? selectPage(prisma, actor, compiled, { range: { op: "<", id: anchor }, order: "DESC", limit: numBefore + 1 }) : none,
-    anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: "=", id: anchor }, order: "ASC", limit: 1 }) : none,
-    anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: ">", id: anchor }, order: "ASC", limit: numAfter + 1 }) : none,
+    anchor > 0 ? selectPage(prisma, actor, compiled, { range: { op: "<", id: anchor }, order: "DESC", limit: numBefore + 1 }, version) : none,
+    anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: "=", id: anchor }, order: "ASC", limit: 1 }, version) : none,
+    anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: ">", id: anchor }, order: "ASC", limit: numAfter + 1 }, version) : none,
     privateOnly ? Promise.resolve([]) : (actor.realmLinkifiers ?? realmLinkifiers(prisma, actor.realm_id)),
   ]);
+  if (version !== null) {
+    // Each page query checked the actor in its own snapshot; with no row to say so, ask apart.
+    const pages = [before, at, after].filter((page) => page.length > 0);
+    if (pages.some((page) => page[0].actor_valid !== true)) throw new StaleActorError();
+    if (pages.length === 0) await checkActorVersion(prisma, version);
+  }
   const foundOldest = before.length <= numBefore;
   const foundNewest = after.length <= numAfter || request.anchor === "newest";
   const rows = [...before.slice(Math.max(0, before.length - numBefore)), ...at, ...after.slice(0, numAfter)];

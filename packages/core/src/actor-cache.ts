@@ -1,0 +1,63 @@
+// Each node's copy of the users it has recently authenticated, for GET /messages: instead of a
+// round trip of its own to authenticate (measured: about 0.3 ms of CPU of the 2.2 ms a fetch of
+// 100 messages costs), the request acts as the copy and its page query checks, in the same
+// statement, that neither the user's row nor the realm's has changed since (their xmin, the id of
+// the transaction that wrote the row version, as EF Core's PostgreSQL concurrency token does).
+// A deactivation, a new API key, a role, a realm setting, a stream (the realm's
+// stream_generation) or a linkifier change all write one of those rows. If the check fails, the
+// request is answered again with a fresh authentication, so nobody is ever answered as a user
+// who no longer matches the database at the time of the read.
+import { LRUCache } from "lru-cache";
+import { leanSql, Prisma, type PrismaClient } from "@chat/db";
+import type { Actor } from "./models.ts";
+
+/** The versions of the rows an actor was read from. */
+export interface ActorVersion {
+  userId: number;
+  userXmin: string;
+  realmXmin: string;
+}
+
+/** The copy of an actor was stale; authenticate again and retry. */
+export class StaleActorError extends Error {
+  constructor() {
+    super("the cached actor is stale");
+  }
+}
+
+interface Entry {
+  actor: Actor;
+  version: ActorVersion;
+  email: string;
+}
+
+export class ActorCache {
+  // An entry lives minutes at most, so a transaction id cannot come round again (it takes four
+  // billion transactions) while a copy is kept.
+  private readonly entries = new LRUCache<string, Entry>({ max: 10_000, ttl: 5 * 60_000 });
+
+  get(subdomain: string, email: string, apiKey: string): { actor: Actor; version: ActorVersion } | undefined {
+    const entry = this.entries.get(`${subdomain}\n${apiKey}`);
+    if (entry === undefined || entry.email !== email.trim().toLowerCase()) return undefined;
+    return entry;
+  }
+
+  set(subdomain: string, email: string, apiKey: string, actor: Actor, version: ActorVersion): void {
+    // Shared by concurrent requests: nobody may write to it.
+    Object.freeze(actor.realm);
+    if (actor.realmLinkifiers) Object.freeze(actor.realmLinkifiers);
+    this.entries.set(`${subdomain}\n${apiKey}`, { actor: Object.freeze(actor), version, email: email.trim().toLowerCase() });
+  }
+}
+
+/** A boolean column `actor_valid`: are the actor's user and realm rows the versions it was read from? */
+export function actorValidColumn(version: ActorVersion): Prisma.Sql {
+  return Prisma.sql`(SELECT EXISTS (SELECT 1 FROM user_profile u JOIN realm r ON r.id = u.realm_id
+    WHERE u.id = ${version.userId} AND u.xmin = ${version.userXmin}::xid AND r.xmin = ${version.realmXmin}::xid)) AS actor_valid`;
+}
+
+/** The same check on its own, for a request whose queries returned no row to carry it. */
+export async function checkActorVersion(db: PrismaClient, version: ActorVersion): Promise<void> {
+  const [row] = await leanSql(db).query<{ actor_valid: boolean }>(Prisma.sql`SELECT ${actorValidColumn(version)}`, { prepare: true });
+  if (!row?.actor_valid) throw new StaleActorError();
+}
