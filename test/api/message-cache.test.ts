@@ -109,7 +109,7 @@ describe("the message cache turned off (MESSAGE_CACHE_MB=0)", () => {
   });
 });
 
-describe("the message cache across two nodes (postgres)", () => {
+describe("the message cache and actor copy across two nodes (postgres)", () => {
   let server: TestServer;
   let other: RunningServer;
 
@@ -136,6 +136,22 @@ describe("the message cache across two nodes (postgres)", () => {
     expect((await fetchOne(onOther, "two node cache", id)).reactions).toMatchObject([{ emoji_name: "octopus" }]);
     expect((await server.owner.patch(`/users/${alice.id}`, { full_name: "Alice Elsewhere" })).body.result).toBe("success");
     expect((await fetchOne(onOther, "two node cache", id)).sender_full_name).toBe("Alice Elsewhere");
+  });
+
+  // The actor copy of GET /messages (actor-cache.ts) is checked inside the page query.
+  test("a deactivation or a realm deactivation through one node refuses the other's next fetch", async () => {
+    const uma = await createTestUser(server, "Uma Elsewhere");
+    const onOther = new ApiClient(`http://127.0.0.1:${other.port}`, uma.client.credentials);
+    const fetchOn = (client: ApiClient) => client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: "[]" });
+    expect((await fetchOn(onOther)).body.result).toBe("success");
+    expect((await server.owner.delete(`/users/${uma.id}`)).body.result).toBe("success");
+    expect((await fetchOn(onOther)).body).toMatchObject({ result: "error", code: "USER_DEACTIVATED" });
+
+    const vic = await createTestUser(server, "Vic Elsewhere");
+    const vicOnOther = new ApiClient(`http://127.0.0.1:${other.port}`, vic.client.credentials);
+    expect((await fetchOn(vicOnOther)).body.result).toBe("success");
+    await server.running.services.db.prisma.realm.updateMany({ where: { string_id: "" }, data: { deactivated: true } });
+    expect((await fetchOn(vicOnOther)).body).toMatchObject({ result: "error", code: "REALM_DEACTIVATED" });
   });
 });
 
@@ -183,34 +199,5 @@ describe.each(MODES)("the actor copy of GET /messages (%s)", (mode) => {
     expect((await fetchNewest(lena.client, [["stream", "links"]])).body.messages[0].topic_links).toEqual([{ text: "#42", url: "https://tickets.example.com/42" }]);
     await subscribeTo(server.owner, ["brand new"]);
     expect((await fetchNewest(lena.client, [["stream", "brand new"]])).body).toMatchObject({ result: "success", messages: [] });
-  });
-});
-
-describe("the actor copy across two nodes (postgres)", () => {
-  let server: TestServer;
-  let other: RunningServer;
-
-  beforeAll(async () => {
-    server = await startTestServer("postgres");
-    other = await startServer({ ...server.running.services.config, port: 0 });
-  });
-  afterAll(async () => {
-    await other.stop();
-    await server.stop();
-  });
-
-  test("a deactivation or a realm deactivation through one node refuses the other's next fetch", async () => {
-    const uma = await createTestUser(server, "Uma Elsewhere");
-    const onOther = new ApiClient(`http://127.0.0.1:${other.port}`, uma.client.credentials);
-    const fetchOn = (client: ApiClient) => client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: "[]" });
-    expect((await fetchOn(onOther)).body.result).toBe("success");
-    expect((await server.owner.delete(`/users/${uma.id}`)).body.result).toBe("success");
-    expect((await fetchOn(onOther)).body).toMatchObject({ result: "error", code: "USER_DEACTIVATED" });
-
-    const vic = await createTestUser(server, "Vic Elsewhere");
-    const vicOnOther = new ApiClient(`http://127.0.0.1:${other.port}`, vic.client.credentials);
-    expect((await fetchOn(vicOnOther)).body.result).toBe("success");
-    await server.running.services.db.prisma.realm.updateMany({ where: { string_id: "" }, data: { deactivated: true } });
-    expect((await fetchOn(vicOnOther)).body).toMatchObject({ result: "error", code: "REALM_DEACTIVATED" });
   });
 });
