@@ -1,7 +1,7 @@
-import { Router, type Express } from "express";
-import { createHttpApp, requireUser } from "@chat/http";
+import { Router } from "express";
+import { requireUser, type HotRoute } from "@chat/http";
 import { authRoutes } from "./routes/auth.ts";
-import { messageFetchRoutes } from "./routes/message-fetch.ts";
+import { messageFetchHotRoute, messageFetchRoutes } from "./routes/message-fetch.ts";
 import { messageRoutes } from "./routes/messages.ts";
 import { renderRoutes } from "./routes/render.ts";
 import { messageEditRoutes } from "./routes/message-edit.ts";
@@ -30,7 +30,7 @@ export function apiRouter(services: ApiServices): Router {
   // Endpoints that need no credentials come first; everything after requires HTTP Basic.
   api.use(serverSettingsRoutes(services));
   api.use(authRoutes(services));
-  // GET /messages authenticates itself, from the node's copy of the actor where it can.
+  // GET /messages authenticates itself, keeping the user for its hot route (apiHotRoutes).
   api.use(messageFetchRoutes(services));
   api.use(requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost }));
   api.use(userRoutes(services));
@@ -55,6 +55,7 @@ export function apiRouter(services: ApiServices): Router {
   return api;
 }
 
-export function createApiApp(services: ApiServices): Express {
-  return createHttpApp({ api: apiRouter(services) });
+/** The API's hot routes, answered before Express where they can be (hot-routes.ts). */
+export function apiHotRoutes(services: ApiServices): HotRoute[] {
+  return [messageFetchHotRoute(services)];
 }

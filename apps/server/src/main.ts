@@ -1,12 +1,12 @@
 // `npm start`: one process running the tiers its ROLE names (all of them by default).
 import http from "node:http";
 import { Router } from "express";
-import { createApiApp, apiRouter } from "@chat/app-api";
+import { apiHotRoutes, apiRouter } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, type Config } from "@chat/config";
 import { ActorCache } from "@chat/core";
-import { createHttpApp } from "@chat/http";
+import { createHttpApp, withHotRoutes, type HotRoute } from "@chat/http";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty } from "./bootstrap.ts";
 import { isClusterWorker, runPrimary, type ReadyMessage } from "./cluster.ts";
@@ -15,6 +15,8 @@ import { openServices, type Services } from "./services.ts";
 export interface RunningServer {
   services: Services;
   server: http.Server | null;
+  /** The API's hot routes (hot-routes.ts), with their counts; none without an API tier. */
+  hotRoutes: HotRoute[];
   port: number | null;
   stop(): Promise<void>;
 }
@@ -49,12 +51,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
 
   let server: http.Server | null = null;
+  let hotRoutes: HotRoute[] = [];
   if (role !== "worker") {
     const apiServices = { prisma: services.db.prisma, actions: services.actions, ctx: services.ctx, messageCache: services.messageCache, actorCache: new ActorCache() };
-    const app =
-      role === "api"
-        ? createApiApp(apiServices)
-        : createHttpApp({ api: role === "events" ? events!.router : Router().use(events!.router).use(apiRouter(apiServices)) });
+    if (role !== "events") hotRoutes = apiHotRoutes(apiServices);
+    const api = role === "api" ? apiRouter(apiServices) : role === "events" ? events!.router : Router().use(events!.router).use(apiRouter(apiServices));
+    const app = withHotRoutes(createHttpApp({ api }), hotRoutes);
     server = http.createServer(app);
     // Long polls hold a request for up to the heartbeat wait; keep sockets open past it.
     server.keepAliveTimeout = 65_000;
@@ -77,6 +79,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   return {
     services,
     server,
+    hotRoutes,
     port,
     async stop() {
       await events?.stop();

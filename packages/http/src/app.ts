@@ -9,11 +9,11 @@ export function success(res: Response, data: Record<string, unknown> = {}): void
   res.json({ result: "success", msg: "", ...data });
 }
 
-/** A success response with fields that are JSON text already (built by a hot path without objects). */
-export function successWithJsonText(res: Response, data: Record<string, unknown>, jsonText: Record<string, string>): void {
+/** A success body with fields that are JSON text already (built by a hot path without objects). */
+export function successJsonText(data: Record<string, unknown>, jsonText: Record<string, string>): string {
   let body = JSON.stringify({ result: "success", msg: "", ...data });
   for (const [name, json] of Object.entries(jsonText)) body = `${body.slice(0, -1)},${JSON.stringify(name)}:${json}}`;
-  res.type("json").send(body);
+  return body;
 }
 
 /** Wraps an async route handler so a rejection reaches the error handler. */

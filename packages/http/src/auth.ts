@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { PrismaClient } from "@chat/db";
 import { authenticateApiKey, authenticateApiKeyVersioned, getRealmForSubdomain, NotLoggedInError, subdomainForHost, type Actor, type ActorCache, type ActorVersion, type Realm } from "@chat/core";
@@ -7,7 +8,7 @@ export interface AuthOptions {
   externalHost: string;
 }
 
-export function requestSubdomain(req: Request, externalHost: string): string {
+export function requestSubdomain(req: Pick<IncomingMessage, "headers">, externalHost: string): string {
   return subdomainForHost(req.headers.host, externalHost);
 }
 
@@ -31,35 +32,17 @@ function credentialsOf(req: Request, res: Response): { email: string; apiKey: st
 }
 
 /**
- * Authenticates against the database and keeps the actor in `actors`: for requireCachedUser's
- * routes, the first time and whenever the copy turned out stale.
+ * requireUser for the ordinary route behind a hot route that acts as this node's copy of its
+ * user (hot-routes.ts, actor-cache.ts): the user read here is kept for the hot route's next request.
  */
-export async function authenticateFresh(options: AuthOptions & { actors: ActorCache }, req: Request, res: Response): Promise<Actor> {
-  const credentials = credentialsOf(req, res);
-  const subdomain = requestSubdomain(req, options.externalHost);
-  const { actor, version } = await authenticateApiKeyVersioned(options.prisma, subdomain, credentials.email, credentials.apiKey);
-  options.actors.set(subdomain, credentials.email, credentials.apiKey, actor, version);
-  res.locals.actor = actor;
-  res.locals.actorVersion = null;
-  return actor;
-}
-
-/**
- * HTTP Basic, for a hot read-only route that checks the actor inside its own query: the acting
- * user may come from this node's copy, and then res.locals.actorVersion holds the versions the
- * route must check (see actor-cache.ts), answering again after authenticateFresh if they fail.
- */
-export function requireCachedUser(options: AuthOptions & { actors: ActorCache }): RequestHandler {
+export function requireUserKeepingCopy(options: AuthOptions & { actors: ActorCache }): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       const credentials = credentialsOf(req, res);
-      const cached = options.actors.get(requestSubdomain(req, options.externalHost), credentials.email, credentials.apiKey);
-      if (cached) {
-        res.locals.actor = cached.actor;
-        res.locals.actorVersion = cached.version;
-      } else {
-        await authenticateFresh(options, req, res);
-      }
+      const subdomain = requestSubdomain(req, options.externalHost);
+      const { actor, version } = await authenticateApiKeyVersioned(options.prisma, subdomain, credentials.email, credentials.apiKey);
+      options.actors.set(subdomain, credentials.email, credentials.apiKey, actor, version);
+      res.locals.actor = actor;
       next();
     } catch (error) {
       next(error);
@@ -67,9 +50,14 @@ export function requireCachedUser(options: AuthOptions & { actors: ActorCache })
   };
 }
 
-/** The versions a route of requireCachedUser must check, or null when the actor was just read. */
-export function actorVersionOf(res: Response): ActorVersion | null {
-  return (res.locals.actorVersion as ActorVersion | null | undefined) ?? null;
+/**
+ * The node's copy of the user a hot request's HTTP Basic names, with the versions the route must
+ * check inside its own query (actor-cache.ts); undefined when there is none (or no credentials).
+ */
+export function cachedActorFor(options: { externalHost: string; actors: ActorCache }, req: IncomingMessage): { actor: Actor; version: ActorVersion } | undefined {
+  const credentials = parseBasic(req.headers.authorization);
+  if (!credentials) return undefined;
+  return options.actors.get(requestSubdomain(req, options.externalHost), credentials.email, credentials.apiKey);
 }
 
 /** HTTP Basic (email, API key); the acting user lands in res.locals.actor. */

@@ -2,3 +2,4 @@ export * from "./params.ts";
 export * from "./auth.ts";
 export * from "./app.ts";
 export * from "./multipart.ts";
+export * from "./hot-routes.ts";

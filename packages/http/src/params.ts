@@ -117,8 +117,11 @@ export const params = {
 export type ParamSpec = Record<string, Param<unknown>>;
 export type ParsedParams<S extends ParamSpec> = { [K in keyof S]: S[K] extends Param<infer T> ? T : never };
 
+/** Where parameters come from: an Express request, or a hot route's parsed query (hot-routes.ts). */
+export type ParamSource = Pick<Request, "body" | "query">;
+
 /** The raw string a client sent for a parameter, body first, then query; the last of repeats. */
-export function rawParam(req: Request, name: string): string | undefined {
+export function rawParam(req: ParamSource, name: string): string | undefined {
   const fromBody = (req.body as Record<string, unknown> | undefined)?.[name];
   const fromQuery = (req.query as Record<string, unknown>)[name];
   const value = fromBody !== undefined ? fromBody : fromQuery;
@@ -127,7 +130,7 @@ export function rawParam(req: Request, name: string): string | undefined {
   return typeof value === "string" ? value : String(value);
 }
 
-export function parseParams<S extends ParamSpec>(req: Request, spec: S): ParsedParams<S> {
+export function parseParams<S extends ParamSpec>(req: ParamSource, spec: S): ParsedParams<S> {
   const result: Record<string, unknown> = {};
   for (const [name, param] of Object.entries(spec)) {
     const raw = rawParam(req, name);

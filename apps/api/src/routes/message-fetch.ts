@@ -1,6 +1,19 @@
-import { Router, type Request } from "express";
-import { badRequest, fetchMessages, MissingArgumentError, parseNarrow, type Actor, type ActorVersion, type Anchor } from "@chat/core";
-import { actorOf, actorVersionOf, authenticateFresh, params, parseParams, rawParam, requireCachedUser, route, successWithJsonText } from "@chat/http";
+import { Router } from "express";
+import { badRequest, fetchMessages, MissingArgumentError, parseNarrow, type Actor, type ActorVersion, type Anchor, type FetchResult } from "@chat/core";
+import {
+  actorOf,
+  cachedActorFor,
+  hotRoute,
+  params,
+  parseParams,
+  rawParam,
+  requireUserKeepingCopy,
+  route,
+  sendJsonBody,
+  successJsonText,
+  type HotRoute,
+  type ParamSource,
+} from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /** `anchor`: a message id, or newest / oldest / first_unread (Zulip 2.2+). */
@@ -10,13 +23,10 @@ function parseAnchor(raw: string): Anchor {
   throw badRequest("Invalid anchor");
 }
 
-export function messageFetchRoutes(services: ApiServices): Router {
-  const router = Router();
+function fetcher(services: ApiServices) {
   const { prisma, messageCache } = services;
-  const auth = { prisma, externalHost: services.ctx.externalHost, actors: services.actorCache };
-
-  const fetch = async (req: Request, actor: Actor, version: ActorVersion | null) => {
-    const p = parseParams(req, {
+  return async (source: ParamSource, actor: Actor, version: ActorVersion | null): Promise<FetchResult> => {
+    const p = parseParams(source, {
       num_before: params.int(),
       num_after: params.int(),
       narrow: params.json<unknown>({}).default([]),
@@ -24,7 +34,7 @@ export function messageFetchRoutes(services: ApiServices): Router {
       apply_markdown: params.bool().default(true),
       use_first_unread_anchor: params.bool().default(false),
     });
-    const rawAnchor = rawParam(req, "anchor");
+    const rawAnchor = rawParam(source, "anchor");
     // The deprecated flag wins, as in Zulip; without it, an anchor is required.
     if (rawAnchor === undefined && !p.use_first_unread_anchor) throw new MissingArgumentError("anchor");
     const anchor = p.use_first_unread_anchor ? "first_unread" : parseAnchor(rawAnchor!);
@@ -37,25 +47,44 @@ export function messageFetchRoutes(services: ApiServices): Router {
       clientGravatar: p.client_gravatar,
     }, version);
   };
+}
 
-  // The hottest read: authenticated from this node's copy of the actor, which the page query
-  // checks (actor-cache.ts). Whatever goes wrong with a copy, stale or not, is answered again with
-  // a fresh authentication, so every error (and every answer) is the database's current one.
+function responseBody({ messages, ...fields }: FetchResult): string {
+  return successJsonText(fields, { messages: `[${messages.join(",")}]` });
+}
+
+export function messageFetchRoutes(services: ApiServices): Router {
+  const router = Router();
+  const fetch = fetcher(services);
+  // Reached when the hot route below declines: the user is read afresh and kept for next time.
   router.get(
     "/messages",
-    requireCachedUser(auth),
+    requireUserKeepingCopy({ prisma: services.prisma, externalHost: services.ctx.externalHost, actors: services.actorCache }),
     route(async (req, res) => {
-      const version = actorVersionOf(res);
-      let result;
-      try {
-        result = await fetch(req, actorOf(res), version);
-      } catch (error) {
-        if (version === null) throw error;
-        result = await fetch(req, await authenticateFresh(auth, req, res), null);
-      }
-      const { messages, ...fields } = result;
-      successWithJsonText(res, fields, { messages: `[${messages.join(",")}]` });
+      res.type("json").send(responseBody(await fetch(req, actorOf(res), null)));
     }),
   );
   return router;
+}
+
+/**
+ * The hottest read, before Express: it acts as this node's copy of its user, which the page
+ * query checks (actor-cache.ts). Without a copy, or on any error at all (a stale copy included),
+ * it declines, and the route above answers from the start with a fresh authentication: so every
+ * error, and every answer, is the database's current one.
+ */
+export function messageFetchHotRoute(services: ApiServices): HotRoute {
+  const fetch = fetcher(services);
+  const copies = { externalHost: services.ctx.externalHost, actors: services.actorCache };
+  return hotRoute({
+    method: "GET",
+    path: "/api/v1/messages",
+    async handle({ req, query }, res) {
+      const cached = cachedActorFor(copies, req);
+      if (cached === undefined) return false;
+      const result = await fetch({ query, body: undefined }, cached.actor, cached.version);
+      sendJsonBody(res, 200, responseBody(result));
+      return true;
+    },
+  });
 }
