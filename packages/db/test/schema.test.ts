@@ -152,6 +152,34 @@ describe.each(["postgres", "pglite"] as const)("schema and migrations (%s)", (ki
     for (const index of ["user_message_unread_idx", "message_recipient_id_upper_subject_id_idx", "subscription_recipient_id_active_idx", "user_profile_realm_id_lower_email_key"]) {
       expect(names).toContain(index);
     }
+    // A stream or topic narrow's page is read from the index alone (migration 0008).
+    const page = await db.prisma.$queryRaw<{ indexname: string; indexdef: string }[]>`
+      SELECT indexname, indexdef FROM pg_indexes WHERE indexname IN ('message_recipient_id_id_idx', 'message_recipient_id_upper_subject_id_idx') ORDER BY indexname`;
+    expect(page.map((r) => r.indexdef.replace(/.* USING btree /, ""))).toEqual([
+      "(recipient_id, id) INCLUDE (realm_id, cache_version)",
+      "(recipient_id, upper(subject), id) INCLUDE (realm_id, cache_version, subject)",
+    ]);
+  });
+
+  test("user_message has no foreign keys, but its rows go with their message and keep their user", async () => {
+    const p = db.prisma;
+    const keys = await p.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = 'user_message'::regclass AND contype = 'f'`;
+    expect(keys[0].n).toBe(0);
+    const realm = await p.realm.create({ data: { string_id: "keys", name: "Keys" } });
+    const recipient = await p.recipient.create({ data: { type: 1, type_id: 1001 } });
+    const user = await p.userProfile.create({ data: { realm_id: realm.id, email: "k@x.io", delivery_email: "k@x.io", full_name: "K", api_key: "q".repeat(32), recipient_id: recipient.id } });
+    const other = await p.userProfile.create({ data: { realm_id: realm.id, email: "o@x.io", delivery_email: "o@x.io", full_name: "O", api_key: "o".repeat(32), recipient_id: recipient.id } });
+    const message = (n: number) => p.message.create({ data: { realm_id: realm.id, sender_id: user.id, recipient_id: recipient.id, content: `m${n}` } });
+    const [kept, gone, alsoGone] = await Promise.all([message(1), message(2), message(3)]);
+    await p.userMessage.createMany({ data: [kept, gone, alsoGone].flatMap((m) => [{ user_id: user.id, message_id: m.id }, { user_id: other.id, message_id: m.id }]) });
+
+    await p.message.deleteMany({ where: { id: { in: [gone.id, alsoGone.id] } } });
+    expect((await p.userMessage.findMany({ where: { user_id: { in: [user.id, other.id] } }, orderBy: { user_id: "asc" } })).map((r) => r.message_id)).toEqual([kept.id, kept.id]);
+
+    await expect(p.$executeRaw`DELETE FROM user_profile WHERE id = ${other.id}`).rejects.toThrow(/still has user_message rows/);
+    await p.userMessage.deleteMany({ where: { user_id: other.id } });
+    expect(await p.$executeRaw`DELETE FROM user_profile WHERE id = ${other.id}`).toBe(1);
   });
 });
 

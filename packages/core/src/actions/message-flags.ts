@@ -104,7 +104,9 @@ export async function updateMessageFlags(tx: Tx, events: EventRecorder, actor: A
     const historicalFlags = adding ? DEFAULT_HISTORICAL_FLAGS | bit : DEFAULT_HISTORICAL_FLAGS & ~bit;
     const inserted = await tx.$queryRaw<{ message_id: number }[]>`
       INSERT INTO user_message (user_id, message_id, flags)
-      SELECT ${actor.id}, id, ${historicalFlags}::int FROM unnest(${historical}::int[]) AS id
+      SELECT ${actor.id}, m.id, ${historicalFlags}::int FROM message m WHERE m.id = ANY(${historical}::int[])
+      -- As a foreign key would: a message deleted meanwhile gets no row (migration 0009).
+      FOR KEY SHARE OF m
       ON CONFLICT (user_id, message_id) DO NOTHING
       RETURNING message_id`;
     for (const row of inserted) changed.add(row.message_id);

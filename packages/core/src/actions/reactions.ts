@@ -77,7 +77,9 @@ async function ensureUserMessage(tx: Tx, actor: Actor, message: AccessedMessage)
   if (message.user_message_flags !== null) return;
   await tx.$executeRaw`
     INSERT INTO user_message (user_id, message_id, flags)
-    VALUES (${actor.id}, ${message.id}, ${FLAG_BITS.read | FLAG_BITS.historical})
+    SELECT ${actor.id}, m.id, ${FLAG_BITS.read | FLAG_BITS.historical} FROM message m WHERE m.id = ${message.id}
+    -- As a foreign key would: a message deleted meanwhile gets no row (migration 0009).
+    FOR KEY SHARE OF m
     ON CONFLICT (user_id, message_id) DO NOTHING`;
 }
 
