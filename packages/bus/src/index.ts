@@ -2,3 +2,4 @@ export type * from "./types";
 export type { BusLog } from "./log";
 export * from "./redis";
 export * from "./memory";
+export { changeBatchJson, serializedChangeBatch } from "./batch-json";

@@ -1,4 +1,5 @@
 // The one behaviour both adapters must have. Each adapter's test file runs it with a harness.
+import { serializedChangeBatch } from "../src/batch-json";
 import type { BusLog } from "../src/log";
 import type { Bus, ChangeBatch, EventPayload, QueueOptions } from "../src/types";
 import { batch, collectingLog, gate, sleep, waitFor } from "./helpers";
@@ -60,6 +61,18 @@ export function busContract(harness: BusHarness): void {
       await waitFor("all batches", () => seen.length === 7);
       expect(seen.filter((b) => b.realmId === 7)).toEqual([...early, ...late]);
       expect(seen.find((b) => b.realmId === 8)).toEqual(batch("other-realm", 8));
+    });
+
+    it("delivers a batch published as JSON text (serializedChangeBatch) as the same batch", async () => {
+      const { changes } = newBus();
+      const seen: ChangeBatch[] = [];
+      changes.consume("c1", async (b) => {
+        seen.push(b);
+      });
+      const expected = batch("as-text", 3);
+      await changes.publish([serializedChangeBatch("as-text", 3, JSON.stringify(expected.events)), batch("as-object", 3)]);
+      await waitFor("both batches", () => seen.length === 2);
+      expect(seen).toEqual([expected, batch("as-object", 3)]);
     });
 
     it("drops a batch whose id was already handled, as when the outbox sweeper republishes it", async () => {

@@ -1,6 +1,7 @@
 import { DEDUPE_WINDOW_MS, DEFAULT_CLAIM_IDLE_MS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import type { ChangeBatch, ChangeStream, Stoppable } from "../types";
+import { changeBatchJson } from "../batch-json";
 
 export interface MemoryChangeStreamOptions {
   claimIdleMs?: number;
@@ -52,7 +53,7 @@ export class MemoryChangeStream implements ChangeStream {
   }
 
   async publish(batches: ChangeBatch[]): Promise<void> {
-    for (const batch of batches) this.undelivered.push({ seq: this.nextSeq++, json: JSON.stringify(batch) });
+    for (const batch of batches) this.undelivered.push({ seq: this.nextSeq++, json: changeBatchJson(batch) });
     const excess = this.undelivered.length - this.head - this.maxLen;
     if (excess > 0) this.head += excess;
     for (const consumer of this.consumers) consumer.wake();

@@ -3,6 +3,7 @@ import Redis from "ioredis";
 import { DEFAULT_CLAIM_IDLE_MS, DEDUPE_WINDOW_MS, DEFAULT_SHARDS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import type { ChangeBatch, ChangeStream, Stoppable } from "../types";
+import { changeBatchJson } from "../batch-json";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
 
@@ -60,7 +61,7 @@ export class RedisChangeStream implements ChangeStream {
     await this.ensureGroups();
     const pipeline = this.redis.pipeline();
     for (const batch of batches) {
-      pipeline.xadd(this.streamKey(batch.realmId), "MAXLEN", "~", this.maxLen, "*", "b", JSON.stringify(batch));
+      pipeline.xadd(this.streamKey(batch.realmId), "MAXLEN", "~", this.maxLen, "*", "b", changeBatchJson(batch));
     }
     throwFirstError(await pipeline.exec());
   }

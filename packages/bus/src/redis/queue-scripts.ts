@@ -22,6 +22,7 @@ declare module "ioredis" {
     ): Result<number, Context>;
     /** [id, [field, value, ...], ...] for every live queue in the given sets. */
     busQueuesOfSets(numKeys: number, ...args: string[]): Result<(string | string[])[], Context>;
+    busQueuesOfUsers(prefix: string, realmId: number, ...userIds: number[]): Result<(string | string[])[], Context>;
   }
 }
 
@@ -89,9 +90,31 @@ end
 return out
 `;
 
+// The queues of a realm's users, as QUEUES_OF_SETS for their uq: sets. The sets' keys are built
+// here (as the queue keys above are) from ARGV: prefix, realm id, then the user ids, since a
+// message to a stream of 1,000 would otherwise send 1,000 full key names (40 KiB) per batch.
+const QUEUES_OF_USERS = `
+local out = {}
+local base = ARGV[1] .. 'uq:' .. ARGV[2] .. ':'
+for i = 3, #ARGV do
+  local setKey = base .. ARGV[i]
+  for _, id in ipairs(redis.call('SMEMBERS', setKey)) do
+    local fields = redis.call('HGETALL', ARGV[1] .. 'q:' .. id)
+    if #fields == 0 then
+      redis.call('SREM', setKey, id)
+    else
+      out[#out + 1] = id
+      out[#out + 1] = fields
+    end
+  end
+end
+return out
+`;
+
 export function defineQueueScripts(redis: Redis): void {
   redis.defineCommand("busQueueAppend", { numberOfKeys: 3, lua: APPEND });
   redis.defineCommand("busQueueRead", { numberOfKeys: 3, lua: READ });
   redis.defineCommand("busQueueDelete", { numberOfKeys: 4, lua: DELETE });
   redis.defineCommand("busQueuesOfSets", { lua: QUEUES_OF_SETS });
+  redis.defineCommand("busQueuesOfUsers", { numberOfKeys: 0, lua: QUEUES_OF_USERS });
 }

@@ -67,12 +67,14 @@ export class RedisQueueStore implements QueueStore {
     return Object.keys(fields).length === 0 ? null : toQueueInfo(queueId, fields);
   }
 
-  queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueInfo[]> {
-    return this.queuesOfSets([...new Set(userIds)].map((userId) => this.keys.userQueues(realmId, userId)));
+  async queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueInfo[]> {
+    if (userIds.length === 0) return [];
+    // The script builds each user's set key as keys.userQueues does.
+    return queueInfos(await this.redis.busQueuesOfUsers(this.keys.prefix, realmId, ...new Set(userIds)));
   }
 
-  allPublicStreamsQueues(realmId: number): Promise<QueueInfo[]> {
-    return this.queuesOfSets([this.keys.allPublicStreamsQueues(realmId)]);
+  async allPublicStreamsQueues(realmId: number): Promise<QueueInfo[]> {
+    return queueInfos(await this.redis.busQueuesOfSets(1, this.keys.allPublicStreamsQueues(realmId), this.keys.prefix));
   }
 
   async append(sourceId: string, appends: QueueAppend[]): Promise<void> {
@@ -179,20 +181,19 @@ export class RedisQueueStore implements QueueStore {
       this.keys.prefix, queueId, cutoffMs,
     );
   }
+}
 
-  private async queuesOfSets(setKeys: string[]): Promise<QueueInfo[]> {
-    if (setKeys.length === 0) return [];
-    const flat = await this.redis.busQueuesOfSets(setKeys.length, ...setKeys, this.keys.prefix);
-    const queues: QueueInfo[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      const id = flat[i] as string;
-      const pairs = flat[i + 1] as string[];
-      const fields: Record<string, string> = {};
-      for (let j = 0; j + 1 < pairs.length; j += 2) fields[pairs[j]] = pairs[j + 1];
-      queues.push(toQueueInfo(id, fields));
-    }
-    return queues;
+/** The scripts' answer, queue ids each followed by its hash's fields. */
+function queueInfos(flat: (string | string[])[]): QueueInfo[] {
+  const queues: QueueInfo[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const id = flat[i] as string;
+    const pairs = flat[i + 1] as string[];
+    const fields: Record<string, string> = {};
+    for (let j = 0; j + 1 < pairs.length; j += 2) fields[pairs[j]] = pairs[j + 1];
+    queues.push(toQueueInfo(id, fields));
   }
+  return queues;
 }
 
 /** `id` is assigned by the script; one the caller left in the payload would be a duplicate key. */
