@@ -3,9 +3,10 @@
 // copy of, and every other request, every error included, comes from the ordinary route.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import express from "express";
+import { Router } from "express";
 import request from "supertest";
-import { hotRoute, sendJsonBody, withHotRoutes, type HotRoute } from "@chat/http";
+import { createHttpApp, hotRoute, sendJsonBody, withHotRoutes, type HotRoute } from "@chat/http";
+import type { ApiClient } from "../support/client.ts";
 import { sendStreamMessage, subscribeTo } from "../support/messages.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import { createTestUser } from "../support/users.ts";
@@ -14,59 +15,73 @@ describe("withHotRoutes", () => {
   let server: http.Server;
   let baseUrl: string;
   let behaviour: "serve" | "decline" | "throw" = "serve";
-  const route: HotRoute = hotRoute({
-    method: "GET",
-    path: "/hot",
-    async handle({ query }, res) {
-      if (behaviour === "decline") return false;
-      if (behaviour === "throw") throw new Error("hot route failed");
-      sendJsonBody(res, 200, JSON.stringify({ from: "hot", query }));
-      return true;
-    },
-  });
+  const handle: HotRoute["handle"] = async ({ query, body }, res) => {
+    if (behaviour === "decline") return false;
+    if (behaviour === "throw") throw new Error("hot route failed");
+    sendJsonBody(res, 200, JSON.stringify({ from: "hot", query, body: body ?? null }));
+    return true;
+  };
+  const routes = [hotRoute({ method: "GET", path: "/api/v1/hot", handle }), hotRoute({ method: "POST", path: "/api/v1/hot", handle })];
+  const stats = () => routes.map((route) => route.stats);
 
   beforeAll(async () => {
-    const app = express();
-    app.set("query parser", "simple");
-    app.use(express.urlencoded({ extended: false }));
-    app.all("/hot", (req, res) => {
+    // The product's own Express app (body parsers, error handler) behind the hot routes.
+    const api = Router();
+    api.all("/hot", (req, res) => {
       res.json({ from: "express", query: req.query, body: req.body ?? null });
     });
-    server = http.createServer(withHotRoutes(app, [route]));
+    server = http.createServer(withHotRoutes(createHttpApp({ api }), routes));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(() => {
     behaviour = "serve";
-    route.stats.served = 0;
-    route.stats.declined = 0;
+    for (const route of routes) Object.assign(route.stats, { served: 0, declined: 0 });
   });
 
   test("a matching GET is answered by the hot route, with the query parsed as Express parses it", async () => {
-    const res = await request(baseUrl).get("/hot?a=1&a=2&b=x%20y");
+    const res = await request(baseUrl).get("/api/v1/hot?a=1&a=2&b=x%20y");
     expect(res.status).toBe(200);
     expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
-    expect(res.body).toEqual({ from: "hot", query: { a: ["1", "2"], b: "x y" } });
+    expect(res.body).toEqual({ from: "hot", query: { a: ["1", "2"], b: "x y" }, body: null });
     behaviour = "decline";
-    expect((await request(baseUrl).get("/hot?a=1&a=2&b=x%20y")).body).toEqual({ from: "express", query: { a: ["1", "2"], b: "x y" }, body: null });
-    expect(route.stats).toEqual({ served: 1, declined: 1 });
+    expect((await request(baseUrl).get("/api/v1/hot?a=1&a=2&b=x%20y")).body).toEqual({ from: "express", query: { a: ["1", "2"], b: "x y" }, body: null });
+    expect(stats()).toEqual([{ served: 1, declined: 1 }, { served: 0, declined: 0 }]);
   });
 
-  test("a route that declines or fails leaves the request to Express", async () => {
+  test("a POST form is read once: the hot route and, when it declines, Express get the same parameters", async () => {
+    const form = "to=general&to=random&content=caf%C3%A9+%26+more&weird=%E9&__proto__=x&a%5Bb%5D=1";
+    const hot = await request(baseUrl).post("/api/v1/hot?q=1").type("form").send(form);
+    behaviour = "decline";
+    const declined = await request(baseUrl).post("/api/v1/hot?q=1").type("form").send(form);
     behaviour = "throw";
-    const res = await request(baseUrl).get("/hot?q=1");
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ from: "express", query: { q: "1" } });
-    expect(route.stats).toEqual({ served: 0, declined: 1 });
+    const failed = await request(baseUrl).post("/api/v1/hot?q=1").type("form").send(form);
+    // What Express's own body parser makes of the same form, with no hot route in the way.
+    const plain = await request(baseUrl).post("/api/v1/hot/?q=1").type("form").send(form);
+    expect(plain.body).toEqual({ from: "express", query: { q: "1" }, body: { to: ["general", "random"], content: "café & more", weird: "%E9", "a[b]": "1" } });
+    expect(hot.body).toEqual({ ...plain.body, from: "hot" });
+    expect(declined.body).toEqual(plain.body);
+    expect(failed.body).toEqual(plain.body);
+    expect(stats()).toEqual([{ served: 0, declined: 0 }, { served: 1, declined: 2 }]);
   });
 
-  test("other methods, other paths and requests with a body go to Express untouched", async () => {
-    expect((await request(baseUrl).post("/hot").type("form").send({ x: "1" })).body).toMatchObject({ from: "express", body: { x: "1" } });
+  test("a form past the parameter limit gets Express's answer", async () => {
+    const form = Array.from({ length: 10_001 }, (_, i) => `p${i}=1`).join("&");
+    const plain = await request(baseUrl).post("/api/v1/hot/").type("form").send(form);
+    const hot = await request(baseUrl).post("/api/v1/hot").type("form").send(form);
+    expect(plain.status).toBe(413);
+    expect([hot.status, hot.body]).toEqual([plain.status, plain.body]);
+  });
+
+  test("other methods, other paths, other bodies and a GET with a body go to Express untouched", async () => {
+    expect((await request(baseUrl).patch("/api/v1/hot").type("form").send({ x: "1" })).body).toMatchObject({ from: "express", body: { x: "1" } });
+    expect((await request(baseUrl).post("/api/v1/hot").field("x", "multipart")).body).toMatchObject({ from: "express", body: { x: "multipart" } });
+    expect((await request(baseUrl).post("/api/v1/hot").set("Content-Type", "application/x-www-form-urlencoded; charset=iso-8859-1").send("x=caf%E9")).body).toMatchObject({ from: "express", body: { x: "café" } });
     // A GET's form body is a parameter source too (Zulip reads both), so only Express may read it.
-    expect((await request(baseUrl).get("/hot").type("form").send("x=2")).body).toMatchObject({ from: "express", body: { x: "2" } });
-    expect((await request(baseUrl).get("/hot/")).body).toMatchObject({ from: "express" });
-    expect(route.stats).toEqual({ served: 0, declined: 0 });
+    expect((await request(baseUrl).get("/api/v1/hot").type("form").send("x=2")).body).toMatchObject({ from: "express", body: { x: "2" } });
+    expect((await request(baseUrl).get("/api/v1/hot/")).body).toMatchObject({ from: "express" });
+    expect(stats()).toEqual([{ served: 0, declined: 0 }, { served: 0, declined: 0 }]);
   });
 });
 
@@ -130,5 +145,49 @@ describe.each(MODES)("the hot route of GET /messages (%s)", (mode) => {
     expect((await wrongEmail.get("/messages", { anchor: "newest", num_before: 1, num_after: 0 })).status).toBe(401);
     expect((await server.anonymous.get("/messages", { anchor: "newest", num_before: 1, num_after: 0 })).status).toBe(401);
     expect(fetchRoute().stats.served).toBe(served);
+  });
+});
+
+describe.each(MODES)("the hot route of POST /messages (%s)", (mode) => {
+  let server: TestServer;
+  const sendRoute = () => server.running.hotRoutes.find((route) => route.method === "POST" && route.path === "/api/v1/messages")!;
+  const newest = async (client: ApiClient, stream: string) =>
+    (await client.get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow: JSON.stringify([["stream", stream]]) })).body.messages as Array<{ content: string }>;
+
+  beforeAll(async () => {
+    server = await startTestServer(mode);
+  });
+  afterAll(() => server.stop());
+
+  test("sends once, answering as the ordinary route does", async () => {
+    const sam = await createTestUser(server, "Sam Hot Sender");
+    await subscribeTo(sam.client, ["hot sends"]);
+    const served = sendRoute().stats.served;
+    const res = await sam.client.post("/messages", { type: "stream", to: "hot sends", topic: "t", content: "sent **hot**" });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ result: "success", msg: "", id: expect.any(Number) });
+    expect(sendRoute().stats.served).toBe(served + 1);
+    expect((await newest(sam.client, "hot sends")).map((m) => m.content)).toEqual(["<p>sent <strong>hot</strong></p>"]);
+  });
+
+  test("a failed send writes nothing and gets the ordinary route's error", async () => {
+    const fay = await createTestUser(server, "Fay Failing");
+    await subscribeTo(fay.client, ["hot failures"]);
+    const cases: Array<[Record<string, unknown>, number, Record<string, unknown>]> = [
+      [{ type: "stream", to: "no such stream", topic: "t", content: "x" }, 400, { result: "error", code: "STREAM_DOES_NOT_EXIST", stream: "no such stream" }],
+      [{ type: "stream", to: "hot failures", topic: "t" }, 400, { result: "error", msg: "Missing 'content' argument", code: "REQUEST_VARIABLE_MISSING" }],
+      [{ type: "stream", to: "hot failures", topic: "t", content: "   " }, 400, { result: "error", code: "BAD_REQUEST" }],
+    ];
+    for (const [params, status, error] of cases) {
+      const declined = sendRoute().stats.declined;
+      const res = await fay.client.post("/messages", params);
+      expect([res.status, res.body]).toEqual([status, expect.objectContaining(error)]);
+      expect(sendRoute().stats.declined).toBe(declined + 1);
+    }
+    const wrongKey = server.client(fay.email, "not-the-key");
+    const refused = await wrongKey.post("/messages", { type: "stream", to: "hot failures", topic: "t", content: "x" });
+    expect([refused.status, refused.body]).toEqual([401, expect.objectContaining({ result: "error", msg: "Invalid API key" })]);
+    expect((await server.anonymous.post("/messages", { type: "stream", to: "hot failures", topic: "t", content: "x" })).status).toBe(401);
+    expect(await newest(fay.client, "hot failures")).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { Router } from "express";
 import { requireUser, type HotRoute } from "@chat/http";
 import { authRoutes } from "./routes/auth.ts";
 import { messageFetchHotRoute, messageFetchRoutes } from "./routes/message-fetch.ts";
-import { messageRoutes } from "./routes/messages.ts";
+import { messageRoutes, messageSendHotRoute } from "./routes/messages.ts";
 import { renderRoutes } from "./routes/render.ts";
 import { messageEditRoutes } from "./routes/message-edit.ts";
 import { serverSettingsRoutes } from "./routes/server-settings.ts";
@@ -57,5 +57,5 @@ export function apiRouter(services: ApiServices): Router {
 
 /** The API's hot routes, answered before Express where they can be (hot-routes.ts). */
 export function apiHotRoutes(services: ApiServices): HotRoute[] {
-  return [messageFetchHotRoute(services)];
+  return [messageFetchHotRoute(services), messageSendHotRoute(services)];
 }

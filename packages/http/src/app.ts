@@ -25,6 +25,11 @@ export function route(handler: (req: Request, res: Response) => Promise<void> | 
   };
 }
 
+/** The answer to a body that cannot be read, by body-parser's error type (hot routes answer the same). */
+export function bodyErrorJson(type: unknown): { result: "error"; msg: string; code: "BAD_REQUEST" } {
+  return { result: "error", msg: type === "entity.too.large" ? "Request body too large" : "Malformed request body", code: "BAD_REQUEST" };
+}
+
 const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   if (res.headersSent) return;
   if (error instanceof JsonableError) {
@@ -34,8 +39,7 @@ const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   // Errors from body-parser carry a status and a type; they are the client's fault.
   const status = typeof error?.status === "number" ? error.status : typeof error?.statusCode === "number" ? error.statusCode : 500;
   if (status >= 400 && status < 500) {
-    const msg = error.type === "entity.too.large" ? "Request body too large" : "Malformed request body";
-    res.status(status).json({ result: "error", msg, code: "BAD_REQUEST" });
+    res.status(status).json(bodyErrorJson(error.type));
     return;
   }
   logger.error("unhandled error", { method: req.method, path: req.path, error: error instanceof Error ? error.stack : String(error) });

@@ -60,6 +60,16 @@ export function cachedActorFor(options: { externalHost: string; actors: ActorCac
   return options.actors.get(requestSubdomain(req, options.externalHost), credentials.email, credentials.apiKey);
 }
 
+/**
+ * The user a hot request's HTTP Basic names, read as requireUser reads it; undefined without
+ * credentials (the ordinary route answers those, with its WWW-Authenticate header).
+ */
+export async function authenticateHotRequest(options: AuthOptions, req: IncomingMessage): Promise<Actor | undefined> {
+  const credentials = parseBasic(req.headers.authorization);
+  if (!credentials) return undefined;
+  return authenticateApiKey(options.prisma, requestSubdomain(req, options.externalHost), credentials.email, credentials.apiKey);
+}
+
 /** HTTP Basic (email, API key); the acting user lands in res.locals.actor. */
 export function requireUser(options: AuthOptions): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
