@@ -43,6 +43,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     // An idle connection that breaks (a Postgres restart) is dropped by the pool and replaced on the
     // next query; without a listener the error would end the process.
     pool.on("error", () => {});
+    // Named prepared statements are only the hot paths' own (lean-sql.ts; Prisma's are unnamed),
+    // and each runs the same plan whatever its values. Postgres would plan some of them afresh on
+    // every run: it judges a custom plan cheaper when it knows the arrays' lengths. Measured on the
+    // message write statement: 1.7 ms to plan it each time, 0.07 ms with the cached plan, and the
+    // same execution time.
+    pool.on("connect", (client) => {
+      client.query("SET plan_cache_mode = force_generic_plan").catch(() => {});
+    });
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     registerLeanSql(prisma, poolLeanSql(pool));
     return {
