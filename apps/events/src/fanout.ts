@@ -1,13 +1,9 @@
 // The consumer side of the change stream: each committed batch of events is shaped for and
 // written into every queue that should see it. Appends are idempotent per batch id, so a batch
 // redelivered after a crash (or published twice by the outbox sweeper) adds nothing twice.
-import type { ChangeBatch, EventPayload, EventRecipient, QueueAppend, QueueInfo, QueueStore } from "@chat/bus";
+import { eventRecipients, type ChangeBatch, type EventPayload, type QueueAppend, type QueueInfo, type QueueStore } from "@chat/bus";
 import { finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
-
-function recipientId(recipient: EventRecipient): number {
-  return typeof recipient === "number" ? recipient : recipient.id;
-}
 
 function wantsType(settings: QueueSettings, type: string): boolean {
   return settings.eventTypes === null || settings.eventTypes.includes(type);
@@ -75,7 +71,7 @@ export function createFanout(queues: QueueStore): (batch: ChangeBatch) => Promis
     const userIds = new Set<number>();
     let needsPublicQueues = false;
     for (const routed of batch.events) {
-      for (const recipient of routed.users) userIds.add(recipientId(recipient));
+      for (const { id } of eventRecipients(routed.users)) userIds.add(id);
       if (routed.allPublicStreams) needsPublicQueues = true;
     }
     const [userQueues, publicQueues] = await Promise.all([
@@ -99,9 +95,8 @@ export function createFanout(queues: QueueStore): (batch: ChangeBatch) => Promis
 
     for (const routed of batch.events) {
       const reached = new Set<string>();
-      for (const recipient of routed.users) {
-        const flags = typeof recipient === "number" ? null : recipient.flags;
-        for (const queue of queuesByUser.get(recipientId(recipient)) ?? []) {
+      for (const { id, flags } of eventRecipients(routed.users)) {
+        for (const queue of queuesByUser.get(id) ?? []) {
           reached.add(queue.id);
           const settings = queueSettings(queue);
           const shaped = shapeEvent(routed.event, settings, flags);

@@ -1,4 +1,5 @@
 export type * from "./types";
+export { eventRecipients } from "./types";
 export type { BusLog } from "./log";
 export * from "./redis";
 export * from "./memory";

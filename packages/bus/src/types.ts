@@ -7,9 +7,20 @@ export type EventPayload = { type: string } & Record<string, unknown>;
 
 /**
  * Who receives an event: plain user ids, or (for `message` events, as in Zulip) objects carrying
- * that user's flags for the message.
+ * that user's flags for the message, or users who share the same flags. The message write uses
+ * the last: most of a stream's recipients share `[]`, and a list of 1,000 user objects was most of
+ * what a send to a big stream wrote to the outbox and the change stream.
  */
-export type EventRecipient = number | { id: number; flags: string[] };
+export type EventRecipient = number | { id: number; flags: string[] } | { ids: number[]; flags: string[] };
+
+/** Each user an event reaches, with their flags if the event carries them. */
+export function* eventRecipients(users: Iterable<EventRecipient>): Generator<{ id: number; flags: string[] | null }> {
+  for (const recipient of users) {
+    if (typeof recipient === "number") yield { id: recipient, flags: null };
+    else if ("ids" in recipient) for (const id of recipient.ids) yield { id, flags: recipient.flags };
+    else yield recipient;
+  }
+}
 
 export interface RoutedEvent {
   event: EventPayload;

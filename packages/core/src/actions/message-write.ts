@@ -148,10 +148,13 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
     ), delivered AS (
       -- The outbox's events are JSON text put together here: building and parsing json(b) values
       -- for every recipient cost several times more (measured: 3.1 ms against 0.5 ms for 1,000).
-      -- The server publishes the same text as it is (serializedChangeBatch).
-      SELECT um.message_id, count(*)::int AS recipient_count,
-             '[' || string_agg('{"id":' || um.user_id || ',"flags":' || ${FLAG_NAMES_JSON} || '}', ',') || ']' AS users
-      FROM um GROUP BY um.message_id
+      -- The server publishes the same text as it is (serializedChangeBatch). Recipients go in
+      -- groups that share their flags ({"flags":[...],"ids":[...]}): most share none.
+      SELECT g.message_id, sum(g.n)::int AS recipient_count,
+             '[' || string_agg('{"flags":' || g.flag_names || ',"ids":[' || g.ids || ']}', ',') || ']' AS users
+      FROM (SELECT um.message_id, ${FLAG_NAMES_JSON} AS flag_names, count(*) AS n, string_agg(um.user_id::text, ',') AS ids
+            FROM um GROUP BY um.message_id, um.flags) g
+      GROUP BY g.message_id
     ), routed AS (
       -- i.event is JSON.stringify of an object with other keys: id and timestamp go in front.
       SELECT i.ord, i.realm_id, ids.id, coalesce(d.recipient_count, 0) AS recipient_count, coalesce(d.users, '[]') AS users,
@@ -176,7 +179,7 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
 /** The `message` event of a message written without an outbox, from the statement's result. */
 function routedEvent(write: MessageWrite, row: WrittenRow): RoutedEvent {
   const message = { ...write.event, id: row.id, timestamp: row.timestamp };
-  const users = JSON.parse(row.users!) as Array<{ id: number; flags: string[] }>;
+  const users = JSON.parse(row.users!) as Array<{ ids: number[]; flags: string[] }>;
   return write.allPublicStreams
     ? { event: { type: "message", message }, users, allPublicStreams: true }
     : { event: { type: "message", message }, users };
