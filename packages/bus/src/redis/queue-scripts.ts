@@ -73,12 +73,12 @@ redis.call('ZREM', KEYS[4], ARGV[2])
 return 1
 `;
 
-// Also prunes ids whose queue is gone, so the sets cannot grow without bound.
-const QUEUES_OF_SETS = `
-local out = {}
-for _, setKey in ipairs(KEYS) do
+// Adds to `out` each queue in a set of queue ids (the id, then its hash's fields). It also prunes
+// ids whose queue is gone, so the sets cannot grow without bound.
+const COLLECT_QUEUES = `
+local function collect(out, setKey, prefix)
   for _, id in ipairs(redis.call('SMEMBERS', setKey)) do
-    local fields = redis.call('HGETALL', ARGV[1] .. 'q:' .. id)
+    local fields = redis.call('HGETALL', prefix .. 'q:' .. id)
     if #fields == 0 then
       redis.call('SREM', setKey, id)
     else
@@ -87,27 +87,22 @@ for _, setKey in ipairs(KEYS) do
     end
   end
 end
+`;
+
+// The queues of the sets KEYS; ARGV: prefix.
+const QUEUES_OF_SETS = `${COLLECT_QUEUES}
+local out = {}
+for _, setKey in ipairs(KEYS) do collect(out, setKey, ARGV[1]) end
 return out
 `;
 
-// The queues of a realm's users, as QUEUES_OF_SETS for their uq: sets. The sets' keys are built
-// here (as the queue keys above are) from ARGV: prefix, realm id, then the user ids, since a
-// message to a stream of 1,000 would otherwise send 1,000 full key names (40 KiB) per batch.
-const QUEUES_OF_USERS = `
+// The queues of a realm's users (their uq: sets). The sets' keys are built here (as the queue keys
+// above are) from ARGV: prefix, realm id, then the user ids, since a message to a stream of 1,000
+// would otherwise send 1,000 full key names (40 KiB) per batch.
+const QUEUES_OF_USERS = `${COLLECT_QUEUES}
 local out = {}
 local base = ARGV[1] .. 'uq:' .. ARGV[2] .. ':'
-for i = 3, #ARGV do
-  local setKey = base .. ARGV[i]
-  for _, id in ipairs(redis.call('SMEMBERS', setKey)) do
-    local fields = redis.call('HGETALL', ARGV[1] .. 'q:' .. id)
-    if #fields == 0 then
-      redis.call('SREM', setKey, id)
-    else
-      out[#out + 1] = id
-      out[#out + 1] = fields
-    end
-  end
-end
+for i = 3, #ARGV do collect(out, base .. ARGV[i], ARGV[1]) end
 return out
 `;
 
