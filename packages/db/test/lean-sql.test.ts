@@ -32,6 +32,13 @@ describe.each(["postgres", "pglite"] as const)("leanSql (%s)", (kind) => {
     expect(lean[0].date_created).toBeInstanceOf(Date);
   });
 
+  if (kind === "postgres") {
+    test("the pool's connections run prepared statements on their cached generic plan", async () => {
+      const rows = await Promise.all(Array.from({ length: 3 }, () => leanSql(db.prisma).query<{ plan_cache_mode: string }>(Prisma.sql`SHOW plan_cache_mode`)));
+      expect(rows.flat().map((row) => row.plan_cache_mode)).toEqual(["force_generic_plan", "force_generic_plan", "force_generic_plan"]);
+    });
+  }
+
   test("a prepared statement answers for each set of values", async () => {
     const sql = leanSql(db.prisma);
     const first = await sql.query<{ string_id: string }>(realmNamed("lean"), { prepare: true });
