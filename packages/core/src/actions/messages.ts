@@ -1,7 +1,7 @@
 // Sending a message: the hot path. Validation, rendering and recipient resolution here; the write
 // (message-write.ts) is one raw statement shared by concurrent sends.
 import { createHash } from "node:crypto";
-import { leanSql, Prisma, type PrismaClient, type StreamModel, type Tx } from "@chat/db";
+import { leanSql, Prisma, type StreamModel, type Tx } from "@chat/db";
 import type { ActionRunner, EventRecorder } from "../events.ts";
 import { MESSAGE_WRITES, writeMessage, type MessageWrite } from "./message-write.ts";
 import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
@@ -50,13 +50,17 @@ export function checkTopic(raw: string | undefined, mandatoryTopics: boolean): s
   return topic;
 }
 
-async function accessStreamForSend(db: Tx | PrismaClient, sender: Actor, indicator: StreamIndicator, hotPath: boolean): Promise<StreamModel> {
+/**
+ * How a send finds its stream and whether any of `userIds` is subscribed: inside a transaction,
+ * from the database; on the hot path, from this node's copy first (findStreamForHotPath), where
+ * `subscribed` is null when no rule depends on it.
+ */
+type StreamLookup = (sender: Actor, indicator: StreamIndicator, userIds: number[]) => Promise<{ stream: StreamModel; subscribed: boolean | null } | null>;
+
+async function accessStreamForSend(findStream: StreamLookup, sender: Actor, indicator: StreamIndicator): Promise<StreamModel> {
   // Bots act with their owner's standing, as in Zulip.
   const senders = [sender.id, ...(sender.bot_owner_id ? [sender.bot_owner_id] : [])];
-  // On the hot path (no transaction) a public stream comes from this node's copy of the realm's streams.
-  const found = hotPath
-    ? await findStreamForHotPath(db as PrismaClient, sender, indicator, senders)
-    : await findStreamWithSubscription(db, sender.realm_id, indicator, senders);
+  const found = await findStream(sender, indicator, senders);
   if (!found) {
     if (typeof indicator === "number") {
       throw new JsonableError(`Stream with ID '${indicator}' does not exist`, { code: "STREAM_DOES_NOT_EXIST", extra: { stream_id: indicator } });
@@ -124,14 +128,14 @@ async function privateRecipientId(tx: Tx, sender: Actor, participants: UserProfi
 }
 
 /** Validates a message, renders it, and resolves where it goes (Zulip's check_message). */
-async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest, { hotPath }: { hotPath: boolean }): Promise<MessageWrite> {
+async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest, findStream: StreamLookup): Promise<MessageWrite> {
   const content = checkContent(request.content);
   const { destination } = request;
   const topic = destination.type === "stream" ? checkTopic(destination.topic, sender.realm.mandatory_topics) : "";
   // The render context and the stream do not depend on each other: look them up side by side.
   const [context, stream] = await Promise.all([
     fetchRenderContext(db, sender.realm_id, content, { linkifiers: sender.realmLinkifiers }),
-    destination.type === "stream" ? accessStreamForSend(db, sender, destination.stream, hotPath) : null,
+    destination.type === "stream" ? accessStreamForSend(findStream, sender, destination.stream) : null,
   ]);
   const rendered = renderMarkdown(content, context);
   const mentionedUserIds = mentionFlagUserIds(rendered, context);
@@ -201,7 +205,8 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
 
 /** Sends inside an action's transaction (notification bot messages): the event joins its batch. */
 export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
-  const written = await writeMessage(tx, await prepareMessage(tx, sender, request, { hotPath: false }));
+  const inTransaction: StreamLookup = (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds);
+  const written = await writeMessage(tx, await prepareMessage(tx, sender, request, inTransaction));
   events.record([written.event]);
   return { id: written.id };
 }
@@ -211,6 +216,8 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
  * by side, then the message joins the next statement writing concurrent sends (group commit).
  */
 export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
-  const written = await actions.runGrouped(MESSAGE_WRITES, (db) => prepareMessage(db, sender, request, { hotPath: true }));
+  const written = await actions.runGrouped(MESSAGE_WRITES, (db) =>
+    prepareMessage(db, sender, request, (actor, indicator, userIds) => findStreamForHotPath(db, actor, indicator, userIds)),
+  );
   return { id: written.id };
 }
