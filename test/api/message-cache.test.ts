@@ -2,10 +2,9 @@
 // cache_version is what the page query read (triggers bump it on every change a fetch shows) and,
 // for senders and reactors, while the realm's user_generation is. Every change must show on the
 // very next fetch, on this node and on another one.
-import { startServer, type RunningServer } from "../../apps/server/src/main.ts";
 import { ApiClient } from "../support/client.ts";
 import { sendStreamMessage, subscribeTo } from "../support/messages.ts";
-import { MODES, startTestServer, type TestServer } from "../support/server.ts";
+import { MODES, startSecondNode, startTestServer, type SecondNode, type TestServer } from "../support/server.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
 
 type Fetched = { id: number; content: string; subject: string; sender_full_name: string; avatar_url: string; reactions: Array<{ emoji_name: string; user: { full_name: string } }> };
@@ -111,12 +110,12 @@ describe("the message cache turned off (MESSAGE_CACHE_MB=0)", () => {
 
 describe("the message cache and actor copy across two nodes (postgres)", () => {
   let server: TestServer;
-  let other: RunningServer;
+  let other: SecondNode;
 
   beforeAll(async () => {
     server = await startTestServer("postgres");
-    // A second API node on the same database: its copy must follow changes made through the first.
-    other = await startServer({ ...server.running.services.config, port: 0 });
+    // Its copy must follow changes made through the first node.
+    other = await startSecondNode(server);
   });
   afterAll(async () => {
     await other.stop();
@@ -126,7 +125,7 @@ describe("the message cache and actor copy across two nodes (postgres)", () => {
   test("an edit, a reaction and a rename through one node show on the other's next fetch", async () => {
     const alice = await createTestUser(server, "Alice Two Nodes");
     await subscribeTo(alice.client, ["two node cache"]);
-    const onOther = new ApiClient(`http://127.0.0.1:${other.port}`, alice.client.credentials);
+    const onOther = other.client(alice.client.credentials);
     const id = await sendStreamMessage(alice.client, "two node cache", "t", "one");
     expect((await fetchOne(onOther, "two node cache", id)).content).toBe("<p>one</p>");
 
@@ -141,14 +140,14 @@ describe("the message cache and actor copy across two nodes (postgres)", () => {
   // The actor copy of GET /messages (actor-cache.ts) is checked inside the page query.
   test("a deactivation or a realm deactivation through one node refuses the other's next fetch", async () => {
     const uma = await createTestUser(server, "Uma Elsewhere");
-    const onOther = new ApiClient(`http://127.0.0.1:${other.port}`, uma.client.credentials);
+    const onOther = other.client(uma.client.credentials);
     const fetchOn = (client: ApiClient) => client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: "[]" });
     expect((await fetchOn(onOther)).body.result).toBe("success");
     expect((await server.owner.delete(`/users/${uma.id}`)).body.result).toBe("success");
     expect((await fetchOn(onOther)).body).toMatchObject({ result: "error", code: "USER_DEACTIVATED" });
 
     const vic = await createTestUser(server, "Vic Elsewhere");
-    const vicOnOther = new ApiClient(`http://127.0.0.1:${other.port}`, vic.client.credentials);
+    const vicOnOther = other.client(vic.client.credentials);
     expect((await fetchOn(vicOnOther)).body.result).toBe("success");
     await server.running.services.db.prisma.realm.updateMany({ where: { string_id: "" }, data: { deactivated: true } });
     expect((await fetchOn(vicOnOther)).body).toMatchObject({ result: "error", code: "REALM_DEACTIVATED" });

@@ -1,9 +1,7 @@
 // Sending and fetching take public streams from each node's copy of the realm's streams, kept valid
 // by realm.stream_generation (bumped by a trigger on any stream change). Every change must show on
 // the very next request, on this node and on another one.
-import { startServer, type RunningServer } from "../../apps/server/src/main.ts";
-import { ApiClient } from "../support/client.ts";
-import { MODES, startTestServer, type TestServer } from "../support/server.ts";
+import { MODES, startSecondNode, startTestServer, type SecondNode, type TestServer } from "../support/server.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
 
 describe.each(MODES)("the stream copy of sending and fetching (%s)", (mode) => {
@@ -61,12 +59,12 @@ describe.each(MODES)("the stream copy of sending and fetching (%s)", (mode) => {
 
 describe("the stream copy across two nodes (postgres)", () => {
   let server: TestServer;
-  let other: RunningServer;
+  let other: SecondNode;
 
   beforeAll(async () => {
     server = await startTestServer("postgres");
-    // A second API node on the same database: its copy must follow changes made through the first.
-    other = await startServer({ ...server.running.services.config, port: 0 });
+    // Its copy must follow changes made through the first node.
+    other = await startSecondNode(server);
   });
   afterAll(async () => {
     await other.stop();
@@ -75,7 +73,7 @@ describe("the stream copy across two nodes (postgres)", () => {
 
   test("a rename through one node shows on the other's next send", async () => {
     const owner = await createTestUser(server, "Olga Owner", "admin");
-    const onOther = new ApiClient(`http://127.0.0.1:${other.port}`, owner.client.credentials);
+    const onOther = other.client(owner.client.credentials);
     await server.owner.post("/users/me/subscriptions", { subscriptions: [{ name: "two nodes" }], principals: [owner.email] });
     expect((await onOther.post("/messages", { type: "stream", to: "two nodes", topic: "t", content: "x" })).body.result).toBe("success");
     const id = (await server.running.services.db.prisma.stream.findFirstOrThrow({ where: { name: "two nodes" } })).id;

@@ -63,3 +63,20 @@ export async function startTestServer(mode: Mode, env: Record<string, string> = 
     },
   };
 }
+
+export interface SecondNode {
+  running: RunningServer;
+  /** A client of this node, with these credentials. */
+  client(credentials: ApiClient["credentials"]): ApiClient;
+  stop(): Promise<void>;
+}
+
+/** Another node (every tier) on the same Postgres and Redis as `server`, as a second machine runs it. */
+export async function startSecondNode(server: TestServer): Promise<SecondNode> {
+  const running = await startServer({ ...server.running.services.config, port: 0 });
+  return {
+    running,
+    client: (credentials) => new ApiClient(`http://127.0.0.1:${running.port}`, credentials),
+    stop: () => running.stop(),
+  };
+}
