@@ -1,3 +1,4 @@
+import { STREAM_START } from "@chat/bus";
 import { drainEvents, waitForEvent } from "../support/events.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import type { ApiClient } from "../support/client.ts";
@@ -26,6 +27,16 @@ describe.each(MODES)("event queues (%s)", (mode) => {
       expect(res.body.max_message_id).toEqual(expect.any(Number));
       expect(res.body.realm_users.map((u: { email: string }) => u.email)).toContain("ev@example.com");
       expect(res.body).not.toHaveProperty("subscriptions");
+    });
+
+    test("records where the change stream stood, so changes already in its state do not come again as events", async () => {
+      // A send returns after its batch is published: the stream is past it when /register starts.
+      await send(server.owner, "before the queue");
+      const queueId = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+      const { bus } = server.running.services;
+      const queue = await bus.queues.get(queueId);
+      expect(queue?.since).not.toEqual(STREAM_START);
+      expect(queue?.since).toEqual(await bus.changes.position(queue!.realmId));
     });
 
     test("without event_types returns every section", async () => {
@@ -80,7 +91,8 @@ describe.each(MODES)("event queues (%s)", (mode) => {
       const queue = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
       await send(server.owner, "one");
       await send(server.owner, "two");
-      await waitForEvent(member, queue, (e) => e.message?.content === "two");
+      // Polled from the start each time: a poll past "one" would acknowledge it.
+      await waitForEvent(member, queue, (e) => e.message?.content === "two", { acknowledge: false });
       const all = await drainEvents(member, queue, -1);
       expect(all.map((e) => e.id)).toEqual([0, 1]);
       expect((await drainEvents(member, queue, 0)).map((e) => e.message.content)).toEqual(["two"]);
@@ -167,7 +179,7 @@ describe.each(MODES)("event queues (%s)", (mode) => {
       const sent = await send(server.owner, "survives a lost publish");
       expect(sent.body.result).toBe("success");
       expect(failures).toBe(1);
-      const event = await waitForEvent(member, queue, (e) => e.type === "message", 8000);
+      const event = await waitForEvent(member, queue, (e) => e.type === "message", { timeoutMs: 8000 });
       expect(event.message.id).toBe(sent.body.id);
       // The sweeper publishes before its delete commits: the event can arrive first.
       const outbox = server.running.services.db.prisma.eventOutbox;

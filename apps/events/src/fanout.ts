@@ -1,7 +1,7 @@
 // The consumer side of the change stream: each committed batch of events is shaped for and
 // written into every queue that should see it. Appends are idempotent per batch id, so a batch
 // redelivered after a crash (or published twice by the outbox sweeper) adds nothing twice.
-import { eventRecipients, type ChangeBatch, type EventPayload, type QueueAppend, type QueueInfo, type QueueStore } from "@chat/bus";
+import { eventRecipients, isAfterPosition, type ChangeBatch, type EventPayload, type QueueAppend, type QueueInfo, type QueueStore, type StreamPosition } from "@chat/bus";
 import { finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
 
@@ -66,8 +66,8 @@ function expandForClient(event: EventPayload, settings: QueueSettings): EventPay
   return [event];
 }
 
-export function createFanout(queues: QueueStore): (batch: ChangeBatch) => Promise<void> {
-  return async (batch) => {
+export function createFanout(queues: QueueStore): (batch: ChangeBatch, position: StreamPosition) => Promise<void> {
+  return async (batch, position) => {
     const userIds = new Set<number>();
     let needsPublicQueues = false;
     for (const routed of batch.events) {
@@ -78,8 +78,10 @@ export function createFanout(queues: QueueStore): (batch: ChangeBatch) => Promis
       queues.queuesOfUsers(batch.realmId, [...userIds]),
       needsPublicQueues ? queues.allPublicStreamsQueues(batch.realmId) : Promise.resolve([] as QueueInfo[]),
     ]);
+    // A queue created after this batch was published has its change in its /register state already.
+    const current = (queue: QueueInfo) => isAfterPosition(position, queue.since);
     const queuesByUser = new Map<number, QueueInfo[]>();
-    for (const queue of userQueues) {
+    for (const queue of userQueues.filter(current)) {
       const list = queuesByUser.get(queue.userId) ?? [];
       list.push(queue);
       queuesByUser.set(queue.userId, list);
@@ -105,7 +107,7 @@ export function createFanout(queues: QueueStore): (batch: ChangeBatch) => Promis
       }
       if (routed.allPublicStreams) {
         for (const queue of publicQueues) {
-          if (reached.has(queue.id)) continue;
+          if (reached.has(queue.id) || !current(queue)) continue;
           const settings = queueSettings(queue);
           const shaped = shapeEvent(routed.event, settings, []);
           if (shaped) add(queue.id, expandForClient(shaped, settings));

@@ -18,7 +18,7 @@ const CAPABILITIES = { type: "object", additionalProperties: { type: "boolean" }
 export function eventRoutes(services: EventServices, waiters: LongPollWaiters): Router {
   const router = Router();
   const { prisma, bus, ctx } = services;
-  const queues = bus.queues;
+  const { queues, changes } = bus;
   router.use(["/register", "/events"], requireUser({ prisma, externalHost: ctx.externalHost }));
 
   router.post(
@@ -60,7 +60,10 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
       // Race-free as in Zulip: the queue exists before the state is read, and whatever reached it
       // meanwhile is applied to the state and acknowledged through last_event_id. Sections kept in an
       // internal form while events apply (raw_unread_msgs) take their client form last.
-      const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings } });
+      // Batches published before the queue existed are in that state, and the fan-out skips them:
+      // a change the client saw in its response does not reach it again as an event.
+      const since = await changes.position(actor.realm_id);
+      const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings }, since });
       const fetchOptions = p.fetch_event_types ? { ...options, eventTypes: p.fetch_event_types } : options;
       const state = await fetchInitialState(prisma, actor, fetchOptions, ctx);
       const arrived = (await queues.read(queue.id, -1)) ?? [];

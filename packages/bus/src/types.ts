@@ -37,22 +37,43 @@ export interface ChangeBatch {
   events: RoutedEvent[];
 }
 
+/**
+ * Where a batch sits in the change stream: `ms-seq` (Redis stream ids; the embedded stream uses
+ * `0-seq`). Positions of one realm's batches grow in publishing order.
+ */
+export type StreamPosition = string;
+
+/** The position before any batch. */
+export const STREAM_START: StreamPosition = "0-0";
+
+/** Whether `position` comes after `since` (both of the same realm's shard). */
+export function isAfterPosition(position: StreamPosition, since: StreamPosition): boolean {
+  const [ms, seq] = position.split("-").map(Number);
+  const [sinceMs, sinceSeq] = since.split("-").map(Number);
+  return ms > sinceMs || (ms === sinceMs && seq > sinceSeq);
+}
+
 export interface Stoppable {
   stop(): Promise<void>;
 }
 
+export type ChangeHandler = (batch: ChangeBatch, position: StreamPosition) => Promise<void>;
+
 /** The change log: API nodes publish after commit, the event tier consumes as one group. */
 export interface ChangeStream {
   publish(batches: ChangeBatch[]): Promise<void>;
+  /** The position of the last batch published for this realm so far (STREAM_START if none). */
+  position(realmId: number): Promise<StreamPosition>;
   /**
    * Join the consumer group shared by every event node. The handler is called once per batch,
-   * in stream order for this consumer; a batch is acknowledged only after the handler resolves.
+   * in stream order for this consumer, with the batch's position; a batch is acknowledged only
+   * after the handler resolves.
    * A batch whose handler threw, or that a dead consumer held, is delivered again (possibly to
    * another consumer) after `claimIdleMs`. A batch whose id was already handled (published twice,
    * as the outbox sweeper may after a crash) is acknowledged without calling the handler again,
    * for `dedupeWindowMs` after it was handled.
    */
-  consume(consumerName: string, handler: (batch: ChangeBatch) => Promise<void>): Stoppable;
+  consume(consumerName: string, handler: ChangeHandler): Stoppable;
   close(): Promise<void>;
 }
 
@@ -64,10 +85,18 @@ export interface QueueOptions {
   allPublicStreams: boolean;
   /** Everything else the event tier needs to filter and shape events (event_types, narrow …). */
   settings: Record<string, unknown>;
+  /**
+   * The change stream's position for the realm when the queue was created (read before creating
+   * it); the fan-out appends only later batches. An earlier batch was published before the queue
+   * existed, so its change is in the state /register reads after creating the queue. Default:
+   * STREAM_START (every batch).
+   */
+  since?: StreamPosition;
 }
 
 export interface QueueInfo extends QueueOptions {
   id: string;
+  since: StreamPosition;
   /** Milliseconds since the epoch of the last poll (or of creation). */
   lastPollMs: number;
 }

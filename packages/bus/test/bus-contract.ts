@@ -1,7 +1,7 @@
 // The one behaviour both adapters must have. Each adapter's test file runs it with a harness.
 import { serializedChangeBatch } from "../src/batch-json";
 import type { BusLog } from "../src/log";
-import type { Bus, ChangeBatch, EventPayload, QueueOptions } from "../src/types";
+import { isAfterPosition, STREAM_START, type Bus, type ChangeBatch, type EventPayload, type QueueOptions } from "../src/types";
 import { batch, collectingLog, gate, sleep, waitFor } from "./helpers";
 
 export interface BusHarness {
@@ -61,6 +61,28 @@ export function busContract(harness: BusHarness): void {
       await waitFor("all batches", () => seen.length === 7);
       expect(seen.filter((b) => b.realmId === 7)).toEqual([...early, ...late]);
       expect(seen.find((b) => b.realmId === 8)).toEqual(batch("other-realm", 8));
+    });
+
+    it("gives each batch a position: a realm's grow in publishing order, and position() is its last", async () => {
+      const { changes } = newBus();
+      expect(await changes.position(7)).toEqual(STREAM_START);
+      await changes.publish([batch("first", 7)]);
+      const afterFirst = await changes.position(7);
+      expect(isAfterPosition(afterFirst, STREAM_START)).toBe(true);
+      await changes.publish([batch("second", 7), batch("third", 7)]);
+      const afterThird = await changes.position(7);
+      expect(isAfterPosition(afterThird, afterFirst)).toBe(true);
+
+      const seen: Array<[string, string]> = [];
+      changes.consume("c1", async (b, position) => {
+        seen.push([b.id, position]);
+      });
+      await waitFor("three batches", () => seen.length === 3);
+      const positions = seen.map(([, position]) => position);
+      expect(seen.map(([id]) => id)).toEqual(["first", "second", "third"]);
+      expect([positions[0], positions[2]]).toEqual([afterFirst, afterThird]);
+      expect(isAfterPosition(positions[1], positions[0]) && isAfterPosition(positions[2], positions[1])).toBe(true);
+      expect(isAfterPosition(positions[0], positions[0])).toBe(false);
     });
 
     it("delivers a batch published as JSON text (serializedChangeBatch) as the same batch", async () => {
@@ -240,11 +262,20 @@ export function busContract(harness: BusHarness): void {
       const q1 = await queues.create(options(10, { allPublicStreams: true }));
       const q2 = await queues.create(options(10));
       expect(q1.id).not.toEqual(q2.id);
-      expect(q1).toEqual({ id: q1.id, ...options(10, { allPublicStreams: true }), lastPollMs: expect.any(Number) });
+      expect(q1).toEqual({ id: q1.id, ...options(10, { allPublicStreams: true }), since: STREAM_START, lastPollMs: expect.any(Number) });
       expect(q1.lastPollMs).toBeGreaterThanOrEqual(before);
       expect(await queues.get(q1.id)).toEqual(q1);
       expect(await queues.get(q2.id)).toEqual(q2);
       expect(await queues.get("no-such-queue")).toBeNull();
+    });
+
+    it("keeps the change stream position a queue was created at", async () => {
+      const { queues } = newBus();
+      const queue = await queues.create(options(4, { since: "1700000000000-3", allPublicStreams: true }));
+      expect(queue.since).toEqual("1700000000000-3");
+      expect((await queues.get(queue.id))?.since).toEqual("1700000000000-3");
+      expect((await queues.queuesOfUsers(1, [4]))[0].since).toEqual("1700000000000-3");
+      expect((await queues.allPublicStreamsQueues(1))[0].since).toEqual("1700000000000-3");
     });
 
     it("finds the queues of users and the all_public_streams queues of a realm", async () => {

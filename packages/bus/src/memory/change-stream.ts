@@ -1,6 +1,6 @@
 import { DEDUPE_WINDOW_MS, DEFAULT_CLAIM_IDLE_MS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import type { ChangeBatch, ChangeStream, Stoppable } from "../types";
+import type { ChangeBatch, ChangeHandler, ChangeStream, Stoppable, StreamPosition } from "../types";
 import { changeBatchJson } from "../batch-json";
 
 export interface MemoryChangeStreamOptions {
@@ -10,6 +10,11 @@ export interface MemoryChangeStreamOptions {
   /** How long a handled batch id is remembered, to drop republished copies. */
   dedupeWindowMs?: number;
   log?: BusLog;
+}
+
+/** Redis's id form, from 0-1 (0-0 is the position before any entry, STREAM_START). */
+function positionOf(seq: number): StreamPosition {
+  return `0-${seq + 1}`;
 }
 
 /** As many entries as one XREADGROUP COUNT returns, so consumers share work the same way. */
@@ -59,7 +64,11 @@ export class MemoryChangeStream implements ChangeStream {
     for (const consumer of this.consumers) consumer.wake();
   }
 
-  consume(consumerName: string, handler: (batch: ChangeBatch) => Promise<void>): Stoppable {
+  async position(): Promise<StreamPosition> {
+    return positionOf(this.nextSeq - 1);
+  }
+
+  consume(consumerName: string, handler: ChangeHandler): Stoppable {
     const consumer = new MemoryConsumer(this, consumerName, handler);
     this.consumers.add(consumer);
     return {
@@ -139,7 +148,7 @@ class MemoryConsumer {
   constructor(
     private readonly stream: MemoryChangeStream,
     private readonly name: string,
-    private readonly handler: (batch: ChangeBatch) => Promise<void>,
+    private readonly handler: ChangeHandler,
   ) {
     this.done = this.run();
   }
@@ -199,7 +208,7 @@ class MemoryConsumer {
       return;
     }
     try {
-      await this.handler(batch);
+      await this.handler(batch, positionOf(entry.seq));
     } catch (error) {
       this.stream.log(`change batch ${batch.id} failed in ${this.name}, redelivered after ${this.stream.claimIdleMs}ms`, error);
       return;

@@ -1,6 +1,6 @@
 import { DEDUPE_WINDOW_MS, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import type { QueueAppend, QueuedEvent, QueueInfo, QueueOptions, QueueStore } from "../types";
+import { STREAM_START, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
 
 export interface MemoryQueueStoreOptions {
   log?: BusLog;
@@ -34,6 +34,7 @@ export class MemoryQueueStore implements QueueStore {
       realmId: options.realmId,
       allPublicStreams: options.allPublicStreams,
       settings: jsonCopy(options.settings),
+      since: options.since ?? STREAM_START,
       lastPollMs: Date.now(),
     };
     this.queues.set(info.id, { info, events: [], nextId: 0, sources: new Map() });

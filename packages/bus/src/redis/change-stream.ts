@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Redis from "ioredis";
 import { DEFAULT_CLAIM_IDLE_MS, DEDUPE_WINDOW_MS, DEFAULT_SHARDS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import type { ChangeBatch, ChangeStream, Stoppable } from "../types";
+import { STREAM_START, type ChangeBatch, type ChangeHandler, type ChangeStream, type Stoppable, type StreamPosition } from "../types";
 import { changeBatchJson } from "../batch-json";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
@@ -66,7 +66,13 @@ export class RedisChangeStream implements ChangeStream {
     throwFirstError(await pipeline.exec());
   }
 
-  consume(consumerName: string, handler: (batch: ChangeBatch) => Promise<void>): Stoppable {
+  async position(realmId: number): Promise<StreamPosition> {
+    // The last entry: MAXLEN trims the oldest only, and entries are never deleted.
+    const [last] = (await this.redis.xrevrange(this.streamKey(realmId), "+", "-", "COUNT", 1)) as StreamEntry[];
+    return last?.[0] ?? STREAM_START;
+  }
+
+  consume(consumerName: string, handler: ChangeHandler): Stoppable {
     const consumer = new StreamConsumer({
       connection: this.redis.duplicate(),
       streamKeys: this.streamKeys,
@@ -125,7 +131,7 @@ interface ConsumerOptions {
   connection: Redis;
   streamKeys: string[];
   name: string;
-  handler: (batch: ChangeBatch) => Promise<void>;
+  handler: ChangeHandler;
   claimIdleMs: number;
   handledKey: (batchId: string) => string;
   dedupeWindowMs: number;
@@ -242,7 +248,7 @@ class StreamConsumer {
       return;
     }
     try {
-      await this.o.handler(batch);
+      await this.o.handler(batch, id);
     } catch (error) {
       this.o.log(`change batch ${batch.id} (${key} ${id}) failed in ${this.o.name}, redelivered after ${this.o.claimIdleMs}ms`, error);
       return;

@@ -1,7 +1,7 @@
 import Redis from "ioredis";
 import { DEDUPE_WINDOW_MS, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import type { EventPayload, QueueAppend, QueuedEvent, QueueInfo, QueueOptions, QueueStore } from "../types";
+import { STREAM_START, type EventPayload, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
 import { defineQueueScripts } from "./queue-scripts";
@@ -38,6 +38,7 @@ export class RedisQueueStore implements QueueStore {
     const id = newQueueId();
     const now = Date.now();
     const settings = JSON.stringify(options.settings);
+    const since = options.since ?? STREAM_START;
     const multi = this.redis
       .multi()
       .hset(this.keys.queue(id), {
@@ -45,6 +46,7 @@ export class RedisQueueStore implements QueueStore {
         realmId: options.realmId,
         allPublicStreams: options.allPublicStreams ? "1" : "0",
         settings,
+        since,
         lastPollMs: now,
         nextId: 0,
       })
@@ -58,6 +60,7 @@ export class RedisQueueStore implements QueueStore {
       realmId: options.realmId,
       allPublicStreams: options.allPublicStreams,
       settings: JSON.parse(settings) as Record<string, unknown>,
+      since,
       lastPollMs: now,
     };
   }
@@ -208,6 +211,8 @@ function toQueueInfo(id: string, fields: Record<string, string>): QueueInfo {
     realmId: Number(fields.realmId),
     allPublicStreams: fields.allPublicStreams === "1",
     settings: JSON.parse(fields.settings) as Record<string, unknown>,
+    // Queues created before positions were recorded take every batch, as they did.
+    since: fields.since ?? STREAM_START,
     lastPollMs: Number(fields.lastPollMs),
   };
 }
