@@ -1,7 +1,7 @@
 // The consumer side of the change stream: each committed batch of events is shaped for and
 // written into every queue that should see it. Appends are idempotent per batch id, so a batch
 // redelivered after a crash (or published twice by the outbox sweeper) adds nothing twice.
-import { eventRecipients, isAfterPosition, type ChangeBatch, type EventPayload, type QueueAppend, type QueueInfo, type QueueStore, type StreamPosition } from "@chat/bus";
+import { eventRecipients, isAfterPosition, type ChangeHandler, type EventPayload, type QueueAppend, type QueueInfo, type QueueStore } from "@chat/bus";
 import { finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
 
@@ -66,7 +66,7 @@ function expandForClient(event: EventPayload, settings: QueueSettings): EventPay
   return [event];
 }
 
-export function createFanout(queues: QueueStore): (batch: ChangeBatch, position: StreamPosition) => Promise<void> {
+export function createFanout(queues: QueueStore): ChangeHandler {
   return async (batch, position) => {
     const userIds = new Set<number>();
     let needsPublicQueues = false;
