@@ -111,6 +111,14 @@ describe.each(MODES)("streams (%s)", (mode) => {
       expect(stream).toMatchObject({ invite_only: false, stream_post_policy: 1, history_public_to_subscribers: true });
     });
 
+    test("history_public_to_subscribers=false on a public stream succeeds and keeps history public, as Zulip", async () => {
+      // What the Python library's edit-stream example sends.
+      const res = await admin.client.patch(`/streams/${ids["default-one"]}`, { description: "Defaults", history_public_to_subscribers: false });
+      expect(res.body).toEqual({ result: "success", msg: "" });
+      const stream = await server.running.services.db.prisma.stream.findUniqueOrThrow({ where: { id: ids["default-one"] } });
+      expect(stream).toMatchObject({ description: "Defaults", invite_only: false, history_public_to_subscribers: true });
+    });
+
     test("refuses non-administrators, bad values and unknown streams", async () => {
       expect((await alice.client.patch(`/streams/${ids["private-one"]}`, { description: "x" })).body.msg).toBe("Must be an organization administrator");
       expect((await admin.client.patch(`/streams/${ids["general"]}`, { stream_post_policy: 9 })).body.msg).toBe("Invalid stream_post_policy");

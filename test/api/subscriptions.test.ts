@@ -2,6 +2,7 @@ import { applyEvents } from "@chat/core";
 import { drainEvents, waitForEvent } from "../support/events.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
+import { verifyAction } from "../support/verify-action.ts";
 
 describe.each(MODES)("subscriptions (%s)", (mode) => {
   let server: TestServer;
@@ -191,12 +192,27 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
       expect(again.body).toMatchObject({ removed: [], not_removed: ["leaving"] });
     });
 
-    test("the last subscriber leaving a private stream vacates it", async () => {
+    test("the last subscriber leaving a private stream deactivates it, as Zulip", async () => {
       await subscribe(bob, ["solo-private"], { invite_only: true });
-      const queue = (await bob.client.post("/register", { event_types: ["stream"] })).body.queue_id;
+      const id = await streamId("solo-private");
+      const queue = (await bob.client.post("/register", { event_types: ["stream", "subscription"] })).body.queue_id;
       await bob.client.delete("/users/me/subscriptions", { subscriptions: ["solo-private"] });
-      const vacate = await waitForEvent(bob.client, queue, (e) => e.type === "stream" && e.op === "vacate");
-      expect(vacate.streams[0].name).toBe("solo-private");
+      const deleted = await waitForEvent(bob.client, queue, (e) => e.type === "stream" && e.op === "delete");
+      expect(deleted.streams.map((s: { stream_id: number }) => s.stream_id)).toEqual([id]);
+      // Nobody could reach it again: it is gone, and its name is free.
+      expect((await bob.client.get("/get_stream_id", { stream: "solo-private" })).body.msg).toBe("Invalid stream name 'solo-private'");
+      expect((await server.owner.get("/streams", { include_all_active: true })).body.streams.map((s: { stream_id: number }) => s.stream_id)).not.toContain(id);
+    });
+
+    test("the last subscriber leaving a public stream vacates it for the organization; it leaves the listed streams", async () => {
+      await subscribe(alice, ["vacated"]);
+      const id = await streamId("vacated");
+      const events = await verifyAction(bob.client, ["stream"], () => alice.client.delete("/users/me/subscriptions", { subscriptions: ["vacated"] }));
+      expect(events).toEqual([{ id: expect.any(Number), type: "stream", op: "vacate", streams: [expect.objectContaining({ stream_id: id, name: "vacated" })] }]);
+      expect((await bob.client.get("/streams")).body.streams.map((s: { stream_id: number }) => s.stream_id)).not.toContain(id);
+      // Still a stream: anyone may join it again, which occupies it.
+      const occupied = await verifyAction(bob.client, ["stream"], () => subscribe(alice, ["vacated"]));
+      expect(occupied).toEqual([{ id: expect.any(Number), type: "stream", op: "occupy", streams: [expect.objectContaining({ stream_id: id })] }]);
     });
 
     test("a public stream that had no subscribers is occupied by the next one", async () => {
@@ -208,11 +224,41 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
       expect(occupy.streams[0].name).toBe("emptied");
     });
 
+    test("a stream created by subscribing is announced by `create`, not `occupy`", async () => {
+      const queue = (await bob.client.post("/register", { event_types: ["stream"] })).body.queue_id;
+      await subscribe(alice, ["brand-new"]);
+      const created = await waitForEvent(bob.client, queue, (e) => e.type === "stream" && e.op === "create");
+      expect(created.streams[0].name).toBe("brand-new");
+      await subscribe(alice, ["after-new"]);
+      await waitForEvent(bob.client, queue, (e) => e.type === "stream" && e.op === "create" && e.streams[0].name === "after-new");
+      const all = await drainEvents(bob.client, queue);
+      expect(all.filter((e) => e.op === "occupy")).toEqual([]);
+    });
+
     test("an unknown stream is STREAM_DOES_NOT_EXIST", async () => {
       const res = await alice.client.delete("/users/me/subscriptions", { subscriptions: ["no-such-stream"] });
       expect(res.body).toEqual({ result: "error", msg: "Stream 'no-such-stream' does not exist", code: "STREAM_DOES_NOT_EXIST", stream: "no-such-stream" });
       // A private stream one cannot see does not exist either.
       expect((await bob.client.delete("/users/me/subscriptions", { subscriptions: ["secret-plans-x"] })).body.code).toBe("STREAM_DOES_NOT_EXIST");
+    });
+
+    test("a color asked for is the new subscription's color, in the response's state and the add event", async () => {
+      const queue = (await alice.client.post("/register", { event_types: ["subscription"] })).body.queue_id;
+      const res = await alice.client.patch("/users/me/subscriptions", { add: [{ name: "colored", color: "#AA00ff" }] });
+      expect(res.body).toMatchObject({ result: "success", subscribed: { [alice.email]: ["colored"] } });
+      const added = await waitForEvent(alice.client, queue, (e) => e.op === "add");
+      expect(added.subscriptions[0]).toMatchObject({ name: "colored", color: "#AA00ff" });
+      const listed = (await alice.client.get("/users/me/subscriptions")).body.subscriptions;
+      expect(listed.find((s: { name: string }) => s.name === "colored").color).toBe("#AA00ff");
+      // POST takes it too, for an existing stream.
+      await bob.client.post("/users/me/subscriptions", { subscriptions: [{ name: "colored", color: "#123" }] });
+      expect((await bob.client.get("/users/me/subscriptions")).body.subscriptions.find((s: { name: string }) => s.name === "colored").color).toBe("#123");
+    });
+
+    test("a color that is not a hex color code is refused and subscribes nobody", async () => {
+      const res = await alice.client.patch("/users/me/subscriptions", { add: [{ name: "badly-colored", color: "red" }] });
+      expect(res.body).toEqual({ result: "error", msg: 'subscriptions[0]["color"] is not a valid hex color code', code: "BAD_REQUEST" });
+      expect(await server.running.services.db.prisma.stream.findFirst({ where: { name: "badly-colored" } })).toBeNull();
     });
 
     test("PATCH adds and deletes in one request", async () => {

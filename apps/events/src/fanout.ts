@@ -10,7 +10,7 @@ function wantsType(settings: QueueSettings, type: string): boolean {
 }
 
 /** A narrowed queue gets only the messages its narrow matches (Zulip's build_narrow_filter). */
-function matchesNarrow(settings: QueueSettings, message: WireMessage): boolean {
+function matchesNarrow(settings: QueueSettings, message: WireMessage, flags: string[]): boolean {
   return settings.narrow.every(([operator, operand]) => {
     switch (operator) {
       case "stream":
@@ -20,11 +20,35 @@ function matchesNarrow(settings: QueueSettings, message: WireMessage): boolean {
       case "sender":
         return message.sender_email.toLowerCase() === operand.toLowerCase();
       case "is":
-        return operand === "private" ? message.type === "private" : true;
+        switch (operand) {
+          case "private":
+            return message.type === "private";
+          case "starred":
+            return flags.includes("starred");
+          case "unread":
+            return !flags.includes("read");
+          default: // mentioned, alerted: Zulip 3.x matches both on the mention flag
+            return flags.includes("mentioned");
+        }
       default:
-        return true;
+        // Queues are created only with operators parseEventsNarrow accepts.
+        return false;
     }
   });
+}
+
+/**
+ * The deprecated notification fields Zulip's message events carry. This server sends no email or
+ * push notifications, so those say false; a wildcard mention notifies while unread.
+ */
+function deprecatedNotificationFields(flags: string[]) {
+  return {
+    email_notified: false,
+    push_notified: false,
+    stream_push_notify: false,
+    stream_email_notify: false,
+    wildcard_mention_notify: flags.includes("wildcard_mentioned") && !flags.includes("read"),
+  };
 }
 
 /** One event as one queue's client should see it, or null if that client should not get it. */
@@ -32,11 +56,13 @@ export function shapeEvent(event: EventPayload, settings: QueueSettings, flags: 
   if (!wantsType(settings, event.type)) return null;
   if (event.type === "message") {
     const message = event.message as WireMessage;
-    if (!matchesNarrow(settings, message)) return null;
+    if (!matchesNarrow(settings, message, flags ?? [])) return null;
+    const messageFlags = flags ?? [];
     return {
       type: "message",
       message: finalizeMessage(message, { applyMarkdown: settings.applyMarkdown, clientGravatar: settings.clientGravatar }),
-      flags: flags ?? [],
+      flags: messageFlags,
+      ...deprecatedNotificationFields(messageFlags),
     };
   }
   if (event.type === "update_message" && flags !== null) {

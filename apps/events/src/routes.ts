@@ -1,7 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { Router } from "express";
 import type { QueuedEvent } from "@chat/bus";
-import { applyEvents, BadEventQueueIdError, fetchInitialState, finishState, type RegisterOptions } from "@chat/core";
+import {
+  applyEvents,
+  BadEventQueueIdError,
+  fetchInitialState,
+  fetchSections,
+  finishState,
+  InvalidArgumentError,
+  parseEventsNarrow,
+  realmUri,
+  takeStaleSections,
+  type RegisterOptions,
+} from "@chat/core";
 import { actorOf, params, parseParams, requireUser, route, success } from "@chat/http";
 import type { QueueSettings } from "./queue-settings.ts";
 import type { EventServices } from "./services.ts";
@@ -14,6 +25,9 @@ const ZULIP_FEATURE_LEVEL = 1;
 const STRING_LIST = { type: "array", items: { type: "string" } };
 const NARROW = { type: "array", items: { type: "array", items: { type: "string" }, minItems: 2, maxItems: 2 } };
 const CAPABILITIES = { type: "object", additionalProperties: { type: "boolean" } };
+
+/** Zulip's MAX_QUEUE_TIMEOUT_SECS: a client may keep its queue up to a week without polling. */
+const MAX_QUEUE_LIFESPAN_SECS = 7 * 24 * 60 * 60;
 
 export function eventRoutes(services: EventServices, waiters: LongPollWaiters): Router {
   const router = Router();
@@ -35,7 +49,9 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
         fetch_event_types: params.json<string[]>(STRING_LIST).optional(),
         narrow: params.json<Array<[string, string]>>(NARROW).default([]),
         client_capabilities: params.json<Record<string, boolean>>(CAPABILITIES).default({}),
+        queue_lifespan_secs: params.int().default(0),
       });
+      if (p.queue_lifespan_secs < 0) throw new InvalidArgumentError("Invalid queue_lifespan_secs", "queue_lifespan_secs");
       const options: RegisterOptions = {
         eventTypes: p.event_types ?? null,
         applyMarkdown: p.apply_markdown,
@@ -43,9 +59,10 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
         slimPresence: p.slim_presence,
         allPublicStreams: p.all_public_streams,
         includeSubscribers: p.include_subscribers,
-        narrow: p.narrow,
+        narrow: parseEventsNarrow(p.narrow),
         notificationSettingsNull: p.client_capabilities.notification_settings_null === true,
         bulkMessageDeletion: p.client_capabilities.bulk_message_deletion === true,
+        realmUri: realmUri(actor.realm.string_id, ctx.externalHost, req.protocol),
       };
       const settings: QueueSettings = {
         eventTypes: options.eventTypes,
@@ -63,11 +80,17 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
       // Batches published before the queue existed are in that state, and the fan-out skips them:
       // a change the client saw in its response does not reach it again as an event.
       const since = await changes.position(actor.realm_id);
-      const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings }, since });
+      // queue_lifespan_secs 0 is the server's default idle time (EVENT_QUEUE_IDLE_SECONDS).
+      const idleTimeoutMs = p.queue_lifespan_secs > 0 ? Math.min(p.queue_lifespan_secs, MAX_QUEUE_LIFESPAN_SECS) * 1000 : undefined;
+      const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings }, since, idleTimeoutMs });
+      // fetch_event_types chooses the state; event_types, the events the queue gets (as Zulip).
       const fetchOptions = p.fetch_event_types ? { ...options, eventTypes: p.fetch_event_types } : options;
       const state = await fetchInitialState(prisma, actor, fetchOptions, ctx);
       const arrived = (await queues.read(queue.id, -1)) ?? [];
-      finishState(applyEvents(state, arrived, actor.id));
+      applyEvents(state, arrived, actor.id, fetchOptions.eventTypes);
+      const stale = takeStaleSections(state);
+      if (stale.length > 0) Object.assign(state, await fetchSections(prisma, actor, fetchOptions, ctx, stale));
+      finishState(state);
       const lastEventId = arrived.length > 0 ? arrived[arrived.length - 1].id : -1;
       success(res, { queue_id: queue.id, last_event_id: lastEventId, zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, ...state });
     }),

@@ -2,7 +2,19 @@
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "@chat/config";
-import { createRealm, createUser, getRealmForSubdomain, getUserByDeliveryEmail, JsonableError, regenerateApiKey, ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_OWNER } from "@chat/core";
+import {
+  changeDeliveryEmail,
+  createRealm,
+  createUser,
+  getRealmForSubdomain,
+  getUserByDeliveryEmail,
+  JsonableError,
+  regenerateApiKey,
+  ROLE_ADMINISTRATOR,
+  ROLE_GUEST,
+  ROLE_MEMBER,
+  ROLE_OWNER,
+} from "@chat/core";
 import { openServices, type Services } from "./services.ts";
 
 const USAGE = `usage: npm run cli -- <command> [options]
@@ -11,6 +23,7 @@ commands:
   create-realm --subdomain S --name N --owner-email E [--owner-name N] [--owner-password P]
   create-user --realm S --email E --name N [--password P] [--role owner|admin|member|guest]
   regenerate-api-key --realm S --email E
+  change-user-email --realm S --email E --new-email N
   list-realms
   list-users --realm S
 
@@ -42,7 +55,7 @@ export async function runCli(argv: string[], services: Services, out: Out): Prom
   const { values } = parseArgs({
     args: rest,
     options: Object.fromEntries(
-      ["subdomain", "name", "owner-email", "owner-name", "owner-password", "realm", "email", "password", "role"].map((o) => [o, { type: "string" as const }]),
+      ["subdomain", "name", "owner-email", "owner-name", "owner-password", "realm", "email", "new-email", "password", "role"].map((o) => [o, { type: "string" as const }]),
     ),
     strict: true,
   });
@@ -80,6 +93,14 @@ export async function runCli(argv: string[], services: Services, out: Out): Prom
       if (!user) throw new UsageError(`no user ${values.email} in realm "${realm.string_id}"`);
       const apiKey = await prisma.$transaction((tx) => regenerateApiKey(tx, user.id));
       out(`api key: ${apiKey}\n`);
+      return;
+    }
+    case "change-user-email": {
+      const realm = await getRealmForSubdomain(prisma, required(values, "realm"));
+      const user = await getUserByDeliveryEmail(prisma, realm.id, required(values, "email"));
+      if (!user) throw new UsageError(`no user ${values.email} in realm "${realm.string_id}"`);
+      const changed = await services.actions.run(realm.id, (tx, events) => changeDeliveryEmail(tx, events, user, required(values, "new-email")));
+      out(`user ${changed.id} is now ${changed.email}\n`);
       return;
     }
     case "list-realms": {

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, type Config } from "@chat/config";
 import { ActorCache } from "@chat/core";
 import { createHttpApp, withHotRoutes, type HotRoute } from "@chat/http";
 import { logger } from "@chat/logger";
-import { bootstrapIfEmpty } from "./bootstrap.ts";
+import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
 import { isClusterWorker, runPrimary, type ReadyMessage } from "./cluster.ts";
 import { openServices, type Services } from "./services.ts";
 
@@ -34,6 +34,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         process.stdout.write(`\n  Owner login: ${result.email}\n  Password:    ${result.generatedPassword}\n\n`);
       }
     }
+    await ensureSystemBotsOfAllRealms(services);
   }
 
   let events: EventTier | null = null;

@@ -33,10 +33,21 @@ describe("operator CLI (npm run cli)", () => {
     expect(newKey).not.toBe(firstKey);
 
     const realms = await cli(["list-realms"]);
-    expect(realms.stdout).toMatch(/acme\s+Acme Corp\s+2\s+false/);
+    // The owner, the admin, and the realm's Notification Bot, made with it.
+    expect(realms.stdout).toMatch(/acme\s+Acme Corp\s+3\s+false/);
     const users = await cli(["list-users", "--realm", "acme"]);
     expect(users.stdout).toMatch(/ceo@acme\.io\s+Cee Eo\s+owner/);
     expect(users.stdout).toMatch(/dev@acme\.io\s+Dee Vee\s+admin/);
+    expect(users.stdout).toMatch(/notification-bot@\S+\s+Notification Bot\s+member\s+true\s+true/);
+
+    const changed = await cli(["change-user-email", "--realm", "acme", "--email", "dev@acme.io", "--new-email", "dee@acme.io"]);
+    expect(changed.stdout).toMatch(/user \d+ is now dee@acme\.io/);
+    expect((await cli(["list-users", "--realm", "acme"])).stdout).toMatch(/dee@acme\.io\s+Dee Vee\s+admin/);
+    await expect(cli(["change-user-email", "--realm", "acme", "--email", "dee@acme.io", "--new-email", "ceo@acme.io"])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("Email 'ceo@acme.io' already in use"),
+    });
+    await cli(["change-user-email", "--realm", "acme", "--email", "dee@acme.io", "--new-email", "dev@acme.io"]);
   });
 
   test("npm run db:migrate applies the migrations once, then reports the database up to date", async () => {

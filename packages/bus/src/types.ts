@@ -110,6 +110,8 @@ export interface QueueOptions {
    * STREAM_START (every batch).
    */
   since?: StreamPosition;
+  /** How long the queue may go unpolled before expiry deletes it; unset: the idle time deleteIdle is given. */
+  idleTimeoutMs?: number;
 }
 
 export interface QueueInfo extends QueueOptions {
@@ -150,7 +152,7 @@ export interface QueueStore {
   /** Highest id assigned so far in the queue, -1 if none; null if the queue does not exist. */
   lastEventId(queueId: string): Promise<number | null>;
   delete(queueId: string): Promise<boolean>;
-  /** Deletes queues not polled for `idleMs`; returns how many. */
+  /** Deletes queues not polled for their own idle timeout, or for `idleMs` if they have none; returns how many. */
   deleteIdle(idleMs: number): Promise<number>;
   /** Called with the id of each queue that received events, on every node. One subscription per node. */
   onReady(listener: (queueId: string) => void): Promise<void>;

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { updateDisplaySettings, updateNotificationSettings } from "@chat/core";
+import { setEnterSends, updateDisplaySettings, updateNotificationSettings } from "@chat/core";
 import { actorOf, params, parseParams, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -65,6 +65,16 @@ export function settingsRoutes(services: ApiServices): Router {
       const requested = parseParams(req, DISPLAY_PARAMS);
       const changed = await actions.run(actor.realm_id, (tx, events) => updateDisplaySettings(tx, events, actor, requested));
       success(res, changed);
+    }),
+  );
+
+  router.post(
+    "/users/me/enter-sends",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const { enter_sends } = parseParams(req, { enter_sends: params.bool() });
+      await actions.run(actor.realm_id, (tx) => setEnterSends(tx, actor, enter_sends));
+      success(res);
     }),
   );
   return router;

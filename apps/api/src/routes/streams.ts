@@ -10,6 +10,7 @@ import {
   isAdmin,
   isGuest,
   isSubscribed,
+  occupiedStreams,
   renderMarkdown,
   updateStream,
 } from "@chat/core";
@@ -47,7 +48,7 @@ export function streamRoutes(services: ApiServices): Router {
         include_owner_subscribed: params.bool().default(false),
       });
       if (p.include_all_active && !isAdmin(actor)) throw badRequest("User not authorized for this query");
-      const streams = await prisma.stream.findMany({ where: { realm_id: actor.realm_id, deactivated: false } });
+      const streams = await occupiedStreams(prisma, actor.realm_id);
       const subscribedTo = async (userId: number) =>
         new Set((await prisma.subscription.findMany({ where: { user_id: userId, active: true }, select: { recipient_id: true } })).map((s) => s.recipient_id));
       const mine = await subscribedTo(actor.id);

@@ -2,12 +2,15 @@ import { randomBytes } from "node:crypto";
 import { Router } from "express";
 import {
   AdministratorRequiredError,
+  avatarUrl,
+  changeAvatarSource,
   createUser,
   deactivateUser,
   formatUser,
   getProfileData,
   getUserInRealm,
   isAdmin,
+  isSystemBot,
   updateProfileData,
   updateUser,
   type ProfileDataChange,
@@ -39,7 +42,8 @@ export function userRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const options = parseParams(req, readOptions);
-      const users = await prisma.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: "asc" } });
+      // The server's own bots are not the realm's members (Zulip lists them apart, as cross-realm bots).
+      const users = (await prisma.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: "asc" } })).filter((user) => !isSystemBot(user));
       const profiles = options.include_custom_profile_fields ? await getProfileData(prisma, users.map((u) => u.id)) : null;
       const members = users.map((user) =>
         formatUser(user, { clientGravatar: options.client_gravatar, forAdmin: isAdmin(actor), profileData: profiles?.get(user.id) }),
@@ -83,6 +87,16 @@ export function userRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       await actions.run(actor.realm_id, (tx, events) => deactivateUser(tx, events, actor, actor));
       success(res);
+    }),
+  );
+
+  // Back to the gravatar (Zulip's delete_avatar_backend); uploading one comes with file storage.
+  router.delete(
+    "/users/me/avatar",
+    route(async (_req, res) => {
+      const actor = actorOf(res);
+      const user = await actions.run(actor.realm_id, (tx, events) => changeAvatarSource(tx, events, actor, actor, "G"));
+      success(res, { avatar_url: avatarUrl(user, false) });
     }),
   );
 

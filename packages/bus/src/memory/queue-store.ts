@@ -36,6 +36,7 @@ export class MemoryQueueStore implements QueueStore {
       settings: jsonCopy(options.settings),
       since: options.since ?? STREAM_START,
       lastPollMs: Date.now(),
+      ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     };
     this.queues.set(info.id, { info, events: [], nextId: 0, sources: new Map() });
     addTo(this.byUser, userKey(info.realmId, info.userId), info.id);
@@ -104,10 +105,11 @@ export class MemoryQueueStore implements QueueStore {
   }
 
   async deleteIdle(idleMs: number): Promise<number> {
-    const cutoff = Date.now() - idleMs;
+    const now = Date.now();
     let deleted = 0;
     for (const [queueId, queue] of this.queues) {
-      if (queue.info.lastPollMs <= cutoff && (await this.delete(queueId))) deleted++;
+      const { lastPollMs, idleTimeoutMs } = queue.info;
+      if (lastPollMs + (idleTimeoutMs ?? idleMs) <= now && (await this.delete(queueId))) deleted++;
     }
     return deleted;
   }

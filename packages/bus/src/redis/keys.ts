@@ -26,8 +26,13 @@ export class BusKeys {
   allPublicStreamsQueues(realmId: number): string {
     return `${this.prefix}apq:${realmId}`;
   }
+  /** Queues without an idle timeout of their own, by last poll time. */
   queuesByPoll(): string {
     return `${this.prefix}qpoll`;
+  }
+  /** Queues with their own idle timeout (queue_lifespan_secs), by the time they expire. */
+  queuesByDeadline(): string {
+    return `${this.prefix}qdeadline`;
   }
   queueReadyChannel(): string {
     return `${this.prefix}queue-ready`;

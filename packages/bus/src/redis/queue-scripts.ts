@@ -12,13 +12,13 @@ declare module "ioredis" {
     ): Result<number, Context>;
     /** Remaining events as JSON, or null if the queue is gone. */
     busQueueRead(
-      queueKey: string, eventsKey: string, pollKey: string,
+      queueKey: string, eventsKey: string, pollKey: string, deadlineKey: string,
       lastEventId: number, nowMs: number, queueId: string,
     ): Result<string[] | null, Context>;
-    /** 1 if deleted; 0 if missing or (with a cutoff) polled after it. */
+    /** 1 if deleted; 0 if missing or (when expiring, given the time) not idle for its timeout. */
     busQueueDelete(
-      queueKey: string, eventsKey: string, sourcesKey: string, pollKey: string,
-      prefix: string, queueId: string, cutoffMs: number | "",
+      queueKey: string, eventsKey: string, sourcesKey: string, pollKey: string, deadlineKey: string,
+      prefix: string, queueId: string, nowMs: number | "", defaultIdleMs: number | "",
     ): Result<number, Context>;
     /** [id, [field, value, ...], ...] for every live queue in the given sets. */
     busQueuesOfSets(numKeys: number, ...args: string[]): Result<(string | string[])[], Context>;
@@ -51,25 +51,33 @@ end
 return n
 `;
 
+// A queue with its own idle timeout is kept by its deadline (KEYS[4]), any other by its last poll (KEYS[3]).
 const READ = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 redis.call('HSET', KEYS[1], 'lastPollMs', ARGV[2])
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
+local timeout = redis.call('HGET', KEYS[1], 'idleTimeoutMs')
+if timeout then
+  redis.call('ZADD', KEYS[4], tonumber(ARGV[2]) + tonumber(timeout), ARGV[3])
+else
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
+end
 return redis.call('ZRANGE', KEYS[2], 0, -1)
 `;
 
 const DELETE = `
-local q = redis.call('HMGET', KEYS[1], 'userId', 'realmId', 'lastPollMs')
+local q = redis.call('HMGET', KEYS[1], 'userId', 'realmId', 'lastPollMs', 'idleTimeoutMs')
 if not q[1] then
   redis.call('ZREM', KEYS[4], ARGV[2])
+  redis.call('ZREM', KEYS[5], ARGV[2])
   return 0
 end
-if ARGV[3] ~= '' and tonumber(q[3]) > tonumber(ARGV[3]) then return 0 end
+if ARGV[3] ~= '' and tonumber(q[3]) + tonumber(q[4] or ARGV[4]) > tonumber(ARGV[3]) then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('SREM', ARGV[1] .. 'uq:' .. q[2] .. ':' .. q[1], ARGV[2])
 redis.call('SREM', ARGV[1] .. 'apq:' .. q[2], ARGV[2])
 redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('ZREM', KEYS[5], ARGV[2])
 return 1
 `;
 
@@ -108,8 +116,8 @@ return out
 
 export function defineQueueScripts(redis: Redis): void {
   redis.defineCommand("busQueueAppend", { numberOfKeys: 3, lua: APPEND });
-  redis.defineCommand("busQueueRead", { numberOfKeys: 3, lua: READ });
-  redis.defineCommand("busQueueDelete", { numberOfKeys: 4, lua: DELETE });
+  redis.defineCommand("busQueueRead", { numberOfKeys: 4, lua: READ });
+  redis.defineCommand("busQueueDelete", { numberOfKeys: 5, lua: DELETE });
   redis.defineCommand("busQueuesOfSets", { lua: QUEUES_OF_SETS });
   redis.defineCommand("busQueuesOfUsers", { numberOfKeys: 0, lua: QUEUES_OF_USERS });
 }

@@ -49,9 +49,11 @@ export class RedisQueueStore implements QueueStore {
         since,
         lastPollMs: now,
         nextId: 0,
+        ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
       })
-      .sadd(this.keys.userQueues(options.realmId, options.userId), id)
-      .zadd(this.keys.queuesByPoll(), now, id);
+      .sadd(this.keys.userQueues(options.realmId, options.userId), id);
+    if (options.idleTimeoutMs !== undefined) multi.zadd(this.keys.queuesByDeadline(), now + options.idleTimeoutMs, id);
+    else multi.zadd(this.keys.queuesByPoll(), now, id);
     if (options.allPublicStreams) multi.sadd(this.keys.allPublicStreamsQueues(options.realmId), id);
     throwFirstError(await multi.exec());
     return {
@@ -62,6 +64,7 @@ export class RedisQueueStore implements QueueStore {
       settings: JSON.parse(settings) as Record<string, unknown>,
       since,
       lastPollMs: now,
+      ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
     };
   }
 
@@ -106,7 +109,7 @@ export class RedisQueueStore implements QueueStore {
 
   async read(queueId: string, lastEventId: number): Promise<QueuedEvent[] | null> {
     const events = await this.redis.busQueueRead(
-      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queuesByPoll(),
+      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
       lastEventId, Date.now(), queueId,
     );
     return events === null ? null : events.map((json) => JSON.parse(json) as QueuedEvent);
@@ -118,23 +121,26 @@ export class RedisQueueStore implements QueueStore {
   }
 
   async delete(queueId: string): Promise<boolean> {
-    return (await this.deleteCommand(this.redis, queueId, "")) === 1;
+    return (await this.deleteCommand(this.redis, queueId, "", "")) === 1;
   }
 
   async deleteIdle(idleMs: number): Promise<number> {
-    const cutoff = Date.now() - idleMs;
+    const now = Date.now();
     let deleted = 0;
-    for (;;) {
-      const ids = await this.redis.zrangebyscore(this.keys.queuesByPoll(), "-inf", cutoff, "LIMIT", 0, IDLE_SCAN_BATCH);
-      if (ids.length === 0) break;
-      const pipeline = this.redis.pipeline();
-      // The script checks the cutoff again: a queue polled since the scan survives.
-      for (const id of ids) this.deleteCommand(pipeline, id, cutoff);
-      for (const [error, result] of (await pipeline.exec()) ?? []) {
-        if (error) throw error;
-        deleted += Number(result);
+    // Queues without a timeout of their own last polled before the cutoff, and those whose own deadline passed.
+    for (const [key, max] of [[this.keys.queuesByPoll(), now - idleMs], [this.keys.queuesByDeadline(), now]] as const) {
+      for (;;) {
+        const ids = await this.redis.zrangebyscore(key, "-inf", max, "LIMIT", 0, IDLE_SCAN_BATCH);
+        if (ids.length === 0) break;
+        const pipeline = this.redis.pipeline();
+        // The script checks the idle time again: a queue polled since the scan survives.
+        for (const id of ids) this.deleteCommand(pipeline, id, now, idleMs);
+        for (const [error, result] of (await pipeline.exec()) ?? []) {
+          if (error) throw error;
+          deleted += Number(result);
+        }
+        if (ids.length < IDLE_SCAN_BATCH) break;
       }
-      if (ids.length < IDLE_SCAN_BATCH) break;
     }
     return deleted;
   }
@@ -178,10 +184,10 @@ export class RedisQueueStore implements QueueStore {
     await this.subscriber.subscribe(this.keys.queueReadyChannel());
   }
 
-  private deleteCommand(client: Redis | ReturnType<Redis["pipeline"]>, queueId: string, cutoffMs: number | "") {
+  private deleteCommand(client: Redis | ReturnType<Redis["pipeline"]>, queueId: string, nowMs: number | "", defaultIdleMs: number | "") {
     return client.busQueueDelete(
-      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queueSources(queueId), this.keys.queuesByPoll(),
-      this.keys.prefix, queueId, cutoffMs,
+      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queueSources(queueId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
+      this.keys.prefix, queueId, nowMs, defaultIdleMs,
     );
   }
 }
@@ -214,5 +220,6 @@ function toQueueInfo(id: string, fields: Record<string, string>): QueueInfo {
     // Queues created before positions were recorded take every batch, as they did.
     since: fields.since ?? STREAM_START,
     lastPollMs: Number(fields.lastPollMs),
+    ...(fields.idleTimeoutMs !== undefined ? { idleTimeoutMs: Number(fields.idleTimeoutMs) } : {}),
   };
 }

@@ -58,14 +58,17 @@ async function classifyRowlessMessages(tx: Tx, actor: Actor, messageIds: number[
 /**
  * POST /messages/flags. Returns the ids whose flag actually changed, in request order. Messages the
  * user has no row for get a "historical" row when the change makes one necessary (starring a
- * message of a public stream they never received); ids they cannot read are "Invalid message(s)".
+ * message of a public stream they never received). If any id is one they cannot read, nothing
+ * changes and the answer is "Invalid message(s)".
  */
 export async function updateMessageFlags(tx: Tx, events: EventRecorder, actor: Actor, operation: string, flag: string, messageIds: number[]): Promise<number[]> {
   const name = checkEditableFlag(flag);
   if (operation !== "add" && operation !== "remove") throw badRequest(`Invalid message flag operation: '${operation}'`);
   const bit = FLAG_BITS[name];
   const adding = operation === "add";
-  const ids = [...new Set(messageIds)].filter((id) => id > 0 && id <= 2_147_483_647);
+  // An id no message can have is as invalid as one the user cannot read.
+  if (messageIds.some((id) => id <= 0 || id > 2_147_483_647)) throw invalidMessageError();
+  const ids = [...new Set(messageIds)];
   // Messages marked unread must be in streams the user is subscribed to (Zulip's invariant).
   const subscribedOnly = name === "read" && !adding;
 
@@ -75,14 +78,14 @@ export async function updateMessageFlags(tx: Tx, events: EventRecorder, actor: A
       WHERE NOT EXISTS (SELECT 1 FROM user_message um WHERE um.user_id = ${actor.id} AND um.message_id = id)`
   ).map((row) => row.id);
 
+  // Every message must be one the user may read (Zulip's access_message), with a row or without.
+  const classified = await classifyRowlessMessages(tx, actor, withoutRow);
+  if (withoutRow.some((id) => !classified.get(id)?.readable)) throw invalidMessageError();
   // A message without a row reads as read + historical; only a change away from that needs a row.
+  // Marking unread skips messages of unsubscribed streams.
   let historical: number[] = [];
-  if (((DEFAULT_HISTORICAL_FLAGS & bit) !== 0) !== adding && withoutRow.length > 0) {
-    const classified = await classifyRowlessMessages(tx, actor, withoutRow);
-    // Marking unread skips messages of unsubscribed streams; everything else must be readable.
-    const candidates = subscribedOnly ? withoutRow.filter((id) => !classified.get(id)?.unsubscribed_stream) : withoutRow;
-    if (candidates.some((id) => !classified.get(id)?.readable)) throw invalidMessageError();
-    historical = candidates;
+  if (((DEFAULT_HISTORICAL_FLAGS & bit) !== 0) !== adding) {
+    historical = subscribedOnly ? withoutRow.filter((id) => !classified.get(id)!.unsubscribed_stream) : withoutRow;
   }
 
   const updated = adding

@@ -16,6 +16,17 @@ export const PROFILE_FIELD_USER = 6;
 export const PROFILE_FIELD_EXTERNAL_ACCOUNT = 7;
 export const PROFILE_FIELD_TYPES = [1, 2, 3, 4, 5, 6, 7];
 
+/** The types as /register's `custom_profile_field_types` names them, keyed by Zulip's keyword. */
+export const PROFILE_FIELD_TYPE_CHOICES: Record<string, { id: number; name: string }> = {
+  SHORT_TEXT: { id: PROFILE_FIELD_SHORT_TEXT, name: "Short text" },
+  LONG_TEXT: { id: PROFILE_FIELD_LONG_TEXT, name: "Long text" },
+  CHOICE: { id: PROFILE_FIELD_CHOICE, name: "List of options" },
+  DATE: { id: PROFILE_FIELD_DATE, name: "Date picker" },
+  URL: { id: PROFILE_FIELD_URL, name: "Link" },
+  USER: { id: PROFILE_FIELD_USER, name: "Person picker" },
+  EXTERNAL_ACCOUNT: { id: PROFILE_FIELD_EXTERNAL_ACCOUNT, name: "External account" },
+};
+
 export const PROFILE_FIELD_NAME_MAX_LENGTH = 40;
 export const PROFILE_FIELD_HINT_MAX_LENGTH = 80;
 export const PROFILE_SHORT_TEXT_MAX_LENGTH = 50;

@@ -5,6 +5,7 @@ import { badRequest } from "../errors.ts";
 import type { Realm, UserProfile } from "../models.ts";
 import { ROLE_OWNER } from "../lib/roles.ts";
 import { createStream } from "./streams.ts";
+import { ensureSystemBots } from "./system-bots.ts";
 import { createUser, type NewUser } from "./users.ts";
 
 export const DEFAULT_STREAM_NAME = "general";
@@ -19,7 +20,7 @@ export function checkSubdomain(raw: string): string {
 
 /**
  * Creates an organization: the realm, its default stream `general` (every new user joins it),
- * and its owner.
+ * its owner, and the server's bots.
  */
 export async function createRealm(
   tx: Tx,
@@ -43,5 +44,6 @@ export async function createRealm(
     data: { notifications_stream_id: general.id, signup_notifications_stream_id: general.id },
   });
   const owner = await createUser(tx, events, ctx, withStreams, { ...options.owner, role: ROLE_OWNER });
+  await ensureSystemBots(tx, events, ctx, withStreams);
   return { realm: withStreams, owner };
 }

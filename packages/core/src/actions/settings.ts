@@ -156,3 +156,11 @@ export async function updateDisplaySettings(
   }
   return changed;
 }
+
+/**
+ * Whether Enter sends in the compose box (POST /users/me/enter-sends). Zulip 3.x sends no event
+ * for it: clients read it once, from /register.
+ */
+export async function setEnterSends(tx: Tx, actor: Actor, enterSends: boolean): Promise<void> {
+  await tx.userProfile.update({ where: { id: actor.id }, data: { enter_sends: enterSends } });
+}

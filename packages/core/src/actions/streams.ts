@@ -112,11 +112,8 @@ export async function updateStream(
   }
   const inviteOnly = changes.isPrivate ?? stream.invite_only;
   let history = changes.historyPublicToSubscribers ?? (changes.isPrivate === false ? true : stream.history_public_to_subscribers);
-  // Public streams always have public history, as in Zulip.
-  if (!inviteOnly) {
-    if (changes.historyPublicToSubscribers === false) throw badRequest("Invalid parameters: history_public_to_subscribers must be true for public streams");
-    history = true;
-  }
+  // Public streams always have public history: Zulip quietly keeps it so, whatever was asked.
+  if (!inviteOnly) history = true;
   if (changes.isPrivate !== undefined && inviteOnly !== stream.invite_only) {
     data.invite_only = inviteOnly;
     updates.push({ property: "invite_only", value: inviteOnly, extra: { history_public_to_subscribers: history } });
@@ -143,10 +140,10 @@ export async function updateStream(
 /**
  * DELETE /streams/{id} (administrators): Zulip's do_deactivate_stream. The stream is kept for its
  * history but renamed so the name is free again, everyone is unsubscribed, and those who could
- * see it get `stream delete`.
+ * see it get `stream delete` (with `alsoNotify`: those who saw it until just before).
  */
-export async function deactivateStream(tx: Tx, events: EventRecorder, stream: StreamModel): Promise<void> {
-  const viewers = await usersWhoCanSeeStream(tx, stream);
+export async function deactivateStream(tx: Tx, events: EventRecorder, stream: StreamModel, alsoNotify: number[] = []): Promise<void> {
+  const viewers = [...new Set([...(await usersWhoCanSeeStream(tx, stream)), ...alsoNotify])];
   await tx.stream.update({
     where: { id: stream.id },
     data: { deactivated: true, invite_only: true, name: `!DEACTIVATED:${stream.id}:${stream.name}`.slice(0, 200) },

@@ -8,6 +8,7 @@ import type { Actor, UserProfile } from "../models.ts";
 import { renderMarkdown } from "../lib/markdown.ts";
 import { canCreateStreams, canSubscribeOthers } from "../lib/permissions.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
+import { isHexColor } from "../lib/validation.ts";
 import { canSeeStream, isSubscribed } from "../queries/streams.ts";
 import { sendNotification } from "./notification-bot.ts";
 import { checkStreamName, createStream, getStreamByName, MAX_STREAM_DESCRIPTION_LENGTH } from "./streams.ts";
@@ -66,16 +67,22 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
     throw badRequest("You can't subscribe other users to streams.");
   }
 
+  request.streams.forEach((item, i) => {
+    if (item.color !== undefined && !isHexColor(item.color)) throw badRequest(`subscriptions[${i}]["color"] is not a valid hex color code`);
+  });
   const existing: StreamModel[] = [];
   const created: StreamModel[] = [];
   const unauthorized: string[] = [];
   const seen = new Set<string>();
+  // A color asked for a stream is the new subscriptions' color (Zulip's color_map).
+  const colors = new Map<number, string>();
   for (const item of request.streams) {
     const name = checkStreamName(item.name);
     if (seen.has(name.toLowerCase())) continue;
     seen.add(name.toLowerCase());
     const stream = await getStreamByName(tx, actor.realm_id, name);
     if (stream) {
+      if (item.color !== undefined) colors.set(stream.id, item.color);
       // Subscribing to a private stream takes being in it already, or (for others) being an admin of a stream one can see.
       const subscribed = await isSubscribed(tx, actor.id, stream);
       const allowed = stream.invite_only ? subscribed : !isGuest(actor) || subscribed;
@@ -86,23 +93,24 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
     if (!canCreateStreams(actor)) throw badRequest("User cannot create streams.");
     const description = (item.description ?? "").replace(/\s+/g, " ").trim();
     if (description.length > MAX_STREAM_DESCRIPTION_LENGTH) throw badRequest(`Stream description too long (limit: ${MAX_STREAM_DESCRIPTION_LENGTH} characters).`);
-    created.push(
-      await createStream(tx, events, actor.realm_id, {
-        name,
-        description,
-        renderedDescription: renderDescription(description),
-        inviteOnly: request.inviteOnly,
-        streamPostPolicy: request.streamPostPolicy,
-        historyPublicToSubscribers: request.historyPublicToSubscribers,
-      }),
-    );
+    const newStream = await createStream(tx, events, actor.realm_id, {
+      name,
+      description,
+      renderedDescription: renderDescription(description),
+      inviteOnly: request.inviteOnly,
+      streamPostPolicy: request.streamPostPolicy,
+      historyPublicToSubscribers: request.historyPublicToSubscribers,
+    });
+    if (item.color !== undefined) colors.set(newStream.id, item.color);
+    created.push(newStream);
   }
   if (unauthorized.length > 0 && request.authorizationErrorsFatal) {
     throw badRequest(`Unable to access stream (${unauthorized[0]}).`);
   }
 
   const streams = [...existing, ...created];
-  const added = new Set((await bulkAddSubscriptions(tx, events, ctx, streams, users.map((u) => u.id))).map((a) => `${a.streamId}:${a.userId}`));
+  const createdStreamIds = new Set(created.map((s) => s.id));
+  const added = new Set((await bulkAddSubscriptions(tx, events, ctx, streams, users.map((u) => u.id), { createdStreamIds, colors })).map((a) => `${a.streamId}:${a.userId}`));
   const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
   for (const user of users) {
     for (const stream of streams) {

@@ -3,6 +3,7 @@ import type { Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
+import { isHexColor } from "../lib/validation.ts";
 import { accessStreamById } from "../queries/streams.ts";
 
 export interface PropertyChange {
@@ -23,13 +24,12 @@ const BOOLEAN_PROPERTIES: Record<string, Column> = {
   wildcard_mentions_notify: "wildcard_mentions_notify",
 };
 
-const HEX_COLOR = /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 
 /** The column a property sets and the value stored; `in_home_view` is the inverse of `is_muted`. */
 function toColumn(change: PropertyChange): { column: Column; value: string | boolean } {
   const { property, value } = change;
   if (property === "color") {
-    if (typeof value !== "string" || !HEX_COLOR.test(value)) throw badRequest("color is not a valid hex color code");
+    if (!isHexColor(value)) throw badRequest("color is not a valid hex color code");
     return { column: "color", value };
   }
   if (property === "in_home_view") {

@@ -3,6 +3,7 @@ import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
 import { formatStream, formatSubscription, inheritedNotificationSettings, pickStreamColor } from "../lib/stream-format.ts";
 import { ROLE_GUEST } from "../lib/roles.ts";
+import { deactivateStream } from "./streams.ts";
 
 export const INHERITED_NOTIFICATION_SETTINGS_KEY = "__inherited_notification_settings";
 
@@ -28,8 +29,8 @@ export async function subscriberIds(tx: Tx, stream: StreamModel): Promise<number
 /**
  * Subscribes users to streams (Zulip's bulk_add_subscriptions). Returns the pairs that were newly
  * subscribed; existing active subscriptions are left alone. Records `subscription add` for each
- * user, `peer_add` for those who can see the stream, and `stream occupy` for a stream that had no
- * subscribers.
+ * user, `peer_add` for those who can see the stream, and `stream occupy` for a public stream that
+ * had no subscribers (a stream created in the same action was announced by `stream create`).
  */
 export async function bulkAddSubscriptions(
   tx: Tx,
@@ -37,6 +38,7 @@ export async function bulkAddSubscriptions(
   ctx: ServerContext,
   streams: StreamModel[],
   userIds: number[],
+  options: { createdStreamIds?: ReadonlySet<number>; colors?: ReadonlyMap<number, string> } = {},
 ): Promise<Array<{ streamId: number; userId: number }>> {
   const added: Array<{ streamId: number; userId: number }> = [];
   for (const stream of streams) {
@@ -50,7 +52,7 @@ export async function bulkAddSubscriptions(
       const used = await tx.subscription.findMany({ where: { user_id: userId, active: true }, select: { color: true } });
       await tx.subscription.upsert({
         where: { user_id_recipient_id: { user_id: userId, recipient_id: recipientId } },
-        create: { user_id: userId, recipient_id: recipientId, color: pickStreamColor(used.map((s) => s.color)) },
+        create: { user_id: userId, recipient_id: recipientId, color: options.colors?.get(stream.id) ?? pickStreamColor(used.map((s) => s.color)) },
         update: { active: true },
       });
       added.push({ streamId: stream.id, userId });
@@ -72,7 +74,9 @@ export async function bulkAddSubscriptions(
     }
 
     const viewers = await usersWhoCanSeeStream(tx, stream);
-    if (before.length === 0) events.send({ type: "stream", op: "occupy", streams: [formatStream(stream)] }, viewers);
+    if (before.length === 0 && !stream.invite_only && !options.createdStreamIds?.has(stream.id)) {
+      events.send({ type: "stream", op: "occupy", streams: [formatStream(stream)] }, viewers);
+    }
     const newSet = new Set(newUsers);
     for (const userId of newUsers) {
       // The new subscribers learn the full list from their own add event.
@@ -84,8 +88,10 @@ export async function bulkAddSubscriptions(
 
 /**
  * Unsubscribes users (Zulip's bulk_remove_subscriptions). Records `subscription remove` for each
- * user, `peer_remove` for the others who can see the stream, and `stream vacate` when the last
- * subscriber leaves. Returns the pairs that were subscribed and are not any more.
+ * user and `peer_remove` for the others who can see the stream. When the last subscriber leaves, a
+ * public stream "vacates" (`stream vacate`; it leaves the occupied streams clients list) and a
+ * private one, which nobody could reach again, is deactivated. Returns the pairs that were
+ * subscribed and are not any more.
  */
 export async function bulkRemoveSubscriptions(
   tx: Tx,
@@ -112,9 +118,9 @@ export async function bulkRemoveSubscriptions(
     for (const userId of leaving) {
       events.send({ type: "subscription", op: "peer_remove", stream_id: stream.id, user_id: userId }, [...viewersAfter].filter((id) => !leavingSet.has(id)));
     }
-    // As in Zulip, only a private stream "vacates": nobody can see it once its last subscriber left.
-    if (before.length === leaving.length && stream.invite_only) {
-      events.send({ type: "stream", op: "vacate", streams: [formatStream(stream)] }, viewersBefore);
+    if (before.length === leaving.length) {
+      if (stream.invite_only) await deactivateStream(tx, events, stream, viewersBefore);
+      else events.send({ type: "stream", op: "vacate", streams: [formatStream(stream)] }, viewersBefore);
     }
   }
   return { removed, notRemoved };

@@ -11,6 +11,7 @@ import { checkFullName, isValidEmail } from "../lib/validation.ts";
 import { activeAdminIds, activeUserIds, getUserByDeliveryEmail } from "../queries/users.ts";
 import { bulkAddSubscriptions } from "./subscriptions.ts";
 import { checkProfileFieldValue } from "./profile-fields.ts";
+import { botAdministratorIds } from "./user-changes.ts";
 
 export const MIN_PASSWORD_LENGTH = 6;
 
@@ -107,6 +108,9 @@ export async function updateUser(tx: Tx, events: EventRecorder, actor: Actor, ta
     if (fullName !== target.full_name) {
       await tx.userProfile.update({ where: { id: target.id }, data: { full_name: fullName } });
       events.send({ type: "realm_user", op: "update", person: { user_id: target.id, full_name: fullName } }, everyone);
+      if (target.is_bot) {
+        events.send({ type: "realm_bot", op: "update", bot: { email: target.email, user_id: target.id, full_name: fullName } }, await botAdministratorIds(tx, target));
+      }
     }
   }
 
@@ -143,6 +147,9 @@ export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor
     await tx.userProfile.update({ where: { id: user.id }, data: { is_active: false } });
     await tx.subscription.updateMany({ where: { user_id: user.id }, data: { is_user_active: false } });
     events.send({ type: "realm_user", op: "remove", person: { user_id: user.id, full_name: user.full_name } }, everyone);
+    if (user.is_bot) {
+      events.send({ type: "realm_bot", op: "remove", bot: { email: user.email, user_id: user.id, full_name: user.full_name } }, await botAdministratorIds(tx, user));
+    }
   }
 }
 

@@ -31,3 +31,9 @@ export function avatarUrl(user: AvatarSource, clientGravatar: boolean, medium = 
   if (clientGravatar) return null;
   return `https://secure.gravatar.com/avatar/${gravatarHash(user.email)}?d=identicon${medium ? "&s=500" : ""}&version=${user.avatar_version}`;
 }
+
+/** The organization's icon (Zulip's get_realm_icon_url): uploaded, else a gravatar identicon of its subdomain. */
+export function realmIconUrl(realm: { id: number; string_id: string; icon_source: string }): string {
+  if (realm.icon_source === "U") return `/user_avatars/${realm.id}/realm/icon.png`;
+  return `https://secure.gravatar.com/avatar/${gravatarHash(realm.string_id)}?d=identicon`;
+}

@@ -38,6 +38,15 @@ function badShape(): never {
   throw new JsonableError("Invalid narrow: each element must be [operator, operand] or {operator, operand, negated}", { code: "BAD_REQUEST" });
 }
 
+/**
+ * Zulip's NarrowBuilder finds an operator's method with '-' read as '_', so `pm_with` and
+ * `pm-with` are one operator; `subject` is the old name of `topic`.
+ */
+function canonicalOperator(operator: string): string {
+  const dashed = operator.replace(/_/g, "-");
+  return dashed === "subject" ? "topic" : dashed;
+}
+
 /** Parses and checks a narrow; throws BAD_NARROW for an unknown operator or operand. */
 export function parseNarrow(raw: unknown): NarrowTerm[] {
   if (!Array.isArray(raw)) badShape();
@@ -55,7 +64,7 @@ export function parseNarrow(raw: unknown): NarrowTerm[] {
       badShape();
     }
     if (typeof operator !== "string" || typeof negated !== "boolean") badShape();
-    const op = (operator === "subject" ? "topic" : operator) as NarrowOperator;
+    const op = canonicalOperator(operator) as NarrowOperator;
     if (!(NARROW_OPERATORS as readonly string[]).includes(op)) throw new BadNarrowError(`unknown operator ${operator}`);
     const validOperand =
       typeof operand === "string" ||
@@ -67,5 +76,22 @@ export function parseNarrow(raw: unknown): NarrowTerm[] {
     if (op === "streams" && operand !== "public") throw new BadNarrowError(`unknown 'streams' operand ${String(operand)}`);
     if ((op === "id" || op === "near") && !/^\d+$/.test(String(operand))) throw new BadNarrowError(`invalid message ID ${String(operand)}`);
     return { operator: op, operand: operand as NarrowTerm["operand"], negated };
+  });
+}
+
+/** The operators an event queue's narrow may use (Zulip's check_supported_events_narrow_filter). */
+const EVENTS_NARROW_OPERATORS = ["stream", "topic", "sender", "is"];
+const EVENTS_IS_OPERANDS = ["private", "starred", "unread", "mentioned", "alerted"];
+
+/**
+ * Checks a /register `narrow` ([operator, operand] pairs) and returns it with operators in their
+ * canonical spelling. An operator the event system cannot filter by is an error, not a match-all.
+ */
+export function parseEventsNarrow(narrow: Array<[string, string]>): Array<[string, string]> {
+  return narrow.map(([operator, operand]) => {
+    const op = canonicalOperator(operator);
+    if (!EVENTS_NARROW_OPERATORS.includes(op)) throw new JsonableError(`Operator ${operator} not supported.`);
+    if (op === "is" && !EVENTS_IS_OPERANDS.includes(operand)) throw new BadNarrowError(`unknown 'is' operand ${operand}`);
+    return [op, operand];
   });
 }

@@ -37,3 +37,21 @@ export function formatUser(user: UserProfile, options: UserFormatOptions): Recor
   if (options.profileData && !user.is_bot) result.profile_data = options.profileData;
   return result;
 }
+
+/** A bot as `realm_bots` and `realm_bot add` show it to those who administer it (Zulip's get_owned_bot_dicts). */
+export function formatOwnedBot(bot: UserProfile): Record<string, unknown> {
+  return {
+    email: bot.email,
+    user_id: bot.id,
+    full_name: bot.full_name,
+    bot_type: bot.bot_type,
+    is_active: bot.is_active,
+    api_key: bot.api_key,
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: false,
+    owner_id: bot.bot_owner_id,
+    avatar_url: avatarUrl(bot, false),
+    services: [],
+  };
+}

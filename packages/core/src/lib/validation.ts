@@ -18,3 +18,8 @@ export function checkFullName(raw: string): string {
   if (/[*`\\>"@\u0000-\u001f]/.test(name)) throw badRequest("Invalid characters in name!");
   return name;
 }
+
+/** Zulip's check_color: `#rgb` or `#rrggbb`. */
+export function isHexColor(value: unknown): value is string {
+  return typeof value === "string" && /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(value);
+}

@@ -1,8 +1,10 @@
 // Applies events to a /register state (Zulip's apply_events). /register uses it for the events
 // that reached the new queue while the state was being read; tests use it to check that an
 // action's events turn an old state into the new one. Applying an event twice changes nothing.
-import type { State } from "./initial-state.ts";
+import { appliesToFetched, type State } from "./initial-state.ts";
 import { ORGANIZATION_APPLIERS } from "./organization-state.ts";
+import { RECENT_CONVERSATION_APPLIERS } from "./recent-conversations.ts";
+import { markStale } from "./stale-sections.ts";
 import { applyUnreadMessageEvent, UNREAD_APPLIERS } from "./unread-state.ts";
 
 type Person = Record<string, unknown> & { user_id: number };
@@ -24,13 +26,31 @@ function removeById(list: unknown[] | undefined, id: unknown, key: string): Reco
 const APPLIERS: Record<string, Applier> = {
   ...ORGANIZATION_APPLIERS,
 
-  ...UNREAD_APPLIERS,
-
   message(state, event, userId) {
     applyUnreadMessageEvent(state, event, userId);
+    RECENT_CONVERSATION_APPLIERS.message(state, event, userId);
     if (!("max_message_id" in state)) return;
     const id = (event.message as { id: number }).id;
     state.max_message_id = Math.max(state.max_message_id as number, id);
+  },
+
+  update_message_flags(state, event, userId) {
+    UNREAD_APPLIERS.update_message_flags(state, event, userId);
+    if (event.flag !== "starred" || !Array.isArray(state.starred_messages)) return;
+    const changed = new Set(event.messages as number[]);
+    const kept = (state.starred_messages as number[]).filter((id) => !changed.has(id));
+    state.starred_messages = event.operation === "add" ? [...kept, ...changed].sort((a, b) => a - b) : kept;
+  },
+
+  update_message: UNREAD_APPLIERS.update_message,
+
+  delete_message(state, event, userId) {
+    UNREAD_APPLIERS.delete_message(state, event, userId);
+    RECENT_CONVERSATION_APPLIERS.delete_message(state, event);
+    const deleted = new Set(Array.isArray(event.message_ids) ? (event.message_ids as number[]) : [event.message_id as number]);
+    if (Array.isArray(state.starred_messages)) state.starred_messages = (state.starred_messages as number[]).filter((id) => !deleted.has(id));
+    // The newest message gone, the new newest is not in the event.
+    if (typeof state.max_message_id === "number" && deleted.has(state.max_message_id)) markStale(state, "message");
   },
 
   realm_user(state, event, userId) {
@@ -38,15 +58,14 @@ const APPLIERS: Record<string, Applier> = {
     const person = event.person as Person;
     const active = state.realm_users as Person[];
     const inactive = state.realm_non_active_users as Person[];
+    const systemBots = state.cross_realm_bots as Person[];
     if (event.op === "add") {
-      if (person.is_bot) upsertById(state.realm_bots as unknown[], person, "user_id");
-      else upsertById(active, person, "user_id");
+      upsertById(person.is_cross_realm_bot ? systemBots : active, person, "user_id");
     } else if (event.op === "remove") {
       const removed = removeById(active, person.user_id, "user_id");
-      removeById(state.realm_bots as unknown[], person.user_id, "user_id");
       if (removed) upsertById(inactive, { ...removed, is_active: false }, "user_id");
     } else if (event.op === "update") {
-      for (const list of [active, inactive, state.realm_bots as Person[]]) {
+      for (const list of [active, inactive, systemBots]) {
         const target = list?.find((p) => p.user_id === person.user_id);
         if (!target) continue;
         for (const [key, value] of Object.entries(person)) {
@@ -55,6 +74,8 @@ const APPLIERS: Record<string, Applier> = {
             const data = (target.profile_data ??= {}) as Record<string, unknown>;
             if (field.value === null) delete data[String(field.id)];
             else data[String(field.id)] = { value: field.value, rendered_value: field.rendered_value ?? null };
+          } else if (key === "new_email") {
+            target.email = value;
           } else if (key !== "user_id") {
             target[key] = value;
             if (key === "role") {
@@ -65,12 +86,37 @@ const APPLIERS: Record<string, Applier> = {
         }
       }
       if (person.user_id === userId) {
-        if (typeof person.full_name === "string") state.full_name = person.full_name;
+        for (const key of ["full_name", "delivery_email", "avatar_source", "avatar_url", "avatar_url_medium"]) {
+          if (key in person && key in state) state[key] = person[key];
+        }
+        if ("new_email" in person && "email" in state) state.email = person.new_email;
         if (typeof person.role === "number") {
           Object.assign(state, { role: person.role, is_admin: person.role <= 200, is_owner: person.role === 100, is_guest: person.role === 600 });
         }
       }
     }
+  },
+
+  // The bots one administers (Zulip's realm_bot events).
+  realm_bot(state, event) {
+    if (!Array.isArray(state.realm_bots)) return;
+    const bots = state.realm_bots as Array<Record<string, unknown>>;
+    const bot = event.bot as Record<string, unknown>;
+    if (event.op === "add") upsertById(bots, bot, "user_id");
+    else if (event.op === "delete") removeById(bots, bot.user_id, "user_id");
+    else {
+      const target = bots.find((b) => b.user_id === bot.user_id);
+      if (target && event.op === "remove") target.is_active = false;
+      else if (target && event.op === "update") Object.assign(target, bot);
+    }
+  },
+
+  realm_emoji(state, event) {
+    if ("realm_emoji" in state) state.realm_emoji = event.realm_emoji;
+  },
+
+  hotspots(state, event) {
+    if ("hotspots" in state) state.hotspots = event.hotspots;
   },
 
   subscription(state, event, userId) {
@@ -180,7 +226,13 @@ const APPLIERS: Record<string, Applier> = {
   },
 };
 
-export function applyEvents(state: State, events: Array<Record<string, unknown>>, userId: number): State {
-  for (const event of events) APPLIERS[event.type as string]?.(state, event, userId);
+/**
+ * Applies events in order. With `fetched` (the section names /register fetched), only events that
+ * keep one of those sections current, as Zulip's fetch_event_types limits them.
+ */
+export function applyEvents(state: State, events: Array<Record<string, unknown>>, userId: number, fetched: string[] | null = null): State {
+  for (const event of events) {
+    if (appliesToFetched(event.type as string, fetched)) APPLIERS[event.type as string]?.(state, event, userId);
+  }
   return state;
 }

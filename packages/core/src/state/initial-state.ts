@@ -1,22 +1,30 @@
 // The state POST /register returns, section by section (Zulip's fetch_initial_state_data). Each
-// section is named for the event type that keeps it current, so `event_types` selects sections.
+// section has Zulip's name, which `event_types` and `fetch_event_types` select; mostly the name of
+// the event type that keeps it current (see EVENT_SECTIONS for the others).
 import type { PrismaClient } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import type { Actor } from "../models.ts";
-import { avatarUrl } from "../lib/avatars.ts";
+import { avatarUrl, realmIconUrl } from "../lib/avatars.ts";
 import { formatStream, formatSubscription, inheritedNotificationSettings, resolveNullNotificationSettings } from "../lib/stream-format.ts";
 import { subscribersByRecipient, subscriptionsOf, type SubscriptionWithStream } from "../queries/subscriptions.ts";
 import { mutedTopicsOf } from "../actions/muted-topics.ts";
-import { formatUser } from "../lib/user-format.ts";
+import { formatOwnedBot, formatUser } from "../lib/user-format.ts";
 import { isAdmin, isGuest, isOwner } from "../lib/roles.ts";
 import { getProfileData } from "../queries/users.ts";
 import { getAlertWords } from "../queries/alert-words.ts";
 import { getRealmPresences } from "../queries/presence.ts";
 import { getUserStatuses } from "../queries/user-status.ts";
+import { FLAG_BITS } from "../lib/message-flags.ts";
+import { getRealmEmojiDicts } from "../queries/realm-emoji.ts";
+import { occupiedStreams } from "../queries/streams.ts";
+import { formatSystemBot, isSystemBot } from "../actions/system-bots.ts";
+import { EMOJISETS, NOTIFICATION_SOUNDS } from "../actions/settings.ts";
 import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
+import { fetchRawRecentConversations, finishRecentConversations, recentConversationsSection } from "./recent-conversations.ts";
 import { fetchRawUnreadMessages, finishUnreadState } from "./unread-state.ts";
 
 export interface RegisterOptions {
+  /** Section names (Zulip's, or an alias) to fetch; null for all. */
   eventTypes: string[] | null;
   applyMarkdown: boolean;
   clientGravatar: boolean;
@@ -26,6 +34,8 @@ export interface RegisterOptions {
   narrow: Array<[string, string]>;
   notificationSettingsNull: boolean;
   bulkMessageDeletion: boolean;
+  /** The organization's URL as this request reached it (`realm_uri`). */
+  realmUri: string;
 }
 
 export type State = Record<string, unknown>;
@@ -105,18 +115,41 @@ const REALM_SETTINGS = [
   "message_retention_days",
   "icon_source",
   "logo_source",
-  "notifications_stream_id",
-  "signup_notifications_stream_id",
 ] as const;
 
-function wants(options: RegisterOptions, eventType: string): boolean {
-  return options.eventTypes === null || options.eventTypes.includes(eventType);
+/** Older names this server answered to before it used Zulip's, still accepted. */
+const SECTION_ALIASES: Record<string, string> = {
+  user_group: "realm_user_groups",
+};
+
+/** Zulip's section name for a name a client sent. */
+export function sectionName(name: string): string {
+  return SECTION_ALIASES[name] ?? name;
+}
+
+function wants(options: RegisterOptions, section: string): boolean {
+  return options.eventTypes === null || options.eventTypes.some((name) => sectionName(name) === section);
 }
 
 function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[], prefix = ""): State {
   const result: State = {};
   for (const key of keys) result[`${prefix}${String(key)}`] = source[key];
   return result;
+}
+
+/** Zulip's Stream.MAX_NAME_LENGTH and MAX_DESCRIPTION_LENGTH. */
+const STREAM_NAME_MAX_LENGTH = 60;
+const STREAM_DESCRIPTION_MAX_LENGTH = 1024;
+
+/** Zulip's authentication backends as realm_authentication_methods names them; this server has email and password. */
+const AUTHENTICATION_METHODS = { Email: true, Google: false, GitHub: false, GitLab: false, LDAP: false, Dev: false, RemoteUser: false, AzureAD: false, SAML: false, Apple: false };
+
+/** Which of these streams are live: a notification stream is -1 when unset or deactivated, as Zulip. */
+async function liveStreamIds(prisma: PrismaClient, ids: Array<number | null>): Promise<Set<number>> {
+  const wanted = ids.filter((id): id is number => id !== null);
+  if (wanted.length === 0) return new Set();
+  const rows = await prisma.stream.findMany({ where: { id: { in: wanted }, deactivated: false }, select: { id: true } });
+  return new Set(rows.map((row) => row.id));
 }
 
 export const STATE_SECTIONS: Record<string, Section> = {
@@ -133,21 +166,34 @@ export const STATE_SECTIONS: Record<string, Section> = {
     return wants(options, "message") ? { raw_unread_msgs: await fetchRawUnreadMessages(prisma, actor.id) } : {};
   },
 
+  // Zulip's get_starred_message_ids: oldest first, at most 10,000.
+  async starred_messages(prisma, actor) {
+    const rows = await prisma.$queryRaw<{ message_id: number }[]>`
+      SELECT message_id FROM user_message WHERE user_id = ${actor.id} AND (flags & ${FLAG_BITS.starred}) <> 0 ORDER BY message_id LIMIT 10000`;
+    return { starred_messages: rows.map((row) => row.message_id) };
+  },
+
+  async recent_private_conversations(prisma, actor) {
+    return recentConversationsSection(await fetchRawRecentConversations(prisma, actor.id));
+  },
+
   async pointer(_prisma, actor) {
     return { pointer: actor.pointer };
   },
 
+  // Every user of the realm, bots included, as Zulip's realm_users; the server's own bots are
+  // `cross_realm_bots`, as Zulip's live in another realm.
   async realm_user(prisma, actor, options) {
-    const users = await prisma.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: "asc" } });
-    const profiles = await getProfileData(prisma, users.map((u) => u.id));
+    const all = await prisma.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: "asc" } });
+    const users = all.filter((user) => !isSystemBot(user));
+    const profiles = await getProfileData(prisma, users.filter((u) => !u.is_bot).map((u) => u.id));
     const forAdmin = isAdmin(actor);
     const format = (user: (typeof users)[number]) =>
       formatUser(user, { clientGravatar: options.clientGravatar, forAdmin, profileData: profiles.get(user.id) });
     return {
-      realm_users: users.filter((u) => u.is_active && !u.is_bot).map(format),
-      realm_non_active_users: users.filter((u) => !u.is_active && !u.is_bot).map(format),
-      realm_bots: users.filter((u) => u.is_active && u.is_bot).map(format),
-      cross_realm_bots: [],
+      realm_users: users.filter((u) => u.is_active).map(format),
+      realm_non_active_users: users.filter((u) => !u.is_active).map(format),
+      cross_realm_bots: all.filter(isSystemBot).map(formatSystemBot),
       user_id: actor.id,
       email: actor.email,
       delivery_email: actor.delivery_email,
@@ -156,12 +202,46 @@ export const STATE_SECTIONS: Record<string, Section> = {
       is_owner: isOwner(actor),
       is_guest: isGuest(actor),
       role: actor.role,
+      enter_sends: actor.enter_sends,
+      // One's own avatar always as a URL, whatever client_gravatar says (Zulip #8253).
       avatar_source: actor.avatar_source,
-      avatar_url: avatarUrl(actor, options.clientGravatar),
-      avatar_url_medium: avatarUrl(actor, options.clientGravatar, true),
+      avatar_url: avatarUrl(actor, false),
+      avatar_url_medium: avatarUrl(actor, false, true),
       can_create_streams: !isGuest(actor) && (actor.realm.create_stream_policy !== 2 || isAdmin(actor)),
       can_subscribe_other_users: !isGuest(actor),
     };
+  },
+
+  // The bots one administers (Zulip's get_owned_bot_dicts): all of the realm's for administrators.
+  async realm_bot(prisma, actor) {
+    const bots = await prisma.userProfile.findMany({
+      where: { realm_id: actor.realm_id, is_bot: true, ...(isAdmin(actor) ? {} : { bot_owner_id: actor.id }) },
+      orderBy: { id: "asc" },
+    });
+    return { realm_bots: bots.filter((bot) => !isSystemBot(bot)).map(formatOwnedBot) };
+  },
+
+  // This server runs no embedded bots and no incoming webhook integrations.
+  async realm_embedded_bots() {
+    return { realm_embedded_bots: [] };
+  },
+
+  async realm_incoming_webhook_bots() {
+    return { realm_incoming_webhook_bots: [] };
+  },
+
+  async realm_emoji(prisma, actor) {
+    return { realm_emoji: await getRealmEmojiDicts(prisma, actor.realm_id) };
+  },
+
+  // Organizations here restrict no email domains.
+  async realm_domains() {
+    return { realm_domains: [] };
+  },
+
+  // Hotspots are the web app's onboarding tips; this server has none to show.
+  async hotspots() {
+    return { hotspots: [] };
   },
 
   async subscription(prisma, actor, options, ctx) {
@@ -194,32 +274,45 @@ export const STATE_SECTIONS: Record<string, Section> = {
   },
 
   async stream(prisma, actor) {
-    const streams = await prisma.stream.findMany({ where: { realm_id: actor.realm_id, deactivated: false }, orderBy: { id: "asc" } });
+    const streams = await occupiedStreams(prisma, actor.realm_id);
     const subscribed = new Set(
       (await prisma.subscription.findMany({ where: { user_id: actor.id, active: true }, select: { recipient_id: true } })).map((s) => s.recipient_id),
     );
     const visible = streams.filter((s) => (s.invite_only || isGuest(actor) ? subscribed.has(s.recipient_id!) : true));
-    return { streams: visible.map(formatStream) };
+    return { streams: visible.map(formatStream), stream_name_max_length: STREAM_NAME_MAX_LENGTH, stream_description_max_length: STREAM_DESCRIPTION_MAX_LENGTH };
   },
 
-  async realm(_prisma, actor) {
+  async realm(prisma, actor, options, ctx) {
+    const realm = actor.realm;
+    const live = await liveStreamIds(prisma, [realm.notifications_stream_id, realm.signup_notifications_stream_id]);
+    const liveOrNone = (id: number | null) => (id !== null && live.has(id) ? id : -1);
     return {
-      ...pick(actor.realm, REALM_SETTINGS, "realm_"),
-      realm_uri: "",
+      ...pick(realm, REALM_SETTINGS, "realm_"),
+      realm_notifications_stream_id: liveOrNone(realm.notifications_stream_id),
+      realm_signup_notifications_stream_id: liveOrNone(realm.signup_notifications_stream_id),
+      realm_uri: options.realmUri,
+      realm_icon_url: realmIconUrl(realm),
+      realm_bot_domain: ctx.externalHost.replace(/:\d+$/, ""),
+      realm_authentication_methods: AUTHENTICATION_METHODS,
+      realm_email_auth_enabled: true,
+      realm_password_auth_enabled: true,
+      realm_push_notifications_enabled: false,
+      realm_presence_disabled: false,
+      realm_is_zephyr_mirror_realm: false,
       realm_available_video_chat_providers: {},
-      max_stream_name_length: 60,
-      max_stream_description_length: 1024,
+      max_stream_name_length: STREAM_NAME_MAX_LENGTH,
+      max_stream_description_length: STREAM_DESCRIPTION_MAX_LENGTH,
       max_topic_length: 60,
       max_message_length: 10000,
     };
   },
 
   async update_global_notifications(_prisma, actor) {
-    return pick(actor, GLOBAL_NOTIFICATION_SETTINGS);
+    return { ...pick(actor, GLOBAL_NOTIFICATION_SETTINGS), available_notification_sounds: NOTIFICATION_SOUNDS.filter((sound) => sound !== "none") };
   },
 
   async update_display_settings(_prisma, actor) {
-    return pick(actor, DISPLAY_SETTINGS);
+    return { ...pick(actor, DISPLAY_SETTINGS), emojiset_choices: EMOJISET_CHOICES };
   },
 
   async presence(prisma, actor, options) {
@@ -233,17 +326,53 @@ export const STATE_SECTIONS: Record<string, Section> = {
   async alert_words(prisma, actor) {
     return { alert_words: await getAlertWords(prisma, actor.id) };
   },
+
+  // Sent with every response (as Zulip from feature level 3); a section so that asking is valid.
+  async zulip_version() {
+    return {};
+  },
 };
+
+/** Zulip's UserProfile.emojiset_choices(). */
+const EMOJISET_NAMES: Record<(typeof EMOJISETS)[number], string> = { google: "Google modern", "google-blob": "Google classic", twitter: "Twitter", text: "Plain text" };
+const EMOJISET_CHOICES = EMOJISETS.map((key) => ({ key, text: EMOJISET_NAMES[key] }));
+
+/**
+ * The sections each event type keeps current, where they are not just the section of its own name.
+ * /register applies an arrived event only if it keeps a fetched section (Zulip skips event types
+ * not in fetch_event_types; matching through sections, a `user_group` event still reaches a
+ * fetched `realm_user_groups`).
+ */
+const EVENT_SECTIONS: Record<string, string[]> = {
+  message: ["message", "update_message_flags", "recent_private_conversations"],
+  update_message_flags: ["update_message_flags", "starred_messages"],
+  update_message: ["update_message_flags"],
+  delete_message: ["message", "update_message_flags", "starred_messages", "recent_private_conversations"],
+  user_group: ["realm_user_groups"],
+  stream: ["stream", "subscription"],
+};
+
+/** Whether /register applies an event of this type, given the sections it fetched (null: all). */
+export function appliesToFetched(eventType: string, fetched: string[] | null): boolean {
+  if (fetched === null) return true;
+  const sections = new Set(fetched.map(sectionName));
+  return (EVENT_SECTIONS[eventType] ?? [eventType]).some((section) => sections.has(section));
+}
 
 /** The state as clients get it, once events are applied (Zulip's post_process_state). */
 export function finishState(state: State): State {
   finishUnreadState(state);
+  finishRecentConversations(state);
   return state;
 }
 
-/** The sections a registration asked for; unknown event types have no state and are skipped. */
+/** The sections a registration asked for; unknown names have no state and are skipped. */
 export async function fetchInitialState(prisma: PrismaClient, actor: Actor, options: RegisterOptions, ctx: ServerContext): Promise<State> {
-  const wanted = Object.keys(STATE_SECTIONS).filter((type) => wants(options, type));
-  const parts = await Promise.all(wanted.map((type) => STATE_SECTIONS[type](prisma, actor, options, ctx)));
+  return fetchSections(prisma, actor, options, ctx, Object.keys(STATE_SECTIONS).filter((section) => wants(options, section)));
+}
+
+/** These sections, read afresh (also for the ones events left stale). */
+export async function fetchSections(prisma: PrismaClient, actor: Actor, options: RegisterOptions, ctx: ServerContext, sections: string[]): Promise<State> {
+  const parts = await Promise.all(sections.map((section) => STATE_SECTIONS[section](prisma, actor, options, ctx)));
   return Object.assign({}, ...parts);
 }

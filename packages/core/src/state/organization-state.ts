@@ -7,14 +7,14 @@ import type { State } from "./initial-state.ts";
 import { getUserGroups } from "../actions/user-groups.ts";
 import { linkifierTuples } from "../actions/linkifiers.ts";
 import { getDefaultStreamGroups, getDefaultStreams } from "../actions/default-streams.ts";
-import { getCustomProfileFields } from "../actions/profile-fields.ts";
+import { getCustomProfileFields, PROFILE_FIELD_TYPE_CHOICES } from "../actions/profile-fields.ts";
 import { isGuest } from "../lib/roles.ts";
 
 type Section = (prisma: PrismaClient, actor: Actor) => Promise<State>;
 type Applier = (state: State, event: Record<string, unknown>, userId: number) => void;
 
 export const ORGANIZATION_STATE_SECTIONS: Record<string, Section> = {
-  async user_group(prisma, actor) {
+  async realm_user_groups(prisma, actor) {
     return { realm_user_groups: await getUserGroups(prisma, actor.realm_id) };
   },
 
@@ -31,7 +31,7 @@ export const ORGANIZATION_STATE_SECTIONS: Record<string, Section> = {
   },
 
   async custom_profile_fields(prisma, actor) {
-    return { custom_profile_fields: await getCustomProfileFields(prisma, actor.realm_id) };
+    return { custom_profile_fields: await getCustomProfileFields(prisma, actor.realm_id), custom_profile_field_types: PROFILE_FIELD_TYPE_CHOICES };
   },
 };
 
@@ -82,8 +82,6 @@ export const ORGANIZATION_APPLIERS: Record<string, Applier> = {
     const set = (property: string, value: unknown) => {
       const key = `realm_${property}`;
       if (!(key in state)) return;
-      // The `realm` section reports "no stream" as null; events say -1, as Zulip's do.
-      if ((property === "notifications_stream_id" || property === "signup_notifications_stream_id") && value === -1) value = null;
       state[key] = value;
       if (property === "create_stream_policy" && "can_create_streams" in state) {
         state.can_create_streams = !state.is_guest && (value !== 2 || Boolean(state.is_admin));

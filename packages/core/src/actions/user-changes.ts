@@ -1,0 +1,92 @@
+// Changes to a user's avatar, address and (for a bot) owner, with the `realm_user update` and
+// `realm_bot` events Zulip sends for them (do_change_avatar_fields, do_change_user_delivery_email,
+// do_change_bot_owner).
+import type { Tx } from "@chat/db";
+import type { EventRecorder } from "../events.ts";
+import { badRequest } from "../errors.ts";
+import type { Actor, UserProfile } from "../models.ts";
+import { avatarUrl } from "../lib/avatars.ts";
+import { isAdmin } from "../lib/roles.ts";
+import { formatOwnedBot } from "../lib/user-format.ts";
+import { isValidEmail } from "../lib/validation.ts";
+import { activeAdminIds, activeUserIds, getUserByDeliveryEmail } from "../queries/users.ts";
+
+/** Who keeps a bot in `realm_bots`: its owner and the realm's administrators (Zulip's bot_owner_user_ids). */
+export async function botAdministratorIds(tx: Tx, bot: UserProfile): Promise<number[]> {
+  const admins = await activeAdminIds(tx, bot.realm_id);
+  return [...new Set(bot.bot_owner_id === null ? admins : [...admins, bot.bot_owner_id])];
+}
+
+async function notifyAvatarChange(tx: Tx, events: EventRecorder, user: UserProfile): Promise<void> {
+  const person = {
+    user_id: user.id,
+    avatar_source: user.avatar_source,
+    avatar_url: avatarUrl(user, false),
+    avatar_url_medium: avatarUrl(user, false, true),
+    avatar_version: user.avatar_version,
+  };
+  events.send({ type: "realm_user", op: "update", person }, await activeUserIds(tx, user.realm_id));
+  if (user.is_bot) {
+    events.send({ type: "realm_bot", op: "update", bot: { email: user.email, user_id: user.id, avatar_url: person.avatar_url } }, await botAdministratorIds(tx, user));
+  }
+}
+
+/**
+ * Sets where a user's avatar comes from (`G` gravatar, `U` uploaded) and bumps its version, so
+ * every client fetches the new image. DELETE /users/me/avatar sets `G`.
+ */
+export async function changeAvatarSource(tx: Tx, events: EventRecorder, actor: Actor, user: UserProfile, source: "G" | "U"): Promise<UserProfile> {
+  if (actor.realm.avatar_changes_disabled && !isAdmin(actor)) throw badRequest("Avatar changes are disabled in this organization.");
+  const updated = await tx.userProfile.update({ where: { id: user.id }, data: { avatar_source: source, avatar_version: { increment: 1 } } });
+  await notifyAvatarChange(tx, events, updated);
+  return updated;
+}
+
+/**
+ * Changes a user's email address (the operator's change-user-email). Addresses are public in this
+ * server's organizations, so the shown `email` changes with it: everyone gets `new_email`; the
+ * user and the administrators, who see delivery addresses, get `delivery_email`; a gravatar,
+ * being derived from the address, changes too.
+ */
+export async function changeDeliveryEmail(tx: Tx, events: EventRecorder, user: UserProfile, newEmail: string): Promise<UserProfile> {
+  const email = newEmail.trim();
+  if (!isValidEmail(email)) throw badRequest(`Invalid email '${email}'`);
+  const holder = await getUserByDeliveryEmail(tx, user.realm_id, email);
+  if (holder && holder.id !== user.id) throw badRequest(`Email '${email}' already in use`);
+  if (email === user.delivery_email) return user;
+  const updated = await tx.userProfile.update({ where: { id: user.id }, data: { email, delivery_email: email } });
+  const admins = await activeAdminIds(tx, user.realm_id);
+  events.send({ type: "realm_user", op: "update", person: { user_id: user.id, delivery_email: email } }, [...new Set([user.id, ...admins])]);
+  events.send({ type: "realm_user", op: "update", person: { user_id: user.id, new_email: email } }, await activeUserIds(tx, user.realm_id));
+  if (updated.avatar_source === "G") await notifyAvatarChange(tx, events, updated);
+  return updated;
+}
+
+/**
+ * Gives a bot a new owner (its owner or an administrator may). The old owner, unless an
+ * administrator, loses it from `realm_bots`; the new one gains it; everyone learns `bot_owner_id`.
+ */
+export async function changeBotOwner(tx: Tx, events: EventRecorder, actor: Actor, bot: UserProfile, newOwnerId: number): Promise<void> {
+  if (!bot.is_bot || bot.realm_id !== actor.realm_id) throw badRequest("No such bot");
+  if (bot.bot_owner_id !== actor.id && !isAdmin(actor)) throw badRequest("Insufficient permission");
+  const owner = await tx.userProfile.findFirst({ where: { id: newOwnerId, realm_id: bot.realm_id } });
+  if (!owner) throw badRequest("Failed to change owner, no such user");
+  if (!owner.is_active) throw badRequest("Failed to change owner, user is deactivated");
+  if (owner.is_bot) throw badRequest("Failed to change owner, bots can't own other bots");
+  if (owner.id === bot.bot_owner_id) return;
+
+  const previous = bot.bot_owner_id === null ? null : await tx.userProfile.findUnique({ where: { id: bot.bot_owner_id } });
+  const updated = await tx.userProfile.update({ where: { id: bot.id }, data: { bot_owner_id: owner.id } });
+  const updateUsers = new Set(await botAdministratorIds(tx, updated));
+  // Administrators keep every bot, so they get an update rather than a delete and an add.
+  if (previous && !isAdmin(previous)) {
+    events.send({ type: "realm_bot", op: "delete", bot: { email: bot.email, user_id: bot.id } }, [previous.id]);
+    updateUsers.delete(previous.id);
+  }
+  if (!isAdmin(owner)) {
+    events.send({ type: "realm_bot", op: "add", bot: formatOwnedBot(updated) }, [owner.id]);
+    updateUsers.delete(owner.id);
+  }
+  events.send({ type: "realm_bot", op: "update", bot: { email: bot.email, user_id: bot.id, owner_id: owner.id } }, [...updateUsers]);
+  events.send({ type: "realm_user", op: "update", person: { user_id: bot.id, bot_owner_id: owner.id } }, await activeUserIds(tx, bot.realm_id));
+}
