@@ -101,6 +101,13 @@ describe.each(MODES)("GET /messages (%s)", (mode) => {
       expect(huddle.display_recipient[0]).toEqual({ id: expect.any(Number), email: expect.any(String), full_name: expect.any(String), short_name: expect.any(String), is_mirror_dummy: false });
     });
 
+    test("operators in Zulip's other spelling: pm_with, group_pm_with (as zulip-terminal sends)", async () => {
+      expect(contents(await fetch(bob, { narrow: [{ operator: "pm_with", operand: alice.email }], apply_markdown: false }))).toEqual(["psst bob", "psst alice"]);
+      expect(contents(await fetch(bob, { narrow: [["pm_with", `${alice.email},${carol.email}`]], apply_markdown: false }))).toEqual(["group chat"]);
+      expect(contents(await fetch(carol, { narrow: [["group_pm_with", bob.email]], apply_markdown: false }))).toEqual(["group chat"]);
+      expect(contents(await fetch(bob, { narrow: [{ operator: "pm_with", operand: alice.email, negated: true }, ["is", "private"]], apply_markdown: false }))).toEqual(["group chat"]);
+    });
+
     test("sender, id, has:link, search with highlighting", async () => {
       expect(contents(await fetch(bob, { narrow: [["sender", bob.email], ["stream", "general"]], apply_markdown: false }))).toEqual(["tacos tomorrow, see https://food.example"]);
       expect((await fetch(bob, { narrow: [["id", String(ids.g3)]] })).body.messages.map((m: { id: number }) => m.id)).toEqual([ids.g3]);

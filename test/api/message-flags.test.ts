@@ -85,6 +85,28 @@ describe.each(MODES)("message flags (%s)", (mode) => {
     expect(await flagsOf(carol, other)).toBeNull(); // the whole request was refused
   });
 
+  test("any flag on a message the user cannot read is Invalid message(s), and changes nothing", async () => {
+    const invalid = { result: "error", msg: "Invalid message(s)", code: "BAD_REQUEST" };
+    const privateId = await sendPrivateMessage(alice.client, [bob.id], "between alice and bob");
+    const readable = await sendStreamMessage(alice.client, "flagging", "t");
+    const carolQueue = await registerQueue(carol.client, ["update_message_flags"]);
+    await subscribeTo(alice.client, ["flags-secret"], { invite_only: true });
+    const secret = await sendStreamMessage(alice.client, "flags-secret", "t");
+    // Reading needs no row, yet a message one may not read is still refused (it was success).
+    for (const [op, flag] of [["add", "read"], ["remove", "read"], ["add", "collapsed"], ["remove", "starred"]]) {
+      expect((await flags(carol, { messages: [privateId], op, flag })).body).toEqual(invalid);
+      expect((await flags(carol, { messages: [secret], op, flag })).body).toEqual(invalid);
+      expect((await flags(carol, { messages: [2_000_000_000], op, flag })).body).toEqual(invalid);
+    }
+    expect((await flags(carol, { messages: [readable, secret], op: "add", flag: "starred" })).body).toEqual(invalid);
+    expect((await flags(carol, { messages: [-1], op: "add", flag: "read" })).body).toEqual(invalid);
+    expect((await flags(carol, { messages: [9_999_999_999], op: "add", flag: "read" })).body).toEqual(invalid);
+    expect(await flagsOf(carol, readable)).toBeNull();
+    // Refused requests sent no event; this one does, and is the first the queue holds.
+    expect((await flags(carol, { messages: [readable], op: "add", flag: "read" })).body).toEqual({ result: "success", msg: "", messages: [] });
+    expect(await waitForEvent(carol.client, carolQueue, (e) => e.type === "update_message_flags")).toMatchObject({ id: 0, messages: [] });
+  });
+
   test("marking unread skips messages of streams the user is not subscribed to", async () => {
     const id = await sendStreamMessage(alice.client, "flagging", "t");
     await flags(carol, { messages: [id], op: "add", flag: "starred" }); // a historical, read row

@@ -56,6 +56,11 @@ describe.each(MODES)("event queues (%s)", (mode) => {
       expect((await member.post("/register", { event_types: "message" })).body.msg).toBe('Argument "event_types" is not valid JSON.');
       expect((await member.post("/register", { event_types: [1] })).body.msg).toBe("event_types[0] is not a string");
       expect((await member.post("/register", { narrow: [["stream"]] })).body).toMatchObject({ result: "error", code: "BAD_REQUEST" });
+      // An operator the event system cannot filter by is an error, not a queue that gets everything.
+      expect((await member.post("/register", { narrow: [["pm_with", "ev@example.com"]] })).body).toEqual({ result: "error", msg: "Operator pm_with not supported.", code: "BAD_REQUEST" });
+      expect((await member.post("/register", { narrow: [["color", "red"]] })).body).toEqual({ result: "error", msg: "Operator color not supported.", code: "BAD_REQUEST" });
+      expect((await member.post("/register", { narrow: [["is", "happy"]] })).body).toMatchObject({ result: "error", code: "BAD_NARROW" });
+      expect((await member.post("/register", { queue_lifespan_secs: -1 })).body).toEqual({ result: "error", msg: "Invalid queue_lifespan_secs", code: "BAD_REQUEST", var_name: "queue_lifespan_secs" });
     });
   });
 
@@ -76,6 +81,8 @@ describe.each(MODES)("event queues (%s)", (mode) => {
       expect(Date.now() - started).toBeLessThan(1000);
       expect(res.body.events).toHaveLength(1);
       expect(res.body.events[0]).toMatchObject({ id: 0, type: "message", flags: [] });
+      // The deprecated fields Zulip's message events carry (this server sends no email or push).
+      expect(res.body.events[0]).toMatchObject({ email_notified: false, push_notified: false, stream_push_notify: false, stream_email_notify: false, wildcard_mention_notify: false });
       expect(res.body.events[0].message).toMatchObject({ content: "wake up", content_type: "text/x-markdown", display_recipient: "general", subject: "events", type: "stream" });
     });
 
@@ -99,6 +106,33 @@ describe.each(MODES)("event queues (%s)", (mode) => {
       expect(await drainEvents(member, queue, 1)).toEqual([]);
       // Once acknowledged, an event is gone even for a poll that asks from the start again.
       expect(await drainEvents(member, queue, -1)).toEqual([]);
+    });
+
+    test("a narrowed queue gets only matching messages, `is:mentioned` by the recipient's flags", async () => {
+      const queue = (await member.post("/register", { event_types: ["message"], narrow: [["stream", "General"], ["is", "mentioned"]] })).body.queue_id;
+      await send(server.owner, "no mention here");
+      await send(server.owner, "hey @**Eve Events**");
+      const event = await waitForEvent(member, queue, (e) => e.type === "message", { acknowledge: false });
+      expect(event.message.content).toBe("hey @**Eve Events**");
+      expect(event.flags).toContain("mentioned");
+      await send(server.owner, "@**Eve Events** again");
+      await waitForEvent(member, queue, (e) => e.message?.content === "@**Eve Events** again", { acknowledge: false });
+      expect((await drainEvents(member, queue)).map((e) => e.message.content)).toEqual(["hey @**Eve Events**", "@**Eve Events** again"]);
+    });
+
+    test("queue_lifespan_secs: a queue may outlive the default idle time, up to Zulip's week", async () => {
+      const long = (await member.post("/register", { event_types: ["message"], queue_lifespan_secs: 3600 })).body.queue_id;
+      const capped = (await member.post("/register", { event_types: ["message"], queue_lifespan_secs: 30 * 24 * 3600 })).body.queue_id;
+      const plain = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+      const { queues } = server.running.services.bus;
+      expect((await queues.get(long))?.idleTimeoutMs).toBe(3600_000);
+      expect((await queues.get(capped))?.idleTimeoutMs).toBe(7 * 24 * 3600_000);
+      expect((await queues.get(plain))?.idleTimeoutMs).toBeUndefined();
+      // Expiry with a default idle time of zero: only queues with their own, longer lifespan stay.
+      await queues.deleteIdle(0);
+      expect(await queues.get(plain)).toBeNull();
+      expect(await queues.get(long)).not.toBeNull();
+      expect((await member.get("/events", { queue_id: long, dont_block: true })).body.result).toBe("success");
     });
 
     test("event_types filters what a queue receives", async () => {

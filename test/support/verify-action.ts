@@ -34,6 +34,8 @@ export async function verifyAction(
   timeoutMs = 5000,
 ): Promise<Array<Record<string, any>>> {
   const { queueId, state } = await registerState(client, eventTypes);
+  // Appliers need the user's id, which the state holds only with the realm_user section.
+  const userId = (state.user_id as number | undefined) ?? (await client.get("/users/me")).body.user_id;
   await action();
   const received: Array<Record<string, any>> = [];
   let lastEventId = -1;
@@ -46,7 +48,7 @@ export async function verifyAction(
       lastEventId = Math.max(lastEventId, event.id);
       if (event.type !== "heartbeat") received.push(event);
     }
-    applied = applyEvents(structuredClone(state), received, (state.user_id as number | undefined) ?? -1);
+    applied = applyEvents(structuredClone(state), received, userId);
     expected = (await registerState(client, eventTypes)).state;
     if (received.length > 0 && canonical(applied) === canonical(expected)) return received;
     await new Promise((r) => setTimeout(r, 50));

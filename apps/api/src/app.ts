@@ -16,6 +16,7 @@ import { typingRoutes } from "./routes/typing.ts";
 import { userStatusRoutes } from "./routes/user-status.ts";
 import { userGroupRoutes } from "./routes/user-groups.ts";
 import { linkifierRoutes } from "./routes/linkifiers.ts";
+import { realmEmojiRoutes } from "./routes/realm-emoji.ts";
 import { realmRoutes } from "./routes/realm.ts";
 import { defaultStreamRoutes } from "./routes/default-streams.ts";
 import { profileFieldRoutes } from "./routes/profile-fields.ts";
@@ -46,6 +47,7 @@ export function apiRouter(services: ApiServices): Router {
   api.use(presenceRoutes(services));
   api.use(userGroupRoutes(services));
   api.use(linkifierRoutes(services));
+  api.use(realmEmojiRoutes(services));
   api.use(realmRoutes(services));
   api.use(defaultStreamRoutes(services));
   api.use(profileFieldRoutes(services));

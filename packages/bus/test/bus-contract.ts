@@ -395,6 +395,34 @@ export function busContract(harness: BusHarness): void {
       expect(await queues.queuesOfUsers(1, [1])).toEqual([expect.objectContaining({ id: polled.id })]);
     });
 
+    it("a queue with its own idle timeout expires by it, not by the default, and a poll renews it", async () => {
+      const { queues } = newBus();
+      const longLived = await queues.create({ ...options(1), idleTimeoutMs: 60_000 });
+      const shortLived = await queues.create({ ...options(1, { allPublicStreams: true }), idleTimeoutMs: 100 });
+      const ordinary = await queues.create(options(1));
+      expect(await queues.get(longLived.id)).toMatchObject({ idleTimeoutMs: 60_000 });
+      expect((await queues.get(ordinary.id))?.idleTimeoutMs).toBeUndefined();
+      await sleep(150);
+      // A default of ten seconds keeps the ordinary queue; the short-lived one is past its own 100 ms.
+      expect(await queues.deleteIdle(10_000)).toBe(1);
+      expect(await queues.get(shortLived.id)).toBeNull();
+      expect(await queues.allPublicStreamsQueues(1)).toEqual([]);
+      // A default of zero takes the ordinary queue, never the one with a minute of its own.
+      expect(await queues.deleteIdle(0)).toBe(1);
+      expect(await queues.get(ordinary.id)).toBeNull();
+      expect(await queues.get(longLived.id)).not.toBeNull();
+
+      const renewed = await queues.create({ ...options(2), idleTimeoutMs: 200 });
+      await sleep(120);
+      await queues.read(renewed.id, -1);
+      await sleep(120);
+      expect(await queues.deleteIdle(0)).toBe(0);
+      expect(await queues.get(renewed.id)).not.toBeNull();
+      await sleep(120);
+      expect(await queues.deleteIdle(0)).toBe(1);
+      expect(await queues.queuesOfUsers(2, [2])).toEqual([]);
+    });
+
     it("announces queues that received events to every onReady listener", async () => {
       const { queues } = newBus();
       const q1 = await queues.create(options(1));

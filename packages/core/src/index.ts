@@ -34,6 +34,8 @@ export * from "./actions/subscription-properties.ts";
 export * from "./actions/notification-bot.ts";
 export * from "./actions/system-bots.ts";
 export * from "./actions/user-changes.ts";
+export * from "./actions/realm-emoji.ts";
+export * from "./queries/realm-emoji.ts";
 export * from "./lib/human-users.ts";
 export * from "./lib/languages.ts";
 export * from "./lib/timezones.ts";

@@ -76,7 +76,8 @@ const APPLIERS: Record<string, Applier> = {
             else data[String(field.id)] = { value: field.value, rendered_value: field.rendered_value ?? null };
           } else if (key === "new_email") {
             target.email = value;
-          } else if (key !== "user_id") {
+          } else if (key in target && key !== "user_id") {
+            // Only fields the user object has (an event's avatar_url_medium is the user's own state's).
             target[key] = value;
             if (key === "role") {
               const role = value as number;

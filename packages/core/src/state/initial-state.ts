@@ -20,7 +20,7 @@ import { occupiedStreams } from "../queries/streams.ts";
 import { formatSystemBot, isSystemBot } from "../actions/system-bots.ts";
 import { EMOJISETS, NOTIFICATION_SOUNDS } from "../actions/settings.ts";
 import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
-import { fetchRawRecentConversations, finishRecentConversations, recentConversationsSection } from "./recent-conversations.ts";
+import { fetchRecentConversations } from "./recent-conversations.ts";
 import { fetchRawUnreadMessages, finishUnreadState } from "./unread-state.ts";
 
 export interface RegisterOptions {
@@ -174,7 +174,7 @@ export const STATE_SECTIONS: Record<string, Section> = {
   },
 
   async recent_private_conversations(prisma, actor) {
-    return recentConversationsSection(await fetchRawRecentConversations(prisma, actor.id));
+    return { recent_private_conversations: await fetchRecentConversations(prisma, actor.id) };
   },
 
   async pointer(_prisma, actor) {
@@ -362,7 +362,6 @@ export function appliesToFetched(eventType: string, fetched: string[] | null): b
 /** The state as clients get it, once events are applied (Zulip's post_process_state). */
 export function finishState(state: State): State {
   finishUnreadState(state);
-  finishRecentConversations(state);
   return state;
 }
 

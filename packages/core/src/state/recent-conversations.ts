@@ -1,7 +1,7 @@
 // The /register `recent_private_conversations` section (Zulip's get_recent_private_conversations):
 // the user's private conversations, newest first, each with its newest message id and the other
-// participants (none for messages to oneself). Fetched and kept current in a raw form keyed by
-// those participants; finishState turns it into the list clients get.
+// participants (none for messages to oneself). Events are applied to the list clients get (Zulip
+// keeps a raw form keyed by recipient; the list is short enough to search).
 import type { PrismaClient } from "@chat/db";
 import type { State } from "./initial-state.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
@@ -11,17 +11,15 @@ import { markStale } from "./stale-sections.ts";
 /** Zulip's RECENT_CONVERSATIONS_LIMIT: conversations among the user's newest private messages. */
 export const RECENT_CONVERSATIONS_LIMIT = 1000;
 
-const RAW_KEY = "raw_recent_private_conversations";
+const KEY = "recent_private_conversations";
 
 interface Conversation {
   max_message_id: number;
   user_ids: number[];
 }
 
-type RawConversations = Map<string, Conversation>;
-
-/** The newest RECENT_CONVERSATIONS_LIMIT private messages (user_message_private_idx), by conversation. */
-export async function fetchRawRecentConversations(prisma: PrismaClient, userId: number): Promise<RawConversations> {
+/** The newest RECENT_CONVERSATIONS_LIMIT private messages (user_message_private_idx), by conversation, newest first. */
+export async function fetchRecentConversations(prisma: PrismaClient, userId: number): Promise<Conversation[]> {
   const rows = await prisma.$queryRaw<Conversation[]>`
     WITH recent AS (
       SELECT um.message_id, m.sender_id, m.recipient_id, r.type, r.type_id
@@ -45,17 +43,16 @@ export async function fetchRawRecentConversations(prisma: PrismaClient, userId: 
                 ELSE coalesce((SELECT array_agg(s.user_id ORDER BY s.user_id) FROM subscription s
                                WHERE s.recipient_id = c.huddle_recipient_id AND s.user_id <> ${userId}), ARRAY[]::int[])
            END AS user_ids
-    FROM conversations c`;
-  return new Map(rows.map((row) => [row.user_ids.join(","), { max_message_id: row.max_message_id, user_ids: row.user_ids }]));
+    FROM conversations c
+    ORDER BY c.max_message_id DESC`;
+  return rows.map((row) => ({ max_message_id: row.max_message_id, user_ids: row.user_ids }));
 }
 
-export function recentConversationsSection(raw: RawConversations): State {
-  return { [RAW_KEY]: raw };
+function listOf(state: State): Conversation[] | undefined {
+  return state[KEY] as Conversation[] | undefined;
 }
 
-function rawOf(state: State): RawConversations | undefined {
-  return state[RAW_KEY] as RawConversations | undefined;
-}
+const sameUsers = (a: number[], b: number[]) => a.length === b.length && a.every((id, i) => id === b[i]);
 
 interface PrivateMessage {
   id: number;
@@ -65,33 +62,25 @@ interface PrivateMessage {
 
 export const RECENT_CONVERSATION_APPLIERS = {
   message(state: State, event: Record<string, unknown>, userId: number): void {
-    const raw = rawOf(state);
+    const list = listOf(state);
     const message = event.message as PrivateMessage;
-    if (!raw || message.type !== "private" || !Array.isArray(message.display_recipient)) return;
+    if (!list || message.type !== "private" || !Array.isArray(message.display_recipient)) return;
     const others = message.display_recipient.map((r) => r.id).filter((id) => id !== userId).sort((a, b) => a - b);
-    const key = others.join(",");
-    const conversation = raw.get(key) ?? { max_message_id: 0, user_ids: others };
+    const index = list.findIndex((c) => sameUsers(c.user_ids, others));
+    const conversation = index === -1 ? { max_message_id: message.id, user_ids: others } : list.splice(index, 1)[0];
     conversation.max_message_id = Math.max(conversation.max_message_id, message.id);
-    raw.set(key, conversation);
+    // Newest first: the conversation goes before the first one with an older newest message.
+    const at = list.findIndex((c) => c.max_message_id < conversation.max_message_id);
+    list.splice(at === -1 ? list.length : at, 0, conversation);
   },
 
   // Deleting a conversation's newest message leaves its new newest unknown here: read it again.
   delete_message(state: State, event: Record<string, unknown>): void {
-    const raw = rawOf(state);
-    if (!raw || event.message_type !== "private") return;
+    const list = listOf(state);
+    if (!list || event.message_type !== "private") return;
     const deleted = new Set(Array.isArray(event.message_ids) ? (event.message_ids as number[]) : [event.message_id as number]);
-    for (const conversation of raw.values()) {
+    for (const conversation of list) {
       if (deleted.has(conversation.max_message_id)) markStale(state, "recent_private_conversations");
     }
   },
 };
-
-/** The client form: conversations newest first (Zulip's post_process_state). */
-export function finishRecentConversations(state: State): void {
-  const raw = rawOf(state);
-  if (!raw) return;
-  delete state[RAW_KEY];
-  state.recent_private_conversations = [...raw.values()]
-    .sort((a, b) => b.max_message_id - a.max_message_id)
-    .map(({ max_message_id, user_ids }) => ({ max_message_id, user_ids }));
-}
