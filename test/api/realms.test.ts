@@ -72,7 +72,7 @@ describe.each(MODES)("realms (%s)", (mode) => {
   test("a queue belongs to its user: another realm's user with the queue id gets BAD_EVENT_QUEUE_ID", async () => {
     const rootQueue = (await server.owner.post("/register", {})).body.queue_id;
     const res = await acme.get("/events", { queue_id: rootQueue, dont_block: true });
-    expect(res.body).toEqual({ result: "error", msg: `Bad event queue ID: ${rootQueue}`, code: "BAD_EVENT_QUEUE_ID", queue_id: rootQueue });
+    expect(res.body).toEqual({ result: "error", msg: `Bad event queue id: ${rootQueue}`, code: "BAD_EVENT_QUEUE_ID", queue_id: rootQueue });
   });
 
   test("a host that names no realm, such as an IP address, is the bootstrap realm", async () => {

@@ -167,7 +167,7 @@ describe.each(MODES)("event queues (%s)", (mode) => {
     test("an unknown queue is BAD_EVENT_QUEUE_ID with queue_id", async () => {
       const res = await member.get("/events", { queue_id: "123:nope", last_event_id: -1, dont_block: true });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ result: "error", msg: "Bad event queue ID: 123:nope", code: "BAD_EVENT_QUEUE_ID", queue_id: "123:nope" });
+      expect(res.body).toEqual({ result: "error", msg: "Bad event queue id: 123:nope", code: "BAD_EVENT_QUEUE_ID", queue_id: "123:nope" });
     });
 
     test("another user's queue is BAD_EVENT_QUEUE_ID", async () => {
@@ -188,7 +188,7 @@ describe.each(MODES)("event queues (%s)", (mode) => {
       expect((await member.delete("/events", { queue_id: queue })).body).toEqual({ result: "success", msg: "" });
       expect((await member.get("/events", { queue_id: queue, dont_block: true })).body.code).toBe("BAD_EVENT_QUEUE_ID");
       const again = await member.delete("/events", { queue_id: queue });
-      expect(again.body).toEqual({ result: "error", msg: `Bad event queue ID: ${queue}`, code: "BAD_EVENT_QUEUE_ID", queue_id: queue });
+      expect(again.body).toEqual({ result: "error", msg: `Bad event queue id: ${queue}`, code: "BAD_EVENT_QUEUE_ID", queue_id: queue });
     });
 
     test("requires queue_id", async () => {

@@ -76,8 +76,9 @@ export class StreamDoesNotExistError extends JsonableError {
 }
 
 export class BadEventQueueIdError extends JsonableError {
+  // Zulip 3.x's wording: zulip-terminal registers a new queue only for a message starting "Bad event queue id:".
   constructor(queueId: string) {
-    super(`Bad event queue ID: ${queueId}`, { code: "BAD_EVENT_QUEUE_ID", extra: { queue_id: queueId } });
+    super(`Bad event queue id: ${queueId}`, { code: "BAD_EVENT_QUEUE_ID", extra: { queue_id: queueId } });
   }
 }
 

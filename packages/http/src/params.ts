@@ -106,6 +106,21 @@ export const params = {
       if (!validate(value)) throw new InvalidArgumentError(describeSchemaError(name, validate.errors![0]), name);
       return value as T;
     }),
+  /**
+   * A string Zulip 3.x read JSON-encoded (its `validator=check_string` parameters; later releases
+   * take the plain text). Clients of that era send `"text"` with the quotes: a JSON string literal
+   * is decoded, anything else is taken as sent.
+   */
+  jsonOrPlainString: () =>
+    new Param<string>((raw) => {
+      if (!raw.startsWith('"')) return raw;
+      try {
+        const value: unknown = JSON.parse(raw);
+        return typeof value === "string" ? value : raw;
+      } catch {
+        return raw;
+      }
+    }),
   /** A string with a fixed set of values. */
   oneOf: <const T extends string>(values: readonly T[]) =>
     new Param<T>((raw, name) => {

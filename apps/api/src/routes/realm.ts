@@ -12,8 +12,8 @@ export function realmRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const { message_retention_days, ...p } = parseParams(req, {
-        name: params.string().optional(),
-        description: params.string().optional(),
+        name: params.jsonOrPlainString().optional(),
+        description: params.jsonOrPlainString().optional(),
         invite_required: params.bool().optional(),
         create_stream_policy: params.int().optional(),
         invite_to_stream_policy: params.int().optional(),
@@ -30,7 +30,7 @@ export function realmRoutes(services: ApiServices): Router {
         message_content_delete_limit_seconds: params.int().optional(),
         allow_edit_history: params.bool().optional(),
         mandatory_topics: params.bool().optional(),
-        default_language: params.string().optional(),
+        default_language: params.jsonOrPlainString().optional(),
         default_twenty_four_hour_time: params.bool().optional(),
         inline_image_preview: params.bool().optional(),
         inline_url_embed_preview: params.bool().optional(),

@@ -5,7 +5,8 @@ import type { ApiServices } from "../services.ts";
 
 const bool = () => params.bool().optional();
 const int = () => params.int().optional();
-const string = () => params.string().optional();
+// Zulip 3.x read these strings JSON-encoded; clients of the era send them so.
+const string = () => params.jsonOrPlainString().optional();
 
 const NOTIFICATION_PARAMS = {
   enable_stream_desktop_notifications: bool(),

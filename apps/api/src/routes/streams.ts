@@ -73,8 +73,8 @@ export function streamRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const streamId = pathId(req, "stream_id");
       const p = parseParams(req, {
-        description: params.string().optional(),
-        new_name: params.string().optional(),
+        description: params.jsonOrPlainString().optional(),
+        new_name: params.jsonOrPlainString().optional(),
         is_private: params.bool().optional(),
         is_announcement_only: params.bool().optional(),
         stream_post_policy: params.int().optional(),

@@ -118,7 +118,7 @@ export function userRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
       const p = parseParams(req, {
-        full_name: params.string().optional(),
+        full_name: params.jsonOrPlainString().optional(),
         is_admin: params.bool().optional(),
         is_guest: params.bool().optional(),
         role: params.int().optional(),

@@ -22,10 +22,10 @@ export function formatStream(stream: StreamModel): Record<string, unknown> {
   };
 }
 
-/** Zulip's stream email address: `Name+token@host`. */
+/** Zulip's stream email address: `Name+token@host` (a mail domain has no port). */
 export function streamEmailAddress(stream: StreamModel, emailDomain: string): string {
   const local = stream.name.replace(/[^a-zA-Z0-9]+/g, "").slice(0, 32) || "stream";
-  return `${local}+${stream.email_token}@${emailDomain}`;
+  return `${local}+${stream.email_token}@${emailDomain.replace(/:\d+$/, "")}`;
 }
 
 export const SUBSCRIPTION_NOTIFICATION_SETTINGS = [
