@@ -88,6 +88,7 @@ async function writeAndReadEveryModel(db: Database): Promise<void> {
   const streamGroup = await p.defaultStreamGroup.create({ data: { realm_id: realm.id, name: "dg" } });
   await p.defaultStreamGroupStream.create({ data: { group_id: streamGroup.id, stream_id: stream.id } });
   await p.userHotspot.create({ data: { user_id: user.id, hotspot: "intro" } });
+  await p.botStorageData.create({ data: { user_id: bot.id, key: "number", value: "0" } });
   await p.eventOutbox.create({ data: { realm_id: realm.id, events: [{ event: { type: "x" }, users: [1] }] } });
 
   const read = await p.realm.findUniqueOrThrow({
@@ -102,6 +103,7 @@ async function writeAndReadEveryModel(db: Database): Promise<void> {
   expect((await p.attachment.findUniqueOrThrow({ where: { id: attachment.id } })).content).toEqual(new Uint8Array(Buffer.from("abc")));
   expect((await p.subscription.findFirstOrThrow({ where: { user_id: user.id } })).desktop_notifications).toBeNull();
   expect((await p.eventOutbox.findFirstOrThrow()).events).toEqual([{ event: { type: "x" }, users: [1] }]);
+  expect(await p.botStorageData.findUniqueOrThrow({ where: { user_id_key: { user_id: bot.id, key: "number" } } })).toEqual({ user_id: bot.id, key: "number", value: "0" });
   for (const model of [p.realmEmoji, p.realmFilter, p.userGroupMembership, p.mutedTopic, p.userPresence, p.alertWord, p.defaultStreamGroupStream, p.userHotspot, p.huddle] as Array<{ count(): Promise<number> }>) {
     expect(await model.count()).toBe(1);
   }
@@ -180,6 +182,17 @@ describe.each(["postgres", "pglite"] as const)("schema and migrations (%s)", (ki
     await expect(p.$executeRaw`DELETE FROM user_profile WHERE id = ${other.id}`).rejects.toThrow(/still has user_message rows/);
     await p.userMessage.deleteMany({ where: { user_id: other.id } });
     expect(await p.$executeRaw`DELETE FROM user_profile WHERE id = ${other.id}`).toBe(1);
+  });
+
+  test("a user's bot storage does not hold the user back, and goes with it (Zulip: on_delete=CASCADE)", async () => {
+    const p = db.prisma;
+    const realm = await p.realm.create({ data: { string_id: "storage", name: "Storage" } });
+    const user = (n: number) =>
+      p.userProfile.create({ data: { realm_id: realm.id, email: `s${n}@x.io`, delivery_email: `s${n}@x.io`, full_name: `S${n}`, api_key: `${n}`.repeat(32), is_bot: true, bot_type: 1 } });
+    const [gone, kept] = [await user(1), await user(2)];
+    await p.botStorageData.createMany({ data: [{ user_id: gone.id, key: "a", value: "1" }, { user_id: gone.id, key: "b", value: "2" }, { user_id: kept.id, key: "a", value: "3" }] });
+    expect(await p.$executeRaw`DELETE FROM user_profile WHERE id = ${gone.id}`).toBe(1);
+    expect(await p.botStorageData.findMany({ where: { user_id: { in: [gone.id, kept.id] } } })).toEqual([{ user_id: kept.id, key: "a", value: "3" }]);
   });
 });
 
