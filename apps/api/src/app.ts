@@ -23,6 +23,7 @@ import { profileFieldRoutes } from "./routes/profile-fields.ts";
 import { messageFlagRoutes } from "./routes/message-flags.ts";
 import { reactionRoutes } from "./routes/reactions.ts";
 import { messageDeleteRoutes } from "./routes/message-delete.ts";
+import { botStorageRoutes } from "./routes/bot-storage.ts";
 import type { ApiServices } from "./services.ts";
 
 /** The API tier: everything under /api/v1 but /register and /events. */
@@ -54,6 +55,7 @@ export function apiRouter(services: ApiServices): Router {
   api.use(messageFlagRoutes(services));
   api.use(reactionRoutes(services));
   api.use(messageDeleteRoutes(services));
+  api.use(botStorageRoutes(services));
   return api;
 }
 

@@ -66,3 +66,6 @@ export * from "./actions/reactions.ts";
 export * from "./actions/message-flags.ts";
 export * from "./actions/message-delete.ts";
 export * from "./queries/linkifiers.ts";
+export * from "./lib/bot-storage.ts";
+export * from "./queries/bot-storage.ts";
+export * from "./actions/bot-storage.ts";

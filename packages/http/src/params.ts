@@ -121,6 +121,19 @@ export const params = {
         return raw;
       }
     }),
+  /**
+   * A JSON object whose values are all strings: Zulip's check_dict([], value_validator=check_string),
+   * with its wording (`storage is not a dict`, `storage contains a value that is not a string`).
+   */
+  stringDict: () =>
+    new Param<Record<string, string>>((raw, name) => {
+      const value = parseJson(raw, name);
+      if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InvalidArgumentError(`${name} is not a dict`, name);
+      for (const item of Object.values(value)) {
+        if (typeof item !== "string") throw new InvalidArgumentError(`${name} contains a value that is not a string`, name);
+      }
+      return value as Record<string, string>;
+    }),
   /** A string with a fixed set of values. */
   oneOf: <const T extends string>(values: readonly T[]) =>
     new Param<T>((raw, name) => {
