@@ -49,12 +49,16 @@ export class ApiClient {
     return this.send(this.prepare(request(this.baseUrl).patch(`/api/v1${path}`).type("form").send(encodeParams(params))));
   }
 
+  put(path: string, params: Params = {}): Promise<ApiResponse> {
+    return this.send(this.prepare(request(this.baseUrl).put(`/api/v1${path}`).type("form").send(encodeParams(params))));
+  }
+
   delete(path: string, params: Params = {}): Promise<ApiResponse> {
     return this.send(this.prepare(request(this.baseUrl).delete(`/api/v1${path}`).type("form").send(encodeParams(params))));
   }
 
   /** A raw supertest request with this client's credentials, for bodies the helpers do not make. */
-  raw(method: "get" | "post" | "patch" | "delete", path: string): request.Test {
+  raw(method: "get" | "post" | "patch" | "put" | "delete", path: string): request.Test {
     return this.prepare(request(this.baseUrl)[method](`/api/v1${path}`));
   }
 }
