@@ -54,6 +54,12 @@ describe.each(MODES)("message Markdown (%s)", (mode) => {
       ["#**design team** #**Design Team>some topic**", ""],
       [":grinning: :party_parrot: :not_an_emoji:", ""],
       ["/me tests", "<p>/me tests</p>"],
+      [
+        ":thumbs_up: :like: :working_on_it:",
+        '<p><span aria-label="thumbs up" class="emoji emoji-1f44d" role="img" title="thumbs up">:thumbs_up:</span> ' +
+          '<span aria-label="like" class="emoji emoji-1f44d" role="img" title="like">:like:</span> ' +
+          '<span aria-label="working on it" class="emoji emoji-1f6e0" role="img" title="working on it">:working_on_it:</span></p>',
+      ],
     ];
     cases[5] = [`@**Alice Md** @**Alice Md|${alice.id}**`, `<p><span class="user-mention" data-user-id="${alice.id}">@Alice Md</span> <span class="user-mention" data-user-id="${alice.id}">@Alice Md</span></p>`];
     cases[6][1] = `<p><span class="user-mention silent" data-user-id="${alice.id}">Alice Md</span></p>`;

@@ -85,14 +85,75 @@ describe.each(MODES)("reactions (%s)", (mode) => {
   });
 
   test("a duplicate is refused; another user's same emoji is a vote that keeps the first name", async () => {
-    expect((await react(alice, streamMessage, { emoji_name: "thumbsup" })).body.result).toBe("success");
+    const thumbsup = { emoji_name: "thumbsup", emoji_code: "1f44d", reaction_type: "unicode_emoji" };
+    expect((await react(alice, streamMessage, thumbsup)).body.result).toBe("success");
     const dup = await react(alice, streamMessage, { emoji_name: "+1" });
     expect(dup.body).toEqual({ result: "error", msg: "Reaction already exists.", code: "REACTION_ALREADY_EXISTS" });
-    expect((await react(bob, streamMessage, { emoji_name: "+1" })).body.result).toBe("success");
+    const queue = await registerQueue(alice.client, ["reaction"]);
+    // By name alone a reaction would be named +1 (`like`'s canonical name), but a vote takes the
+    // name the message's reaction already has, so clients show one reaction, not two.
+    expect((await react(bob, streamMessage, { emoji_name: "like" })).body.result).toBe("success");
+    expect((await react(carol, streamMessage, { emoji_name: "+1", emoji_code: "1f44d", reaction_type: "unicode_emoji" })).body.result).toBe("success");
     expect((await stored(streamMessage)).map((r) => [r.user_id, r.emoji_name, r.emoji_code])).toEqual([
       [alice.id, "thumbsup", "1f44d"],
       [bob.id, "thumbsup", "1f44d"],
+      [carol.id, "thumbsup", "1f44d"],
     ]);
+    expect(await waitForEvent(alice.client, queue, (e) => e.user_id === bob.id)).toMatchObject({ op: "add", emoji_name: "thumbsup", emoji_code: "1f44d" });
+  });
+
+  test("by name alone, any of Zulip's names gives the emoji's canonical name, stored and sent", async () => {
+    const queue = await registerQueue(bob.client, ["reaction"]);
+    const cases: Array<[TestUser, string, string, string]> = [
+      [alice, "thumbs_up", "+1", "1f44d"],
+      [bob, "like", "+1", "1f44d"],
+      [alice, "tools", "working_on_it", "1f6e0"],
+      [bob, "working_on_it", "working_on_it", "1f6e0"],
+      [alice, "smile", "slight_smile", "1f642"],
+      [alice, "star_struck", "star_struck", "1f929"],
+    ];
+    const messages: number[] = [];
+    for (const [user, name] of cases) {
+      const id = await sendStreamMessage(alice.client, "reacting", "emoji", name);
+      messages.push(id);
+      expect((await react(user, id, { emoji_name: name })).body).toEqual({ result: "success", msg: "" });
+    }
+    for (const [i, [user, name, canonical, code]] of cases.entries()) {
+      const expected = { user_id: user.id, emoji_name: canonical, emoji_code: code, reaction_type: "unicode_emoji" };
+      expect([name, await stored(messages[i])]).toEqual([name, [expect.objectContaining(expected)]]);
+      const event = await waitForEvent(bob.client, queue, (e) => e.op === "add" && e.message_id === messages[i]);
+      expect([name, event]).toEqual([name, expect.objectContaining({ ...expected, type: "reaction", message_id: messages[i] })]);
+    }
+  });
+
+  test("name and code as zulip-terminal sends them: the name must be one of the code's, and is kept", async () => {
+    const queue = await registerQueue(bob.client, ["reaction"]);
+    const unicode = (emoji_name: string, emoji_code: string) => ({ emoji_name, emoji_code, reaction_type: "unicode_emoji" });
+    expect((await react(alice, streamMessage, unicode("thumbs_up", "1f44d"))).body).toEqual({ result: "success", msg: "" });
+    expect(await waitForEvent(bob.client, queue, (e) => e.op === "add")).toMatchObject({ emoji_name: "thumbs_up", emoji_code: "1f44d" });
+    expect((await react(alice, streamMessage, unicode("working_on_it", "1f6e0"))).body.result).toBe("success");
+    expect((await react(alice, streamMessage, unicode("smile", "1f642"))).body.result).toBe("success");
+    // `smile` is 🙂 for Zulip clients; iamcal's 😄 is big_smile.
+    expect((await react(alice, streamMessage, unicode("smile", "1f604"))).body.msg).toBe("Invalid emoji name");
+    expect((await react(alice, streamMessage, unicode("big_smile", "1f604"))).body.result).toBe("success");
+    expect((await stored(streamMessage)).map((r) => [r.emoji_name, r.emoji_code])).toEqual([
+      ["thumbs_up", "1f44d"],
+      ["working_on_it", "1f6e0"],
+      ["smile", "1f642"],
+      ["big_smile", "1f604"],
+    ]);
+  });
+
+  test("removing by any of the emoji's names", async () => {
+    const queue = await registerQueue(bob.client, ["reaction"]);
+    await react(alice, streamMessage, { emoji_name: "+1" });
+    await react(alice, streamMessage, { emoji_name: "working_on_it", emoji_code: "1f6e0", reaction_type: "unicode_emoji" });
+    expect((await unreact(alice, streamMessage, { emoji_name: "thumbs_up" })).body).toEqual({ result: "success", msg: "" });
+    expect((await unreact(alice, streamMessage, { emoji_name: "hammer_and_wrench" })).body.result).toBe("success");
+    expect(await stored(streamMessage)).toEqual([]);
+    // The removal names the reaction as it was stored, whichever name removed it.
+    expect(await waitForEvent(bob.client, queue, (e) => e.op === "remove" && e.emoji_code === "1f44d")).toMatchObject({ emoji_name: "+1" });
+    expect(await waitForEvent(bob.client, queue, (e) => e.op === "remove" && e.emoji_code === "1f6e0")).toMatchObject({ emoji_name: "working_on_it" });
   });
 
   test("removing by name or by code, and the errors for a missing reaction or missing arguments", async () => {

@@ -110,6 +110,17 @@ describe("renderMarkdown: Zulip's syntax", () => {
     expect(renderMarkdown(":grinning: @**Alice A**").html).toBe('<p><span aria-label="grinning" class="emoji emoji-1f600" role="img" title="grinning">:grinning:</span> @<strong>Alice A</strong></p>');
   });
 
+  test("Zulip's names and aliases render the emoji with the name as typed, as Zulip's make_emoji", () => {
+    const span = (name: string, code: string) => {
+      const title = name.replace(/_/g, " ");
+      return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${name}:</span>`;
+    };
+    expect(html(":thumbs_up: :like: :thumbsup: :working_on_it: :smile: :slight_smile: :star-struck: :star_struck:")).toBe(
+      `<p>${span("thumbs_up", "1f44d")} ${span("like", "1f44d")} ${span("thumbsup", "1f44d")} ${span("working_on_it", "1f6e0")} ` +
+        `${span("smile", "1f642")} ${span("slight_smile", "1f642")} ${span("star-struck", "1f929")} ${span("star_struck", "1f929")}</p>`,
+    );
+  });
+
   test("the content scan finds names for the context queries", () => {
     expect(scanMentionSyntax("@**Alice A** @_**Bob|12** @*Team* #**s>t** :a:b: plain")).toEqual({
       names: ["alice a"],

@@ -26,6 +26,8 @@ export interface Reaction {
 }
 
 interface EmojiData {
+  /** The emoji's canonical name: a Unicode emoji's aliases (`thumbs_up`) give its own (`+1`). */
+  emoji_name: string;
   emoji_code: string;
   reaction_type: string;
 }
@@ -33,10 +35,12 @@ interface EmojiData {
 /** Zulip's get_emoji_data: an active custom emoji wins, then the Zulip extra emoji, then Unicode. */
 async function emojiDataByName(tx: Tx, realmId: number, emojiName: string): Promise<EmojiData> {
   const custom = await realmEmojiByName(tx, realmId, emojiName);
-  if (custom) return { emoji_code: String(custom.id), reaction_type: "realm_emoji" };
-  if ((ZULIP_EXTRA_EMOJI as readonly string[]).includes(emojiName)) return { emoji_code: emojiName, reaction_type: "zulip_extra_emoji" };
+  if (custom) return { emoji_name: emojiName, emoji_code: String(custom.id), reaction_type: "realm_emoji" };
+  if ((ZULIP_EXTRA_EMOJI as readonly string[]).includes(emojiName)) {
+    return { emoji_name: emojiName, emoji_code: emojiName, reaction_type: "zulip_extra_emoji" };
+  }
   const unicode = unicodeEmojiByName(emojiName);
-  if (unicode) return { emoji_code: unicode.code, reaction_type: "unicode_emoji" };
+  if (unicode) return { emoji_name: unicode.name, emoji_code: unicode.code, reaction_type: "unicode_emoji" };
   throw badRequest(`Emoji '${emojiName}' does not exist`);
 }
 
@@ -97,6 +101,9 @@ export async function addReaction(tx: Tx, events: EventRecorder, actor: Actor, m
   let reactionType = request.reactionType;
   if (emojiCode === undefined || reactionType === undefined) {
     const data = await emojiDataByName(tx, actor.realm_id, emojiName);
+    // Sent by name alone, a reaction carries the emoji's canonical name, whichever alias named
+    // it; a client that sends the code too chose its name, which is kept (and checked below).
+    if (emojiCode === undefined) emojiName = data.emoji_name;
     emojiCode ??= data.emoji_code;
     reactionType ??= data.reaction_type;
   }

@@ -1,10 +1,14 @@
-// Emoji names and codes, as Zulip knows them. Unicode emoji come from the `emoji-datasource`
-// package (iamcal's emoji-data), loaded once on first use; custom emoji are the realm_emoji rows.
+// Emoji names and codes, as Zulip knows them. Unicode emoji come from the name table
+// (emoji-name-table.ts: npm emoji packages, by rules), built once on first use; custom emoji are
+// the realm_emoji rows.
 //
 // A Unicode emoji's code is Zulip's form: its code points in lowercase hex joined by '-', without
-// the U+FE0F variation selector ("1f600", "1f1fa-1f1f8", "2764" for :heart:). Every short name the
-// data lists is accepted; the first is the emoji's canonical name (the one codes map back to).
+// the U+FE0F variation selector ("1f600", "1f1fa-1f1f8", "2764" for :heart:). Every name the table
+// holds is accepted; each emoji has one canonical name, the one codes map back to.
 import type { Tx } from "@chat/db";
+import { buildEmojiNameTable, zulipEmojiCode, type EmojiNameTable } from "./emoji-name-table.ts";
+
+export { zulipEmojiCode };
 
 export interface UnicodeEmoji {
   name: string;
@@ -23,48 +27,16 @@ export const ZULIP_EXTRA_EMOJI = ["zulip"] as const;
 export const REACTION_TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"] as const;
 export type ReactionType = (typeof REACTION_TYPES)[number];
 
-interface EmojiDatasourceEntry {
-  unified: string;
-  short_name: string;
-  short_names: string[];
+let table: EmojiNameTable | null = null;
+
+function loadTable(): EmojiNameTable {
+  table ??= buildEmojiNameTable();
+  return table;
 }
 
-interface EmojiTables {
-  nameToCode: Map<string, string>;
-  codeToName: Map<string, string>;
-}
-
-let tables: EmojiTables | null = null;
-
-/** "0023-FE0F-20E3" → "0023-20e3". */
-export function zulipEmojiCode(unified: string): string {
-  return unified
-    .toLowerCase()
-    .split("-")
-    .filter((part) => part !== "fe0f")
-    .join("-");
-}
-
-function loadTables(): EmojiTables {
-  if (tables) return tables;
-  // A plain require keeps the 1 MB table out of memory until the first lookup; bundlers inline it.
-  const entries = require("emoji-datasource/emoji.json") as EmojiDatasourceEntry[];
-  const nameToCode = new Map<string, string>();
-  const codeToName = new Map<string, string>();
-  for (const entry of entries) {
-    const code = zulipEmojiCode(entry.unified);
-    if (!codeToName.has(code)) codeToName.set(code, entry.short_name);
-    for (const name of [entry.short_name, ...entry.short_names]) {
-      if (!nameToCode.has(name)) nameToCode.set(name, code);
-    }
-  }
-  tables = { nameToCode, codeToName };
-  return tables;
-}
-
-/** The Unicode emoji a name (any of its short names) stands for, with its canonical name. */
+/** The Unicode emoji a name (any of its names) stands for, with its canonical name. */
 export function unicodeEmojiByName(name: string): UnicodeEmoji | null {
-  const { nameToCode, codeToName } = loadTables();
+  const { nameToCode, codeToName } = loadTable();
   const code = nameToCode.get(name);
   return code === undefined ? null : { name: codeToName.get(code)!, code };
 }
@@ -72,13 +44,13 @@ export function unicodeEmojiByName(name: string): UnicodeEmoji | null {
 /** The Unicode emoji with this code (Zulip's form; upper case and U+FE0F are tolerated). */
 export function unicodeEmojiByCode(code: string): UnicodeEmoji | null {
   const normalized = zulipEmojiCode(code);
-  const name = loadTables().codeToName.get(normalized);
+  const name = loadTable().codeToName.get(normalized);
   return name === undefined ? null : { name, code: normalized };
 }
 
 /** Whether `name` is one of the names of the Unicode emoji `code` (Zulip's name_to_codepoint check). */
 export function unicodeEmojiNameMatchesCode(name: string, code: string): boolean {
-  return loadTables().nameToCode.get(name) === code;
+  return loadTable().nameToCode.get(name) === code;
 }
 
 type EmojiReader = Pick<Tx, "realmEmoji">;
