@@ -5,7 +5,7 @@ import { apiHotRoutes, apiRouter } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, type Config } from "@chat/config";
-import { ActorCache } from "@chat/core";
+import { ActorCache, preloadEmojiNames } from "@chat/core";
 import { createHttpApp, withHotRoutes, type HotRoute } from "@chat/http";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
@@ -26,6 +26,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const { role } = config;
 
   if (role === "all" || role === "api") {
+    // Reactions and markdown look emoji up; the table is built here rather than in a request.
+    preloadEmojiNames();
     const result = await bootstrapIfEmpty(services);
     if (result.created) {
       logger.info(`created the first organization; its owner is ${result.email}`);
