@@ -271,6 +271,8 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
       const again = await member.client.delete("/realm/emoji/party_parrot");
       expect(again.status).toBe(404);
       expect(again.body).toEqual({ result: "error", msg: "Emoji 'party_parrot' does not exist", code: "BAD_REQUEST" });
+      const nul = await member.client.delete("/realm/emoji/a%00b");
+      expect(nul.status).toBe(404);
     });
 
     test("enter_sends is the user's, set by POST /users/me/enter-sends", async () => {

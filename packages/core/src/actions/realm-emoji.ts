@@ -15,7 +15,8 @@ export async function notifyRealmEmoji(tx: Tx, events: EventRecorder, realmId: n
 
 /** DELETE /realm/emoji/{name}: an administrator, or the member who added it, deactivates it. */
 export async function removeRealmEmoji(tx: Tx, events: EventRecorder, actor: Actor, name: string): Promise<void> {
-  const emoji = await tx.realmEmoji.findFirst({ where: { realm_id: actor.realm_id, name, deactivated: false } });
+  // A name Postgres cannot hold (NUL) names no emoji.
+  const emoji = name.includes("\0") ? null : await tx.realmEmoji.findFirst({ where: { realm_id: actor.realm_id, name, deactivated: false } });
   if (!emoji) throw new JsonableError(`Emoji '${name}' does not exist`, { status: 404 });
   if (!isAdmin(actor) && emoji.author_id !== actor.id) throw badRequest("Must be an organization administrator or emoji author");
   await tx.realmEmoji.update({ where: { id: emoji.id }, data: { deactivated: true } });

@@ -68,9 +68,3 @@ export async function systemBot(tx: Tx, events: EventRecorder, ctx: ServerContex
 export async function ensureSystemBots(tx: Tx, events: EventRecorder, ctx: ServerContext, realm: Realm): Promise<void> {
   for (const name of Object.keys(SYSTEM_BOTS) as SystemBotName[]) await systemBot(tx, events, ctx, realm, name);
 }
-
-/** The realm's system bots, for `cross_realm_bots`. */
-export async function systemBotsOf(tx: Pick<Tx, "userProfile">, realmId: number): Promise<UserProfile[]> {
-  const bots = await tx.userProfile.findMany({ where: { realm_id: realmId, is_bot: true, bot_owner_id: null }, orderBy: { id: "asc" } });
-  return bots.filter(isSystemBot);
-}
