@@ -6,7 +6,8 @@ import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, ty
 import { ApiClient } from "./client.ts";
 
 export type Mode = "postgres" | "embedded";
-export const MODES: Mode[] = ["postgres", "embedded"];
+/** Both modes; TEST_MODES=postgres (or embedded) narrows a local run to one, CI runs both. */
+export const MODES: Mode[] = (["postgres", "embedded"] as Mode[]).filter((mode) => !process.env.TEST_MODES || process.env.TEST_MODES.split(",").includes(mode));
 
 export const OWNER_EMAIL = "owner@example.com";
 export const OWNER_PASSWORD = "owner-password-123";

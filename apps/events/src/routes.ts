@@ -8,6 +8,8 @@ import {
   fetchSections,
   finishState,
   InvalidArgumentError,
+  JsonableError,
+  ROLE_GUEST,
   parseEventsNarrow,
   realmUri,
   takeStaleSections,
@@ -25,6 +27,14 @@ const ZULIP_FEATURE_LEVEL = 1;
 const STRING_LIST = { type: "array", items: { type: "string" } };
 const NARROW = { type: "array", items: { type: "array", items: { type: "string" }, minItems: 2, maxItems: 2 } };
 const CAPABILITIES = { type: "object", additionalProperties: { type: "boolean" } };
+
+/**
+ * Zulip has some seventy event types: a longer list names nothing more, and the fan-out checks
+ * every event against it for every queue (400,000 entries made each send take a second).
+ */
+const MAX_EVENT_TYPES = 100;
+/** The event system filters by a handful of operators; a long narrow is only work. */
+const MAX_EVENTS_NARROW_TERMS = 20;
 
 /** Zulip's MAX_QUEUE_TIMEOUT_SECS: a client may keep its queue up to a week without polling. */
 const MAX_QUEUE_LIFESPAN_SECS = 7 * 24 * 60 * 60;
@@ -45,13 +55,15 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
         slim_presence: params.bool().default(false),
         all_public_streams: params.bool().default(false),
         include_subscribers: params.bool().default(false),
-        event_types: params.json<string[]>(STRING_LIST).optional(),
-        fetch_event_types: params.json<string[]>(STRING_LIST).optional(),
-        narrow: params.json<Array<[string, string]>>(NARROW).default([]),
-        client_capabilities: params.json<Record<string, boolean>>(CAPABILITIES).default({}),
+        event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional(),
+        fetch_event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional(),
+        narrow: params.json<Array<[string, string]>>(NARROW, { maxItems: MAX_EVENTS_NARROW_TERMS }).default([]),
+        client_capabilities: params.json<Record<string, boolean>>(CAPABILITIES, { maxItems: 100, maxStringLength: 100 }).default({}),
         queue_lifespan_secs: params.int().default(0),
       });
       if (p.queue_lifespan_secs < 0) throw new InvalidArgumentError("Invalid queue_lifespan_secs", "queue_lifespan_secs");
+      // Zulip's events_register_backend: a guest may not see streams they are not in.
+      if (p.all_public_streams && actor.role === ROLE_GUEST) throw new JsonableError("User not authorized for this query");
       const options: RegisterOptions = {
         eventTypes: p.event_types ?? null,
         applyMarkdown: p.apply_markdown,
@@ -107,7 +119,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, {
-        queue_id: params.string(),
+        queue_id: params.string().maxLength(100),
         last_event_id: params.int().default(-1),
         dont_block: params.bool().default(false),
       });
@@ -150,7 +162,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
     "/events",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const { queue_id } = parseParams(req, { queue_id: params.string() });
+      const { queue_id } = parseParams(req, { queue_id: params.string().maxLength(100) });
       await ownedQueue(queue_id, actor.id);
       await queues.delete(queue_id);
       success(res);

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { PrismaClient } from "@chat/db";
-import { authenticateApiKey, authenticateApiKeyVersioned, getRealmForSubdomain, NotLoggedInError, subdomainForHost, type Actor, type ActorCache, type ActorVersion, type Realm } from "@chat/core";
+import { authenticateApiKey, authenticateApiKeyVersioned, InvalidArgumentError, getRealmForSubdomain, NotLoggedInError, subdomainForHost, type Actor, type ActorCache, type ActorVersion, type Realm } from "@chat/core";
 
 export interface AuthOptions {
   prisma: PrismaClient;
@@ -19,6 +19,8 @@ function parseBasic(header: string | undefined): { email: string; apiKey: string
   const decoded = Buffer.from(encoded, "base64").toString("utf8");
   const colon = decoded.indexOf(":");
   if (colon === -1) return null;
+  // Postgres stores no NUL in text, so such credentials must not reach the lookup.
+  if (decoded.includes("\u0000")) throw new InvalidArgumentError("api_key contains NULL (0x00) characters.", "api_key");
   return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
 }
 

@@ -1,56 +1,56 @@
-// multipart/form-data bodies (Zulip clients send uploads and sometimes plain fields this way):
-// fields go to req.body like a urlencoded form, files to req.files, in memory up to a limit.
+// multipart/form-data bodies read as forms: zulip-js and python-requests send ordinary parameters
+// this way, so every route reads them, as a urlencoded form, into req.body. Only fields are kept,
+// and within the urlencoded parser's bounds; file parts are drained unread, never held in memory,
+// since no request should cost a node a file's size before its route has checked the credentials.
+// A route that takes files (uploads) reads its own body, after authentication, streamed to storage.
 import Busboy from "busboy";
 import type { NextFunction, Request, Response } from "express";
 import { JsonableError } from "@chat/core";
 
-export interface UploadedFile {
-  fieldName: string;
-  fileName: string;
-  mimeType: string;
-  data: Buffer;
-}
+/** The whole body, as express.urlencoded's limit. */
+export const MAX_FORM_BYTES = 5 * 1024 * 1024;
+/** Fields, as express.urlencoded's parameterLimit. */
+export const MAX_FORM_FIELDS = 10_000;
 
-export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+const tooLarge = () => new JsonableError("Request body too large", { status: 413 });
+const malformed = () => new JsonableError("Malformed multipart body");
 
 export function multipartBody(req: Request, res: Response, next: NextFunction): void {
   if (!req.is("multipart/form-data")) return next();
   let busboy: Busboy.Busboy;
   try {
-    busboy = Busboy({ headers: req.headers, limits: { fileSize: MAX_UPLOAD_BYTES, files: 10, fields: 200 } });
+    busboy = Busboy({ headers: req.headers, limits: { fields: MAX_FORM_FIELDS, fieldSize: MAX_FORM_BYTES } });
   } catch {
-    return next(new JsonableError("Malformed multipart body"));
+    return next(malformed());
   }
   const fields: Record<string, string> = {};
-  const files: UploadedFile[] = [];
-  let failure: JsonableError | null = null;
+  let received = 0;
+  let finished = false;
+  const finish = (error?: JsonableError) => {
+    if (finished) return;
+    finished = true;
+    req.unpipe(busboy);
+    if (error) {
+      // Stop reading: the rest of an oversized body is not worth receiving.
+      res.setHeader("Connection", "close");
+      req.resume();
+      return next(error);
+    }
+    req.body = fields;
+    next();
+  };
 
-  busboy.on("field", (name, value) => {
+  req.on("data", (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > MAX_FORM_BYTES) finish(tooLarge());
+  });
+  busboy.on("field", (name, value, info) => {
+    if (info.valueTruncated) return finish(tooLarge());
     fields[name] = value;
   });
-  busboy.on("file", (fieldName, stream, info) => {
-    const chunks: Buffer[] = [];
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-    stream.on("limit", () => {
-      failure = new JsonableError(`Uploaded file is larger than the allowed limit of ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB`, { status: 413 });
-    });
-    stream.on("end", () => {
-      files.push({ fieldName, fileName: info.filename ?? "", mimeType: info.mimeType, data: Buffer.concat(chunks) });
-    });
-  });
-  busboy.on("error", () => {
-    failure ??= new JsonableError("Malformed multipart body");
-    next(failure);
-  });
-  busboy.on("close", () => {
-    if (failure) return next(failure);
-    req.body = fields;
-    res.locals.files = files;
-    next();
-  });
+  busboy.on("fieldsLimit", () => finish(tooLarge()));
+  busboy.on("file", (_name, stream) => stream.resume());
+  busboy.on("error", () => finish(malformed()));
+  busboy.on("close", () => finish());
   req.pipe(busboy);
-}
-
-export function uploadedFiles(res: Response): UploadedFile[] {
-  return (res.locals.files as UploadedFile[] | undefined) ?? [];
 }

@@ -3,25 +3,70 @@
 // Each route declares its parameters once; the result is typed from the declaration.
 import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
 import type { Request } from "express";
-import { InvalidArgumentError, MissingArgumentError } from "@chat/core";
+import { badRequest, InvalidArgumentError, MissingArgumentError } from "@chat/core";
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 
 type Parser<T> = (raw: string, name: string) => T;
 
+// Bounds every parameter has unless its route sets its own (Zulip's where it has one): a client
+// can make no list, string or number big enough to cost the server more than a request should.
+/** Characters in a plain string parameter (message content sets bytes instead). */
+export const DEFAULT_MAX_STRING_LENGTH = 10_000;
+/** Characters of a JSON-encoded parameter as sent. */
+export const DEFAULT_MAX_JSON_LENGTH = 100_000;
+/** Items in any list inside a JSON parameter. */
+export const DEFAULT_MAX_ITEMS = 1_000;
+/** Nesting of lists and dicts inside a JSON parameter. */
+const MAX_JSON_DEPTH = 16;
+/** Postgres `integer`, the type of every id and setting: a larger number is a client's mistake, not a 500. */
+export const MIN_INT = -2_147_483_648;
+export const MAX_INT = 2_147_483_647;
+
+interface Bounds {
+  /** Largest raw value, in characters (or UTF-8 bytes when `bytes`). */
+  maxLength: number;
+  bytes?: boolean;
+  /** The refusal's text instead of `<name> is too long (limit: N characters)`. */
+  tooLong?: string;
+}
+
 export class Param<T> {
   constructor(
     readonly parse: Parser<T>,
+    readonly bounds: Bounds,
     readonly required: boolean = true,
     readonly fallback?: () => T,
   ) {}
 
   optional(): Param<T | undefined> {
-    return new Param<T | undefined>(this.parse, false);
+    return new Param<T | undefined>(this.parse, this.bounds, false);
   }
 
   default(value: T): Param<T> {
-    return new Param<T>(this.parse, false, () => value);
+    return new Param<T>(this.parse, this.bounds, false, () => value);
+  }
+
+  /** A tighter (or, for a value that needs it, wider) bound on the raw value's length. */
+  maxLength(maxLength: number, tooLong?: string): Param<T> {
+    return new Param<T>(this.parse, { maxLength, tooLong }, this.required, this.fallback);
+  }
+
+  /** A bound in UTF-8 bytes, as Zulip bounds message content. */
+  maxBytes(maxLength: number, tooLong?: string): Param<T> {
+    return new Param<T>(this.parse, { maxLength, bytes: true, tooLong }, this.required, this.fallback);
+  }
+
+  /** Checks the raw value against the bounds, then parses it. */
+  read(raw: string, name: string): T {
+    const { maxLength, bytes, tooLong } = this.bounds;
+    // A string's UTF-8 length is at most three bytes a UTF-16 unit, so most need no counting.
+    const length = bytes && raw.length * 3 > maxLength ? Buffer.byteLength(raw, "utf8") : raw.length;
+    if (length > maxLength) {
+      if (tooLong) throw badRequest(tooLong);
+      throw new InvalidArgumentError(`${name} is too long (limit: ${maxLength} ${bytes ? "bytes" : "characters"})`, name);
+    }
+    return this.parse(raw, name);
   }
 }
 
@@ -30,6 +75,40 @@ function parseJson(raw: string, name: string): unknown {
     return JSON.parse(raw);
   } catch {
     throw new InvalidArgumentError(`Argument "${name}" is not valid JSON.`, name);
+  }
+}
+
+/** Zulip's refusal of a string with NUL, which Postgres cannot store. */
+function nulError(name: string): InvalidArgumentError {
+  return new InvalidArgumentError(`${name} contains NULL (0x00) characters.`, name);
+}
+
+interface ValueBounds {
+  maxItems: number;
+  maxStringLength: number;
+}
+
+/**
+ * Every list, string and number inside a decoded JSON value within bounds: JSON is where a short
+ * request carries a long list (`"\u0000"` and 1e20 pass any check of the raw text).
+ */
+function checkJsonValue(value: unknown, name: string, bounds: ValueBounds, depth = 0): void {
+  if (depth > MAX_JSON_DEPTH) throw new InvalidArgumentError(`${name} is nested too deeply`, name);
+  if (typeof value === "string") {
+    if (value.includes("\u0000")) throw nulError(name);
+    if (value.length > bounds.maxStringLength) throw new InvalidArgumentError(`${name} contains a string that is too long (limit: ${bounds.maxStringLength} characters)`, name);
+  } else if (typeof value === "number") {
+    if (Number.isInteger(value) && (value < MIN_INT || value > MAX_INT)) throw new InvalidArgumentError(`${name} contains a number out of range`, name);
+  } else if (Array.isArray(value)) {
+    if (value.length > bounds.maxItems) throw new InvalidArgumentError(`${name} has too many items (limit: ${bounds.maxItems})`, name);
+    for (const item of value) checkJsonValue(item, name, bounds, depth + 1);
+  } else if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value);
+    if (entries.length > bounds.maxItems) throw new InvalidArgumentError(`${name} has too many items (limit: ${bounds.maxItems})`, name);
+    for (const [key, item] of entries) {
+      if (key.includes("\u0000")) throw nulError(name);
+      checkJsonValue(item, name, bounds, depth + 1);
+    }
   }
 }
 
@@ -63,6 +142,8 @@ function describeSchemaError(name: string, error: ErrorObject): string {
       return `${where} is too long (limit: ${error.params.limit} characters)`;
     case "minItems":
       return `${where} must have at least ${error.params.limit} items`;
+    case "maxItems":
+      return `${where} has too many items (limit: ${error.params.limit})`;
     default:
       return `Invalid ${where}`;
   }
@@ -82,48 +163,69 @@ function validator(schema: object): ValidateFunction {
   return validate;
 }
 
+const STRING_BOUNDS: Bounds = { maxLength: DEFAULT_MAX_STRING_LENGTH };
+const JSON_BOUNDS: Bounds = { maxLength: DEFAULT_MAX_JSON_LENGTH };
+
+/** Decodes a JSON parameter and checks what it holds against `bounds`. */
+function readJson(raw: string, name: string, bounds: Partial<ValueBounds> = {}): unknown {
+  const value = parseJson(raw, name);
+  checkJsonValue(value, name, { maxItems: bounds.maxItems ?? DEFAULT_MAX_ITEMS, maxStringLength: bounds.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH });
+  return value;
+}
+
 export const params = {
-  string: () => new Param<string>((raw) => raw),
-  /** A decimal integer, as Zulip's int converters accept. */
-  int: () =>
+  string: () => new Param<string>((raw) => raw, STRING_BOUNDS),
+  /** A decimal integer, as Zulip's int converters accept, within Postgres' `integer` unless widened. */
+  int: (range: { min?: number; max?: number } = {}) =>
     new Param<number>((raw, name) => {
       if (!/^-?\d+$/.test(raw.trim())) throw new InvalidArgumentError(`${name} is not an integer`, name);
       const value = Number(raw);
       if (!Number.isSafeInteger(value)) throw new InvalidArgumentError(`${name} is not an integer`, name);
+      if (value < (range.min ?? MIN_INT) || value > (range.max ?? MAX_INT)) {
+        throw new InvalidArgumentError(`${name} is out of range`, name);
+      }
       return value;
-    }),
+    }, { maxLength: 40 }),
   bool: () =>
     new Param<boolean>((raw, name) => {
       const value = parseJson(raw, name);
       if (typeof value !== "boolean") throw new InvalidArgumentError(`${name} is not a boolean`, name);
       return value;
-    }),
-  /** A JSON-encoded value checked against a JSON schema; T is what the schema admits. */
-  json: <T>(schema: object) =>
+    }, { maxLength: 40 }),
+  /**
+   * A JSON-encoded value checked against a JSON schema; T is what the schema admits. Every list in
+   * it holds at most `maxItems` (default DEFAULT_MAX_ITEMS) items, every string at most
+   * `maxStringLength` characters and no NUL, every integer fits Postgres' `integer`.
+   */
+  json: <T>(schema: object, bounds: Partial<ValueBounds> = {}) =>
     new Param<T>((raw, name) => {
-      const value = parseJson(raw, name);
+      const value = readJson(raw, name, bounds);
       const validate = validator(schema);
       if (!validate(value)) throw new InvalidArgumentError(describeSchemaError(name, validate.errors![0]), name);
       return value as T;
-    }),
+    }, JSON_BOUNDS),
   /**
    * A string Zulip 3.x read JSON-encoded (its `validator=check_string` parameters; later releases
    * take the plain text). Clients of that era send `"text"` with the quotes: a JSON string literal
    * is decoded, anything else is taken as sent.
    */
   jsonOrPlainString: () =>
-    new Param<string>((raw) => {
+    new Param<string>((raw, name) => {
       if (!raw.startsWith('"')) return raw;
       try {
         const value: unknown = JSON.parse(raw);
-        return typeof value === "string" ? value : raw;
-      } catch {
+        if (typeof value !== "string") return raw;
+        if (value.includes("\u0000")) throw nulError(name);
+        return value;
+      } catch (error) {
+        if (error instanceof InvalidArgumentError) throw error;
         return raw;
       }
-    }),
+    }, STRING_BOUNDS),
   /**
    * A JSON object whose values are all strings: Zulip's check_dict([], value_validator=check_string),
    * with its wording (`storage is not a dict`, `storage contains a value that is not a string`).
+   * Its size is the route's to bound (`maxLength`); NUL is left to the route's own wording.
    */
   stringDict: () =>
     new Param<Record<string, string>>((raw, name) => {
@@ -133,13 +235,13 @@ export const params = {
         if (typeof item !== "string") throw new InvalidArgumentError(`${name} contains a value that is not a string`, name);
       }
       return value as Record<string, string>;
-    }),
+    }, JSON_BOUNDS),
   /** A string with a fixed set of values. */
   oneOf: <const T extends string>(values: readonly T[]) =>
     new Param<T>((raw, name) => {
       if (!(values as readonly string[]).includes(raw)) throw new InvalidArgumentError(`Invalid ${name}`, name);
       return raw as T;
-    }),
+    }, STRING_BOUNDS),
 };
 
 export type ParamSpec = Record<string, Param<unknown>>;
@@ -152,10 +254,13 @@ export type ParamSource = Pick<Request, "body" | "query">;
 export function rawParam(req: ParamSource, name: string): string | undefined {
   const fromBody = (req.body as Record<string, unknown> | undefined)?.[name];
   const fromQuery = (req.query as Record<string, unknown>)[name];
-  const value = fromBody !== undefined ? fromBody : fromQuery;
-  if (Array.isArray(value)) return value.length === 0 ? undefined : String(value[value.length - 1]);
+  let value = fromBody !== undefined ? fromBody : fromQuery;
+  if (Array.isArray(value)) value = value[value.length - 1];
   if (value === undefined || value === null) return undefined;
-  return typeof value === "string" ? value : String(value);
+  const raw = typeof value === "string" ? value : String(value);
+  // Postgres stores no NUL in text; every parameter a route reads passes here.
+  if (raw.includes("\u0000")) throw nulError(name);
+  return raw;
 }
 
 export function parseParams<S extends ParamSpec>(req: ParamSource, spec: S): ParsedParams<S> {
@@ -167,7 +272,7 @@ export function parseParams<S extends ParamSpec>(req: ParamSource, spec: S): Par
       result[name] = param.fallback?.();
       continue;
     }
-    result[name] = param.parse(raw, name);
+    result[name] = param.read(raw, name);
   }
   return result as ParsedParams<S>;
 }

@@ -1,9 +1,9 @@
 import { Router } from "express";
-import { addAlertWords, getAlertWords, MAX_ALERT_WORD_LENGTH, removeAlertWords } from "@chat/core";
+import { addAlertWords, getAlertWords, MAX_ALERT_WORD_LENGTH, MAX_ALERT_WORDS, removeAlertWords } from "@chat/core";
 import { actorOf, params, parseParams, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
-const ALERT_WORDS = { type: "array", items: { type: "string", maxLength: MAX_ALERT_WORD_LENGTH } };
+const ALERT_WORDS = { type: "array", maxItems: MAX_ALERT_WORDS, items: { type: "string", maxLength: MAX_ALERT_WORD_LENGTH } };
 
 export function alertWordRoutes(services: ApiServices): Router {
   const router = Router();

@@ -1,6 +1,6 @@
 import { Router } from "express";
-import { getBotStorage, putBotStorage, removeBotStorage } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { BOT_STORAGE_KEYS_PER_REQUEST, getBotStorage, putBotStorage, removeBotStorage } from "@chat/core";
+import { actorOf, MAX_FORM_BYTES, params, parseParams, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const KEYS = { type: "array", items: { type: "string" } };
@@ -12,8 +12,11 @@ const KEYS = { type: "array", items: { type: "string" } };
 export function botStorageRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, actions } = services;
-  const keysSpec = { keys: params.json<string[]>(KEYS).optional() };
-  const storageSpec = { storage: params.stringDict() };
+  // The action refuses more than BOT_STORAGE_KEYS_PER_REQUEST keys in Zulip's words; this bounds
+  // what reaches it.
+  const keysSpec = { keys: params.json<string[]>(KEYS, { maxItems: 2 * BOT_STORAGE_KEYS_PER_REQUEST }).optional() };
+  // Up to the quota (lib/bot-storage.ts), which the action checks; the form body bounds the text.
+  const storageSpec = { storage: params.stringDict().maxLength(MAX_FORM_BYTES) };
 
   router.get(
     "/bot_storage",

@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from "express";
-import { messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
-import { actorOf, params, parseParams, rawParam, route, success } from "@chat/http";
+import { badRequest, MAX_MESSAGE_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
+import { actorOf, MAX_INT, params, parseParams, rawParam, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /**
@@ -9,11 +9,18 @@ import type { ApiServices } from "../services.ts";
  */
 function messageIdOf(req: Request): number | null {
   const raw = String(req.params.message_id);
-  return /^\d+$/.test(raw) ? Number(raw) : null;
+  if (!/^\d+$/.test(raw)) return null;
+  // No message has an id past Postgres' integer, and such a number must not reach a query.
+  if (raw.length > 10 || Number(raw) > MAX_INT) throw badRequest("Invalid message(s)");
+  return Number(raw);
 }
 
 function numericOnly(req: Request, _res: Response, next: NextFunction): void {
-  next(messageIdOf(req) === null ? "route" : undefined);
+  try {
+    next(messageIdOf(req) === null ? "route" : undefined);
+  } catch (error) {
+    next(error);
+  }
 }
 
 export function messageEditRoutes(services: ApiServices): Router {
@@ -45,7 +52,7 @@ export function messageEditRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, {
-        content: params.string().optional(),
+        content: params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`).optional(),
         propagate_mode: params.oneOf(PROPAGATE_MODES).default("change_one"),
         stream_id: params.int().optional(),
       });

@@ -3,6 +3,7 @@ import { badRequest, fetchMessages, MissingArgumentError, parseNarrow, type Acto
 import {
   actorOf,
   cachedActorFor,
+  MAX_INT,
   hotRoute,
   params,
   parseParams,
@@ -19,7 +20,9 @@ import type { ApiServices } from "../services.ts";
 /** `anchor`: a message id, or newest / oldest / first_unread (Zulip 2.2+). */
 function parseAnchor(raw: string): Anchor {
   if (raw === "newest" || raw === "oldest" || raw === "first_unread") return raw;
-  if (/^\d+$/.test(raw.trim()) && Number.isSafeInteger(Number(raw))) return Number(raw);
+  // Past the largest message id every anchor means the same (Zulip clamps it too); Postgres'
+  // integer must not see a larger one.
+  if (/^\d+$/.test(raw.trim())) return Math.min(Number(raw), MAX_INT);
   throw badRequest("Invalid anchor");
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { Router } from "express";
-import { badRequest, sendMessageAtomic, type Actor, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
-import { actorOf, authenticateHotRequest, hotRoute, params, parseParams, rawParam, route, sendJsonBody, success, type HotRoute, type ParamSource } from "@chat/http";
+import { badRequest, MAX_MESSAGE_LENGTH, MAX_PRIVATE_RECIPIENTS, sendMessageAtomic, type Actor, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
+import { actorOf, authenticateHotRequest, DEFAULT_MAX_JSON_LENGTH, MAX_INT, MIN_INT, hotRoute, params, parseParams, rawParam, route, sendJsonBody, success, type HotRoute, type ParamSource } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
 
@@ -24,7 +24,10 @@ export function parseStreamIndicator(raw: string): StreamIndicator {
     if (value.length !== 1) throw badRequest("Expected exactly one stream");
     value = value[0];
   }
-  if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+  if (typeof value === "number" && Number.isSafeInteger(value)) {
+    if (value < MIN_INT || value > MAX_INT) throw badRequest("Invalid stream id");
+    return value;
+  }
   if (typeof value === "string") return value;
   return raw;
 }
@@ -33,6 +36,10 @@ export function parseStreamIndicator(raw: string): StreamIndicator {
 export function parsePrivateRecipients(raw: string): PrivateRecipients {
   const value = tryJson(raw);
   const list = Array.isArray(value) ? value : typeof value === "number" ? [value] : raw.split(",").map((s) => s.trim()).filter(Boolean);
+  if (list.length > MAX_PRIVATE_RECIPIENTS) throw badRequest(`to has too many items (limit: ${MAX_PRIVATE_RECIPIENTS})`);
+  for (const item of list) {
+    if (typeof item === "number" && Number.isSafeInteger(item) && (item < MIN_INT || item > MAX_INT)) throw badRequest(`Invalid user ID: ${item}`);
+  }
   if (list.every((item) => typeof item === "number" && Number.isSafeInteger(item))) return list as number[];
   if (list.every((item) => typeof item === "string")) return list as string[];
   throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
@@ -42,8 +49,9 @@ function sender(services: ApiServices) {
   return async (source: ParamSource, actor: Actor, req: Pick<IncomingMessage, "headers">): Promise<{ id: number }> => {
     const p = parseParams(source, {
       type: params.oneOf(["stream", "private"] as const),
-      to: params.string(),
-      content: params.string(),
+      // A list of up to DEFAULT_MAX_ITEMS addresses is longer than an ordinary string.
+      to: params.string().maxLength(DEFAULT_MAX_JSON_LENGTH),
+      content: params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`),
     });
     const destination: MessageDestination =
       p.type === "stream"

@@ -1,9 +1,14 @@
 import type { Request } from "express";
-import { JsonableError } from "@chat/core";
+import { InvalidArgumentError, JsonableError } from "@chat/core";
+import { MAX_INT } from "@chat/http";
 
-/** A numeric path segment (`/user_groups/{group_id}`); anything else is no such endpoint, as in Zulip. */
+/**
+ * A numeric path segment (`/user_groups/{group_id}`); anything else is no such endpoint, as in
+ * Zulip. Ids are Postgres `integer`s: a larger one names nothing, and must not reach a query.
+ */
 export function pathId(req: Request, name: string): number {
   const raw = String(req.params[name]);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new JsonableError("Endpoint not found", { status: 404 });
+  if (!/^\d+$/.test(raw)) throw new JsonableError("Endpoint not found", { status: 404 });
+  if (raw.length > 10 || Number(raw) > MAX_INT) throw new InvalidArgumentError(`${name} is out of range`, name);
   return Number(raw);
 }

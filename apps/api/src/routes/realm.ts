@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { InvalidArgumentError, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, MAX_INT, params, parseParams, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 export function realmRoutes(services: ApiServices): Router {
@@ -36,7 +36,7 @@ export function realmRoutes(services: ApiServices): Router {
         inline_url_embed_preview: params.bool().optional(),
         send_welcome_emails: params.bool().optional(),
         digest_emails_enabled: params.bool().optional(),
-        message_retention_days: params.string().optional(),
+        message_retention_days: params.string().maxLength(40).optional(),
         name_changes_disabled: params.bool().optional(),
         email_changes_disabled: params.bool().optional(),
         avatar_changes_disabled: params.bool().optional(),
@@ -56,7 +56,7 @@ export function realmRoutes(services: ApiServices): Router {
 function parseRetentionDays(raw: string): number | null {
   const value = raw.trim().replace(/^"(.*)"$/, "$1");
   if (value === "forever" || value === "unlimited") return null;
-  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError(`Bad value for 'message_retention_days': ${raw}`, "message_retention_days");
+  if (!/^-?\d+$/.test(value) || Math.abs(Number(value)) > MAX_INT) throw new InvalidArgumentError(`Bad value for 'message_retention_days': ${raw}`, "message_retention_days");
   return Number(value);
 }
 

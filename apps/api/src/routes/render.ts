@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { fetchRenderContext, renderMarkdown } from "@chat/core";
+import { fetchRenderContext, MAX_MESSAGE_LENGTH, renderMarkdown } from "@chat/core";
 import { actorOf, params, parseParams, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -12,7 +12,8 @@ export function renderRoutes(services: ApiServices): Router {
     "/messages/render",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, { content: params.string() });
+      // Rendering costs what sending does, so it is bounded as sending is.
+      const p = parseParams(req, { content: params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`) });
       const context = await fetchRenderContext(prisma, actor.realm_id, p.content);
       success(res, { rendered: renderMarkdown(p.content, context).html });
     }),

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { StreamModel, Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
+import { unprintablePosition } from "../lib/validation.ts";
 import { badRequest } from "../errors.ts";
 import type { ServerContext } from "../context.ts";
 import { formatStream, streamEmailAddress } from "../lib/stream-format.ts";
@@ -16,7 +17,8 @@ export function checkStreamName(raw: string): string {
   const name = raw.trim();
   if (name === "") throw badRequest("Stream name can't be empty!");
   if (name.length > MAX_STREAM_NAME_LENGTH) throw badRequest(`Stream name too long (limit: ${MAX_STREAM_NAME_LENGTH} characters).`);
-  if (/[\u0000-\u001f]/.test(name)) throw badRequest(`Invalid characters in stream name (disallowed characters: ${JSON.stringify(name)}).`);
+  const position = unprintablePosition(name);
+  if (position !== null) throw badRequest(`Invalid character in stream name, at position ${position}.`);
   return name;
 }
 

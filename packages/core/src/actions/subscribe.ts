@@ -22,17 +22,18 @@ export class PrincipalError extends JsonableError {
   }
 }
 
-/** Users named by `principals` (emails or ids), active and in the actor's realm. */
+/** Users named by `principals` (emails or ids), active and in the actor's realm: one query for all. */
 export async function principalsToUsers(tx: Tx, actor: Actor, principals: Principal[]): Promise<UserProfile[]> {
+  const ids = principals.filter((p): p is number => typeof p === "number");
+  const emails = principals.filter((p): p is string => typeof p === "string").map((p) => p.trim().toLowerCase());
+  const rows = await tx.$queryRaw<UserProfile[]>`
+    SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND is_active
+      AND (id = ANY(${ids}::int[]) OR lower(delivery_email) = ANY(${emails}::text[]))`;
+  const byId = new Map(rows.map((u) => [u.id, u]));
+  const byEmail = new Map(rows.map((u) => [u.delivery_email.toLowerCase(), u]));
   const users: UserProfile[] = [];
   for (const principal of principals) {
-    const user =
-      typeof principal === "number"
-        ? await tx.userProfile.findFirst({ where: { id: principal, realm_id: actor.realm_id, is_active: true } })
-        : (
-            await tx.$queryRaw<UserProfile[]>`
-              SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND is_active AND lower(delivery_email) = lower(${principal.trim()})`
-          )[0];
+    const user = typeof principal === "number" ? byId.get(principal) : byEmail.get(principal.trim().toLowerCase());
     if (!user) throw new PrincipalError(principal);
     if (!users.some((u) => u.id === user.id)) users.push(user);
   }

@@ -3,6 +3,7 @@ import type { EventRecorder } from "../events.ts";
 import { AdministratorRequiredError, badRequest, JsonableError } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
+import { unprintablePosition } from "../lib/validation.ts";
 import { activeUserIds } from "../queries/users.ts";
 
 /** realm.user_group_edit_policy values (Zulip's USER_GROUP_EDIT_POLICY_*). */
@@ -63,6 +64,8 @@ function checkGroupName(raw: string): string {
   const name = raw.trim();
   if (name === "") throw badRequest("User group name cannot be empty.");
   if (name.length > MAX_USER_GROUP_NAME_LENGTH) throw badRequest(`name is too long (limit: ${MAX_USER_GROUP_NAME_LENGTH} characters)`);
+  const position = unprintablePosition(name);
+  if (position !== null) throw badRequest(`Invalid character in user group name, at position ${position}.`);
   return name;
 }
 

@@ -9,13 +9,23 @@ export function isValidEmail(email: string): boolean {
 
 export const MAX_NAME_LENGTH = 100;
 
+// Control, format (zero-width spaces and joiners, bidirectional overrides), surrogate and
+// unassigned characters: a name holding them looks like another name, or like nothing.
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Cn}]/u;
+
+/** The 1-based position of a name's first unprintable character (as Zulip counts), or null. */
+export function unprintablePosition(name: string): number | null {
+  const match = UNPRINTABLE.exec(name);
+  return match ? [...name.slice(0, match.index)].length + 1 : null;
+}
+
 /** Zulip's check_full_name. */
 export function checkFullName(raw: string): string {
   const name = raw.trim();
   if (name.length > MAX_NAME_LENGTH) throw badRequest("Name too long!");
   if (name.length < 1) throw badRequest("Name too short!");
   // Zulip's NAME_INVALID_CHARS (they would break mention syntax), plus control characters.
-  if (/[*`\\>"@\u0000-\u001f]/.test(name)) throw badRequest("Invalid characters in name!");
+  if (/[*`\\>"@]/.test(name) || unprintablePosition(name) !== null) throw badRequest("Invalid characters in name!");
   return name;
 }
 

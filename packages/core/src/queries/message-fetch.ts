@@ -12,7 +12,7 @@ import { topicLinks } from "../lib/linkifiers.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
 import { messageJson, type MessageJsonContext } from "../lib/message-json.ts";
 import { BadNarrowError, type NarrowTerm } from "../lib/narrow.ts";
-import { RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
+import { MAX_PRIVATE_RECIPIENTS, RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { isGuest } from "../lib/roles.ts";
 import { realmLinkifiers } from "./linkifiers.ts";
 import type { CachedMessage, MessageCache } from "./message-cache.ts";
@@ -58,14 +58,36 @@ interface PageRow {
   actor_valid?: boolean;
 }
 
+/** A user id operand, or null for an email; an id past Postgres' integer names nobody. */
+function userIdOperand(operand: string | number): number | null {
+  if (typeof operand === "string" && !/^\d+$/.test(operand)) return null;
+  const id = Number(operand);
+  return id <= 2_147_483_647 ? id : -1;
+}
+
 async function findUser(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<UserProfile> {
-  const user =
-    typeof operand === "number" || /^\d+$/.test(operand)
-      ? (await leanSql(prisma).query<UserProfile>(Prisma.sql`SELECT * FROM user_profile WHERE id = ${Number(operand)} AND realm_id = ${actor.realm_id}`))[0]
-      : (await leanSql(prisma).query<UserProfile>(Prisma.sql`
-          SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND lower(email) = lower(${operand.trim()})`))[0];
-  if (!user) throw new BadNarrowError(`unknown user ${operand}`);
-  return user;
+  return (await findUsers(prisma, actor, [operand]))[0];
+}
+
+/** The users operands name (ids or emails), in one query; BAD_NARROW if one names nobody. */
+async function findUsers(prisma: PrismaClient, actor: Actor, operands: Array<string | number>): Promise<UserProfile[]> {
+  const ids: number[] = [];
+  const emails: string[] = [];
+  for (const operand of operands) {
+    const id = userIdOperand(operand);
+    if (id === null) emails.push(String(operand).trim().toLowerCase());
+    else ids.push(id);
+  }
+  const rows = await leanSql(prisma).query<UserProfile>(Prisma.sql`
+    SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND (id = ANY(${ids}::int[]) OR lower(email) = ANY(${emails}::text[]))`);
+  const byId = new Map(rows.map((u) => [u.id, u]));
+  const byEmail = new Map(rows.map((u) => [u.email.toLowerCase(), u]));
+  return operands.map((operand) => {
+    const id = userIdOperand(operand);
+    const user = id === null ? byEmail.get(String(operand).trim().toLowerCase()) : byId.get(id);
+    if (!user) throw new BadNarrowError(`unknown user ${operand}`);
+    return user;
+  });
 }
 
 async function findStream(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<{ stream: StreamModel; subscribed: boolean }> {
@@ -135,7 +157,8 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
       }
       case "pm-with": {
         const operands = Array.isArray(operand) ? operand : typeof operand === "number" ? [operand] : String(operand).split(",").map((s) => s.trim()).filter(Boolean);
-        const users = await Promise.all(operands.map((o) => findUser(prisma, actor, o)));
+        if (operands.length > MAX_PRIVATE_RECIPIENTS) throw new BadNarrowError(`too many users in pm-with (limit: ${MAX_PRIVATE_RECIPIENTS})`);
+        const users = await findUsers(prisma, actor, operands);
         const others = [...new Map(users.filter((u) => u.id !== actor.id).map((u) => [u.id, u])).values()];
         if (others.length === 0) {
           condition = Prisma.sql`(m.sender_id = ${actor.id} AND m.recipient_id = ${actor.recipient_id})`;
