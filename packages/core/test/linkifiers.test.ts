@@ -105,6 +105,24 @@ describe("boundary rules (Zulip's prepare_realm_pattern, without lookarounds)", 
     expect(linkifierMatches("😀 #7", [ISSUES])).toEqual([{ ...issue("7"), start: 3, end: 5 }]);
   });
 
+  test("searching in windows finds what the lookaround definition finds, on long texts", () => {
+    const patterns = [ISSUES, TICKETS, WORDS, { id: 11, pattern: "(?P<w>foo|foobar)", url_format_string: "https://w.example/%(w)s" }];
+    const pieces = ["#12", "#3", "AB-4", "Z-56", "wiki:page", "wiki:", "foo", "foobar", "x", "7", "_", "-", "(", ")", ",", " ", " ", ":", "<", "'", '"', "\n"];
+    let state = 7;
+    for (let round = 0; round < 20; round++) {
+      let text = "";
+      while (text.length < 3000) {
+        state = (state * 1103515245 + 12345) % 2147483648;
+        text += pieces[state % pieces.length];
+      }
+      for (const linkifier of patterns) {
+        const js = new RegExp(`(?<![^\\s'"(,:<])(?<outer>${linkifier.pattern.replace(/\(\?P</g, "(?<")})(?!\\w)`, "g");
+        const expected = [...text.matchAll(js)].filter((m) => m.groups!.outer !== "").map((m) => [m.index, m.groups!.outer]);
+        expect(linkifierMatches(text, [linkifier]).map((l) => [l.start, l.text])).toEqual(expected);
+      }
+    }
+  });
+
   test(`at most ${MAX_LINKIFIER_MATCHES} links per message`, () => {
     const html = renderMarkdown(`${"#1 ".repeat(MAX_LINKIFIER_MATCHES)}\n\n#2 #3`, { linkifiers: [ISSUES] }).html;
     expect(html.match(/<a /g)).toHaveLength(MAX_LINKIFIER_MATCHES);

@@ -5,7 +5,7 @@
 // added. Generated URLs keep the template's scheme and host (always http or https) and
 // percent-encode what the matched text inserts, so message text cannot inject markup or a
 // `javascript:` URL.
-import { RE2JS, RE2JSSyntaxException, type Matcher } from "re2js";
+import { RE2JS, RE2JSSyntaxException } from "re2js";
 import { badRequest } from "../errors.ts";
 
 export interface Linkifier {
@@ -23,18 +23,21 @@ export const MAX_LINKIFIER_PATTERN_LENGTH = 1000;
 export const MAX_LINKIFIER_URL_LENGTH = 1000;
 /**
  * RE2's time is linear in the text but also grows with the compiled program (counted repetitions
- * such as `\w{900}` expand); past this many instructions one scan of a 10,000-character message
- * can take tens of milliseconds, so larger patterns are refused, as RE2's own memory limit does.
+ * such as `\w{900}` expand): one scan of 10,000 characters by a 40,000-instruction program took
+ * seconds, so larger patterns are refused, as RE2's own memory limit does.
  */
 export const MAX_LINKIFIER_PROGRAM_SIZE = 2000;
 /** Links (and empty matches) one rendered message or topic may get from all linkifiers together. */
 export const MAX_LINKIFIER_MATCHES = 1000;
 /**
- * Wall-clock backstop per message: each search is linear, but a pattern whose higher-priority
- * alternatives look far ahead rescans the rest of the text for every match, so many matches can
- * still add up; past this, the rest of the message is left unlinked.
+ * Wall-clock backstop per message for what the bounds leave linear but large (many linkifiers,
+ * each with a large program, on a long message); past it the rest is left unlinked. 1,000 ordinary
+ * links take ~50 ms, so it is not reached by real messages.
  */
-export const LINKIFIER_TIME_BUDGET_MS = 200;
+export const LINKIFIER_TIME_BUDGET_MS = 500;
+/** Longest link a linkifier is sure to find (Zulip has no such limit; see `matchLinkifier`). */
+export const MAX_LINK_LENGTH = 256;
+const SEARCH_WINDOW = 2 * MAX_LINK_LENGTH + 2;
 
 const PLACEHOLDER = /%\(([^()]*)\)s/g;
 
@@ -198,23 +201,41 @@ export function newLinkifierBudget(): LinkifierBudget {
 
 type FoundLink = LinkifierLink & { start: number; end: number };
 
-/** One linkifier's matches in a text, in order, as Python's finditer with the boundary rules. */
+/**
+ * One linkifier's matches in a text, in order, as Python's finditer with the boundary rules.
+ *
+ * Each search sees a window of SEARCH_WINDOW characters, never the rest of the text: a pattern
+ * whose preferred alternative looks far ahead (`a(?:.*z)?`) would otherwise rescan the whole text
+ * for every match, quadratic in the text. A match found must start early enough in its window that
+ * every alternative up to MAX_LINK_LENGTH characters was seen; otherwise the search moves on to
+ * the first start not yet seen in full. So each search costs O(window) and advances by a match or
+ * by MAX_LINK_LENGTH characters: linear in the text.
+ */
 function matchLinkifier(text: string, p: PreparedLinkifier, budget: LinkifierBudget, order: number, found: Array<FoundLink & { order: number }>): void {
   let from = 0; // The earliest position the next match may start at.
-  let afterChar: Matcher | null = null;
   while (from <= text.length) {
     if (budget.matchesLeft <= 0 || performance.now() > budget.deadline) return;
-    let matcher: Matcher;
-    if (from === 0) {
-      matcher = p.atStart.matcher(text); // Searches the whole text: no match here, none at all.
-    } else {
-      afterChar ??= p.afterChar.matcher(text);
-      matcher = afterChar;
+    // After the start, the window begins with the character before `from`, which the pattern's
+    // leading boundary reads; `\A` (the start of the text) is only used for the window at 0.
+    const windowStart = from === 0 ? 0 : from - 1;
+    const windowEnd = Math.min(text.length, windowStart + SEARCH_WINDOW);
+    const truncated = windowEnd < text.length;
+    // Starts up to here had room for MAX_LINK_LENGTH characters and the following one.
+    const seenInFull = windowEnd - MAX_LINK_LENGTH - 1;
+    const matcher = (from === 0 ? p.atStart : p.afterChar).matcher(text.slice(windowStart, windowEnd));
+    if (!matcher.find()) {
+      if (!truncated) return;
+      from = seenInFull + 1;
+      continue;
     }
-    if (!matcher.find(from === 0 ? 0 : from - 1)) return;
+    const start = windowStart + matcher.start(1);
+    const end = windowStart + matcher.end(1);
+    // A match ending at a cut window end may have read a false end of text (`\z`, `$`, `\b`).
+    if (truncated && (start > seenInFull || windowStart + matcher.end() === windowEnd)) {
+      from = seenInFull + 1;
+      continue;
+    }
     budget.matchesLeft--;
-    const start = matcher.start(1);
-    const end = matcher.end(1);
     if (end > start) {
       const groups: Record<string, string | undefined> = {};
       for (const name of p.groups) groups[name] = matcher.group(name) ?? undefined;
