@@ -128,6 +128,14 @@ describe("boundary rules (Zulip's prepare_realm_pattern, without lookarounds)", 
     expect(html.match(/<a /g)).toHaveLength(MAX_LINKIFIER_MATCHES);
     expect(html).not.toContain("issues/2");
   });
+
+  test("a linkifier matching empty text everywhere spends its own share, not the others' links", () => {
+    const empty: Linkifier = { id: 12, pattern: "(?P<z>z*)", url_format_string: "https://z.example/%(z)s" };
+    const started = performance.now();
+    const html = renderMarkdown("#1 ".repeat(1500), { linkifiers: [empty, ISSUES] }).html;
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(html.match(/<a /g)).toHaveLength(MAX_LINKIFIER_MATCHES);
+  });
 });
 
 describe("hostile patterns take linear time", () => {

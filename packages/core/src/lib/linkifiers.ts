@@ -27,7 +27,7 @@ export const MAX_LINKIFIER_URL_LENGTH = 1000;
  * seconds, so larger patterns are refused, as RE2's own memory limit does.
  */
 export const MAX_LINKIFIER_PROGRAM_SIZE = 2000;
-/** Links (and empty matches) one rendered message or topic may get from all linkifiers together. */
+/** Links one rendered message or topic may get from all its linkifiers together. */
 export const MAX_LINKIFIER_MATCHES = 1000;
 /**
  * Wall-clock backstop per message for what the bounds leave linear but large (many linkifiers,
@@ -38,6 +38,12 @@ export const LINKIFIER_TIME_BUDGET_MS = 500;
 /** Longest link a linkifier is sure to find (Zulip has no such limit; see `matchLinkifier`). */
 export const MAX_LINK_LENGTH = 256;
 const SEARCH_WINDOW = 2 * MAX_LINK_LENGTH + 2;
+/**
+ * Characters each linkifier may search in one message, counting every window it reads: room for
+ * MAX_LINKIFIER_MATCHES links, each found in its own window, twice over. A linkifier that matches
+ * empty text everywhere spends its own share, not the other linkifiers' links.
+ */
+const MAX_SEARCHED_PER_LINKIFIER = 2 * MAX_LINKIFIER_MATCHES * SEARCH_WINDOW;
 
 const PLACEHOLDER = /%\(([^()]*)\)s/g;
 
@@ -191,12 +197,14 @@ function prepare(linkifier: Linkifier): PreparedLinkifier | null {
 
 /** What one rendered message (or topic) may still spend on linkifiers; shared by its texts. */
 export interface LinkifierBudget {
-  matchesLeft: number;
+  linksLeft: number;
+  /** By the linkifier's position in the realm's list. */
+  searchedLeft: number[];
   deadline: number;
 }
 
 export function newLinkifierBudget(): LinkifierBudget {
-  return { matchesLeft: MAX_LINKIFIER_MATCHES, deadline: performance.now() + LINKIFIER_TIME_BUDGET_MS };
+  return { linksLeft: MAX_LINKIFIER_MATCHES, searchedLeft: [], deadline: performance.now() + LINKIFIER_TIME_BUDGET_MS };
 }
 
 type FoundLink = LinkifierLink & { start: number; end: number };
@@ -214,11 +222,13 @@ type FoundLink = LinkifierLink & { start: number; end: number };
 function matchLinkifier(text: string, p: PreparedLinkifier, budget: LinkifierBudget, order: number, found: Array<FoundLink & { order: number }>): void {
   let from = 0; // The earliest position the next match may start at.
   while (from <= text.length) {
-    if (budget.matchesLeft <= 0 || performance.now() > budget.deadline) return;
     // After the start, the window begins with the character before `from`, which the pattern's
     // leading boundary reads; `\A` (the start of the text) is only used for the window at 0.
     const windowStart = from === 0 ? 0 : from - 1;
     const windowEnd = Math.min(text.length, windowStart + SEARCH_WINDOW);
+    const searchedLeft = (budget.searchedLeft[order] ?? MAX_SEARCHED_PER_LINKIFIER) - (windowEnd - windowStart);
+    if (budget.linksLeft <= 0 || searchedLeft < 0 || performance.now() > budget.deadline) return;
+    budget.searchedLeft[order] = searchedLeft;
     const truncated = windowEnd < text.length;
     // Starts up to here had room for MAX_LINK_LENGTH characters and the following one.
     const seenInFull = windowEnd - MAX_LINK_LENGTH - 1;
@@ -235,12 +245,14 @@ function matchLinkifier(text: string, p: PreparedLinkifier, budget: LinkifierBud
       from = seenInFull + 1;
       continue;
     }
-    budget.matchesLeft--;
     if (end > start) {
       const groups: Record<string, string | undefined> = {};
       for (const name of p.groups) groups[name] = matcher.group(name) ?? undefined;
       const url = linkifierUrl(p.urlFormatString, groups);
-      if (url !== null) found.push({ text: text.slice(start, end), url, start, end, order });
+      if (url !== null) {
+        found.push({ text: text.slice(start, end), url, start, end, order });
+        budget.linksLeft--;
+      }
     }
     from = end > start ? end : start + 1;
   }
