@@ -1,6 +1,6 @@
 // GET /messages/{message_id}/history: the original, then one snapshot per edit, with Zulip's
 // content_html_diff; disabled by the organization's allow_edit_history.
-import { htmlDiff } from "@chat/core";
+import { htmlDiff, MAX_DIFF_EDIT_LENGTH } from "@chat/core";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
 
@@ -12,6 +12,36 @@ describe("htmlDiff", () => {
     expect(htmlDiff("<p>same</p>", "<p>same</p>")).toBe("<p>same</p>");
     expect(htmlDiff("<p>plain</p>", "<p><strong>plain</strong></p>")).toBe("<p><strong>plain</strong></p>");
     expect(htmlDiff("<p>a</p>", "<p>a</p>\n<p>b</p>")).toBe('<p>a</p><span class="highlight_text_inserted">\n</span><p><span class="highlight_text_inserted">b</span></p>');
+  });
+});
+
+/** `count` words of varied text, different for each seed (repeating words would diff cheaply). */
+function prose(seed: number, count: number): string {
+  let state = seed;
+  const words: string[] = [];
+  for (let i = 0; i < count; i++) {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    words.push(`${["alpha", "beta", "gamma", "delta", "kappa", "zeta", "theta", "omega"][state % 8]}${state % 97}`);
+  }
+  return words.join(" ");
+}
+
+describe("htmlDiff past its bound", () => {
+  test("the changed middle becomes a plain replacement: old text deleted, new text inserted, new markup kept", () => {
+    expect(htmlDiff("<p>keep a b</p>", "<p>keep <em>x</em> y</p>", 0)).toBe(
+      '<p>keep <span class="highlight_text_deleted">a b</span><em><span class="highlight_text_inserted">x</span></em><span class="highlight_text_inserted"> y</span></p>',
+    );
+    expect(htmlDiff("<p>a</p>", "<p>a</p>", 0)).toBe("<p>a</p>");
+    expect(htmlDiff("", "<p>new</p>", 0)).toBe('<p><span class="highlight_text_inserted">new</span></p>');
+  });
+
+  test(`an edit of more than ${MAX_DIFF_EDIT_LENGTH} tokens is not diffed, and takes well under a second`, () => {
+    const before = `<p>${prose(1, 1400)}</p>`;
+    const after = `<p>${prose(2, 1400)}</p>`;
+    const started = performance.now();
+    const diff = htmlDiff(before, after);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(diff).toBe(`<p><span class="highlight_text_deleted">${prose(1, 1400)}</span><span class="highlight_text_inserted">${prose(2, 1400)}</span></p>`);
   });
 });
 
@@ -116,5 +146,18 @@ describe.each(MODES)("GET /messages/{message_id}/history (%s)", (mode) => {
     const pm = (await alice.client.post("/messages", { type: "private", to: [bob.id], content: "secret" })).body.id;
     expect((await outsider.client.get(`/messages/${pm}/history`)).body).toEqual(invalid);
     expect((await bob.client.get(`/messages/${pm}/history`)).body.message_history).toHaveLength(1);
+  });
+
+  test("a 10,000-byte message edited twice into very different text answers quickly", async () => {
+    // Diffing every edit in full took 11 s here; past the bound each edit is a plain replacement.
+    const texts = [1, 2, 3].map((seed) => prose(seed, 10000).slice(0, 10000));
+    const id = (await alice.client.post("/messages", { type: "stream", to: "history", topic: "long", content: texts[0] })).body.id;
+    for (const content of texts.slice(1)) expect((await alice.client.patch(`/messages/${id}`, { content })).body).toMatchObject({ result: "success" });
+    const started = performance.now();
+    const res = await alice.client.get(`/messages/${id}/history`);
+    expect(performance.now() - started).toBeLessThan(1000);
+    const history = res.body.message_history;
+    expect(history).toHaveLength(3);
+    expect(history[2].content_html_diff).toMatch(/^<p><span class="highlight_text_deleted">[^<]{9000,}<\/span><span class="highlight_text_inserted">[^<]{9000,}<\/span><\/p>$/);
   });
 });

@@ -1,10 +1,11 @@
 // Linkifiers (Zulip's realm filters): a Python-style regular expression with named groups and a
-// URL format string with `%(name)s` placeholders. Patterns are checked once, when an
-// administrator adds them: they must compile and must not backtrack catastrophically (safe-regex2's
-// star-height analysis), so applying them to hostile message text stays linear enough. Generated
-// URLs keep the template's scheme and host (always http or https) and percent-encode what the
-// matched text inserts, so message text cannot inject markup or a `javascript:` URL.
-import safeRegex from "safe-regex2";
+// URL format string with `%(name)s` placeholders. Patterns run on RE2 (re2js), whose matching time
+// is linear in the text whatever the pattern, so no pattern an administrator saves can stall a
+// node; what RE2 cannot express (backreferences, lookarounds) is refused when the linkifier is
+// added. Generated URLs keep the template's scheme and host (always http or https) and
+// percent-encode what the matched text inserts, so message text cannot inject markup or a
+// `javascript:` URL.
+import { RE2JS, RE2JSSyntaxException } from "re2js";
 import { badRequest } from "../errors.ts";
 
 export interface Linkifier {
@@ -20,31 +21,47 @@ export interface LinkifierLink {
 
 export const MAX_LINKIFIER_PATTERN_LENGTH = 1000;
 export const MAX_LINKIFIER_URL_LENGTH = 1000;
+/**
+ * RE2's time is linear in the text but also grows with the compiled program (counted repetitions
+ * such as `\w{900}` expand): one scan of 10,000 characters by a 40,000-instruction program took
+ * seconds, so larger patterns are refused, as RE2's own memory limit does.
+ */
+export const MAX_LINKIFIER_PROGRAM_SIZE = 2000;
+/** Links one rendered message or topic may get from all its linkifiers together. */
+export const MAX_LINKIFIER_MATCHES = 1000;
+/**
+ * Wall-clock backstop per message for what the bounds leave linear but large (many linkifiers,
+ * each with a large program, on a long message); past it the rest is left unlinked. 1,000 ordinary
+ * links take ~50 ms, so it is not reached by real messages.
+ */
+export const LINKIFIER_TIME_BUDGET_MS = 500;
+/** Longest link a linkifier is sure to find (Zulip has no such limit; see `matchLinkifier`). */
+export const MAX_LINK_LENGTH = 256;
+const SEARCH_WINDOW = 2 * MAX_LINK_LENGTH + 2;
+/**
+ * Characters each linkifier may search in one message, counting every window it reads: room for
+ * MAX_LINKIFIER_MATCHES links, each found in its own window, twice over. A linkifier that matches
+ * empty text everywhere spends its own share, not the other linkifiers' links.
+ */
+const MAX_SEARCHED_PER_LINKIFIER = 2 * MAX_LINKIFIER_MATCHES * SEARCH_WINDOW;
 
 const PLACEHOLDER = /%\(([^()]*)\)s/g;
 
 /**
- * Python regex syntax to JavaScript: `(?P<name>` → `(?<name>`, `(?P=name)` → `\k<name>`, and
- * leading global flags such as `(?i)`. Returns the source and flags for `new RegExp`.
+ * Python's leading global flags, such as `(?i)`, become an RE2 flag group scoped to the pattern
+ * (so they never change the boundary rules around it). Returns the pattern RE2 compiles.
  */
-export function translatePythonPattern(pattern: string): { source: string; flags: string } {
-  let source = pattern;
+export function translatePythonPattern(pattern: string): string {
+  const leading = /^\(\?([aiLmsux]+)\)/.exec(pattern);
+  if (!leading) return pattern;
   let flags = "";
-  const leading = /^\(\?([aiLmsux]+)\)/.exec(source);
-  if (leading) {
-    for (const flag of leading[1]) {
-      if (flag === "i" || flag === "m" || flag === "s") flags += flags.includes(flag) ? "" : flag;
-      else if (flag === "x" || flag === "L") throw badRequest(`Bad regular expression: unsupported flag '${flag}'`);
-    }
-    source = source.slice(leading[0].length);
+  for (const flag of leading[1]) {
+    if (flag === "i" || flag === "m" || flag === "s") flags += flags.includes(flag) ? "" : flag;
+    else if (flag === "x" || flag === "L") throw badRequest(`Bad regular expression: unsupported flag '${flag}'`);
+    // `a` and `u` change what \w and \d mean in Python; RE2's classes are ASCII, as `a` asks.
   }
-  source = source.replace(/\(\?P<(\w+)>/g, "(?<$1>").replace(/\(\?P=(\w+)\)/g, "\\k<$1>");
-  return { source, flags };
-}
-
-/** The named groups of a translated pattern, in order. */
-function groupNames(source: string): string[] {
-  return [...source.matchAll(/\(\?<([A-Za-z_$][\w$]*)>/g)].map((m) => m[1]);
+  const rest = pattern.slice(leading[0].length);
+  return flags === "" ? rest : `(?${flags}:${rest})`;
 }
 
 /** Python's repr of a group name, as Zulip's messages quote it: 'id'. */
@@ -52,22 +69,34 @@ function pyRepr(name: string): string {
   return `'${name.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
 }
 
+/** RE2's parse error in words an administrator can act on. */
+function syntaxErrorReason(error: RE2JSSyntaxException, source: string): string {
+  const snippet = error.getPattern() ?? "";
+  if (snippet.startsWith("(?=") || snippet.startsWith("(?!")) return "lookahead assertions such as (?= and (?! are not supported";
+  if (snippet.startsWith("(?<=") || snippet.startsWith("(?<!")) return "lookbehind assertions such as (?<= and (?<! are not supported";
+  if ((snippet === "(?P" && source.includes("(?P=")) || /^\\[1-9]/.test(snippet)) return "backreferences such as (?P=name) or \\1 are not supported";
+  return snippet === "" ? error.getDescription() : `${error.getDescription()}: ${snippet}`;
+}
+
+function compileRe2(source: string): RE2JS {
+  try {
+    return RE2JS.compile(source);
+  } catch (error) {
+    if (error instanceof RE2JSSyntaxException) throw badRequest(`Bad regular expression: ${syntaxErrorReason(error, source)}`);
+    throw badRequest("Bad regular expression: the pattern cannot be compiled");
+  }
+}
+
 /** Compiles a linkifier pattern or throws Zulip's `Bad regular expression: …`. */
-export function compileLinkifierPattern(pattern: string): { regex: RegExp; groups: string[] } {
+export function compileLinkifierPattern(pattern: string): { source: string; groups: string[] } {
   if (pattern.trim() === "") throw badRequest("Bad regular expression: the pattern is empty");
   if (pattern.length > MAX_LINKIFIER_PATTERN_LENGTH) throw badRequest(`Bad regular expression: longer than ${MAX_LINKIFIER_PATTERN_LENGTH} characters`);
-  const { source, flags } = translatePythonPattern(pattern);
-  let regex: RegExp;
-  try {
-    regex = new RegExp(source, flags);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message.replace(/^Invalid regular expression: \/.*\/\w*: /s, "") : "invalid";
-    throw badRequest(`Bad regular expression: ${reason}`);
+  const source = translatePythonPattern(pattern);
+  const regex = compileRe2(source);
+  if (regex.programSize() > MAX_LINKIFIER_PROGRAM_SIZE) {
+    throw badRequest("Bad regular expression: the pattern is too large (counted repetitions such as {500} expand); simplify it");
   }
-  if (!safeRegex(regex)) {
-    throw badRequest("Bad regular expression: the pattern can backtrack catastrophically (nested or stacked repetition); simplify it");
-  }
-  return { regex, groups: groupNames(source) };
+  return { source, groups: Object.keys(regex.namedGroups()) };
 }
 
 /** Checks a URL format string against its pattern's groups, in Zulip's words. */
@@ -125,26 +154,39 @@ export function linkifierUrl(urlFormatString: string, groups: Record<string, str
   return url;
 }
 
+// Zulip's prepare_realm_pattern: a match must start after whitespace, a quote, a parenthesis, a
+// comma, a colon or `<` (or at the start), and must not be followed by a word character. RE2 has
+// no lookarounds, so the pattern is wrapped to consume that preceding and following character
+// and group 1 is the match; each search after a match starts one character before its end, so the
+// character before the next match can still be read. Leftmost-first order picks, at the leftmost
+// valid start, the pattern's preferred alternative that satisfies the boundaries, as Python's
+// backtracking would.
+const BEFORE = `[\\s'"(,:<]`;
+const AFTER = `(?:\\W|\\z)`;
+
 interface PreparedLinkifier {
-  regex: RegExp;
+  /** For the search from the start of the text: the match may begin there. */
+  atStart: RE2JS;
+  /** For every later search, from the character before the earliest allowed start. */
+  afterChar: RE2JS;
+  groups: string[];
   urlFormatString: string;
 }
 
-const OUTER = "zulipLinkifierMatch";
 const prepared = new Map<string, PreparedLinkifier | null>();
 
-/**
- * Zulip's prepare_realm_pattern: a match must start after whitespace, a quote, a parenthesis, a
- * comma, a colon or `<` (or at the start), and must not be followed by a word character.
- */
 function prepare(linkifier: Linkifier): PreparedLinkifier | null {
   const key = `${linkifier.pattern}\u0000${linkifier.url_format_string}`;
   if (prepared.has(key)) return prepared.get(key)!;
   let result: PreparedLinkifier | null = null;
   try {
-    const { regex } = compileLinkifierPattern(linkifier.pattern);
-    const flags = `${regex.flags.replace("g", "")}g`;
-    result = { regex: new RegExp(`(?<![^\\s'"(,:<])(?<${OUTER}>${regex.source})(?!\\w)`, flags), urlFormatString: linkifier.url_format_string };
+    const { source, groups } = compileLinkifierPattern(linkifier.pattern);
+    result = {
+      atStart: RE2JS.compile(`(?:\\A|${BEFORE})(${source})${AFTER}`),
+      afterChar: RE2JS.compile(`${BEFORE}(${source})${AFTER}`),
+      groups,
+      urlFormatString: linkifier.url_format_string,
+    };
   } catch {
     result = null; // A stored pattern that no longer validates links nothing.
   }
@@ -153,25 +195,82 @@ function prepare(linkifier: Linkifier): PreparedLinkifier | null {
   return result;
 }
 
+/** What one rendered message (or topic) may still spend on linkifiers; shared by its texts. */
+export interface LinkifierBudget {
+  linksLeft: number;
+  /** By the linkifier's position in the realm's list. */
+  searchedLeft: number[];
+  deadline: number;
+}
+
+export function newLinkifierBudget(): LinkifierBudget {
+  return { linksLeft: MAX_LINKIFIER_MATCHES, searchedLeft: [], deadline: performance.now() + LINKIFIER_TIME_BUDGET_MS };
+}
+
+type FoundLink = LinkifierLink & { start: number; end: number };
+
+/**
+ * One linkifier's matches in a text, in order, as Python's finditer with the boundary rules.
+ *
+ * Each search sees a window of SEARCH_WINDOW characters, never the rest of the text: a pattern
+ * whose preferred alternative looks far ahead (`a(?:.*z)?`) would otherwise rescan the whole text
+ * for every match, quadratic in the text. A match found must start early enough in its window that
+ * every alternative up to MAX_LINK_LENGTH characters was seen; otherwise the search moves on to
+ * the first start not yet seen in full. So each search costs O(window) and advances by a match or
+ * by MAX_LINK_LENGTH characters: linear in the text.
+ */
+function matchLinkifier(text: string, p: PreparedLinkifier, budget: LinkifierBudget, order: number, found: Array<FoundLink & { order: number }>): void {
+  let from = 0; // The earliest position the next match may start at.
+  while (from <= text.length) {
+    // After the start, the window begins with the character before `from`, which the pattern's
+    // leading boundary reads; `\A` (the start of the text) is only used for the window at 0.
+    const windowStart = from === 0 ? 0 : from - 1;
+    const windowEnd = Math.min(text.length, windowStart + SEARCH_WINDOW);
+    const searchedLeft = (budget.searchedLeft[order] ?? MAX_SEARCHED_PER_LINKIFIER) - (windowEnd - windowStart);
+    if (budget.linksLeft <= 0 || searchedLeft < 0 || performance.now() > budget.deadline) return;
+    budget.searchedLeft[order] = searchedLeft;
+    const truncated = windowEnd < text.length;
+    // Starts up to here had room for MAX_LINK_LENGTH characters and the following one.
+    const seenInFull = windowEnd - MAX_LINK_LENGTH - 1;
+    const matcher = (from === 0 ? p.atStart : p.afterChar).matcher(text.slice(windowStart, windowEnd));
+    if (!matcher.find()) {
+      if (!truncated) return;
+      from = seenInFull + 1;
+      continue;
+    }
+    const start = windowStart + matcher.start(1);
+    const end = windowStart + matcher.end(1);
+    // A match ending at a cut window end may have read a false end of text (`\z`, `$`, `\b`).
+    if (truncated && (start > seenInFull || windowStart + matcher.end() === windowEnd)) {
+      from = seenInFull + 1;
+      continue;
+    }
+    if (end > start) {
+      const groups: Record<string, string | undefined> = {};
+      for (const name of p.groups) groups[name] = matcher.group(name) ?? undefined;
+      const url = linkifierUrl(p.urlFormatString, groups);
+      if (url !== null) {
+        found.push({ text: text.slice(start, end), url, start, end, order });
+        budget.linksLeft--;
+      }
+    }
+    from = end > start ? end : start + 1;
+  }
+}
+
 /**
  * The links a realm's linkifiers make in a text (a topic, or message text), in text order, without
- * overlaps (an earlier match wins; at the same position, the earlier linkifier). Pure.
+ * overlaps (an earlier match wins; at the same position, the earlier linkifier). Pure apart from
+ * the budget, which a message's texts share.
  */
-export function linkifierMatches(text: string, linkifiers: Linkifier[]): Array<LinkifierLink & { start: number; end: number }> {
-  const found: Array<LinkifierLink & { start: number; end: number; order: number }> = [];
+export function linkifierMatches(text: string, linkifiers: Linkifier[], budget: LinkifierBudget = newLinkifierBudget()): FoundLink[] {
+  const found: Array<FoundLink & { order: number }> = [];
   linkifiers.forEach((linkifier, order) => {
     const p = prepare(linkifier);
-    if (!p) return;
-    for (const match of text.matchAll(p.regex)) {
-      const matched = match.groups![OUTER];
-      if (!matched) continue;
-      const start = match.index! + match[0].indexOf(matched);
-      const url = linkifierUrl(p.urlFormatString, match.groups ?? {});
-      if (url !== null) found.push({ text: matched, url, start, end: start + matched.length, order });
-    }
+    if (p) matchLinkifier(text, p, budget, order, found);
   });
   found.sort((a, b) => a.start - b.start || a.order - b.order);
-  const result: Array<LinkifierLink & { start: number; end: number }> = [];
+  const result: FoundLink[] = [];
   let end = -1;
   for (const link of found) {
     if (link.start < end) continue;

@@ -5,7 +5,7 @@
 // markup. The caller fetches the render context (`fetchRenderContext`); rendering is pure.
 import MarkdownIt from "markdown-it";
 import type { Token } from "markdown-it";
-import { linkifierMatches, type Linkifier } from "./linkifiers.ts";
+import { linkifierMatches, newLinkifierBudget, type Linkifier, type LinkifierBudget } from "./linkifiers.ts";
 import type { RenderContext } from "./markdown/render-context.ts";
 import { escapeAttribute, escapeText, syntaxEnv, zulipSyntax, type SyntaxEnv } from "./markdown/zulip-syntax.ts";
 
@@ -108,6 +108,8 @@ md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, "
 interface RenderEnv {
   [key: string | symbol]: unknown;
   linkifiers?: Linkifier[];
+  /** Shared by every text of the message, nested renders included, so the whole message is bounded. */
+  linkifierBudget?: LinkifierBudget;
   syntax?: SyntaxEnv;
   state?: { hasLink: boolean; hasImage: boolean };
   depth?: number;
@@ -118,8 +120,10 @@ zulipSyntax(md);
 // The realm's linkifiers turn matches in plain text into links; text already inside a link, and
 // code, is left alone (code spans are their own token type and never reach this rule).
 md.core.ruler.after("linkify", "linkifiers", (state) => {
-  const linkifiers = (state.env as RenderEnv).linkifiers;
+  const env = state.env as RenderEnv;
+  const linkifiers = env.linkifiers;
   if (!linkifiers || linkifiers.length === 0) return;
+  const budget = (env.linkifierBudget ??= newLinkifierBudget());
   for (const block of state.tokens) {
     if (block.type !== "inline" || !block.children) continue;
     const children: Token[] = [];
@@ -127,7 +131,7 @@ md.core.ruler.after("linkify", "linkifiers", (state) => {
     for (const token of block.children) {
       if (token.type === "link_open") linkDepth++;
       if (token.type === "link_close") linkDepth--;
-      const matches = token.type === "text" && linkDepth === 0 ? linkifierMatches(token.content, linkifiers) : [];
+      const matches = token.type === "text" && linkDepth === 0 ? linkifierMatches(token.content, linkifiers, budget) : [];
       if (matches.length === 0) {
         children.push(token);
         continue;

@@ -4,7 +4,7 @@
 import type { Tx } from "@chat/db";
 import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
-import { htmlDiff } from "../lib/html-diff.ts";
+import { DIFF_TIMEOUT_MS, htmlDiff } from "../lib/html-diff.ts";
 import { accessMessage } from "./messages.ts";
 
 export interface EditHistoryEntry {
@@ -29,6 +29,9 @@ export async function messageEditHistory(tx: Tx, actor: Actor, messageId: number
   const message = await tx.message.findUniqueOrThrow({ where: { id: messageId } });
   const edits = await tx.messageEdit.findMany({ where: { message_id: messageId }, orderBy: { id: "desc" } });
 
+  // One request's diffs share a time budget, so a message edited many times cannot stall the node;
+  // once it is spent, the rest are plain replacements.
+  const diffDeadline = performance.now() + 3 * DIFF_TIMEOUT_MS;
   // Newest edit first: each entry shows the state after its edit, then steps back to before it.
   let topic = message.subject;
   let content = message.content;
@@ -44,7 +47,8 @@ export async function messageEditHistory(tx: Tx, actor: Actor, messageId: number
     if (edit.prev_content !== null) {
       entry.prev_content = edit.prev_content;
       entry.prev_rendered_content = edit.prev_rendered_content;
-      entry.content_html_diff = htmlDiff(edit.prev_rendered_content ?? "", rendered ?? "");
+      const timeout = Math.min(DIFF_TIMEOUT_MS, Math.floor(diffDeadline - performance.now()));
+      entry.content_html_diff = htmlDiff(edit.prev_rendered_content ?? "", rendered ?? "", Math.max(0, timeout));
       content = edit.prev_content;
       rendered = edit.prev_rendered_content;
     }
