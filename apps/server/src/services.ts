@@ -18,6 +18,20 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** Resolves once `redis` is ready, or after `timeoutMs` (the limiter then lets requests through until it is). */
+function connected(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === "ready") return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off("ready", done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once("ready", done);
+  });
+}
+
 export async function openServices(config: Config, options: { migrate: boolean }): Promise<Services> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrate: options.migrate });
   const bus = config.redisUrl
@@ -30,6 +44,8 @@ export async function openServices(config: Config, options: { migrate: boolean }
   rateLimitRedis?.on("error", () => {
     // Reported by the limiter when a count fails; ioredis would otherwise print every reconnect.
   });
+  // Requests that came before the connection would go uncounted.
+  if (rateLimitRedis) await connected(rateLimitRedis, 5000);
   return {
     config,
     db,
