@@ -14,10 +14,12 @@ const LIMITS = {
   RATE_LIMIT_IP_REQUESTS_PER_MINUTE: "20",
   RATE_LIMIT_LOGIN_FAILURES_PER_ACCOUNT: "3",
   RATE_LIMIT_LOGIN_FAILURES_PER_IP: "6",
-  RATE_LIMIT_LOGIN_WINDOW_SECONDS: "2",
+  // Long enough that a loaded machine's slow logins stay in one window; the test of the window
+  // passing has a server of its own with a short one.
+  RATE_LIMIT_LOGIN_WINDOW_SECONDS: "600",
 };
 
-function expectRateLimited(res: ApiResponse, windowSeconds = 60): void {
+function expectRateLimited(res: ApiResponse, windowSeconds: number): void {
   expect(res.status).toBe(429);
   expect(res.body).toEqual({ result: "error", msg: "API usage exceeded rate limit", code: "RATE_LIMIT_HIT", "retry-after": expect.any(Number) });
   expect(res.body["retry-after"]).toBeGreaterThan(0);
@@ -53,8 +55,8 @@ describe.each(MODES)("rate limits (%s)", (mode) => {
     const alice = await createTestUser(server, "Alice Limited");
     const bob = await createTestUser(server, "Bob Unaffected");
     await spend(alice.client, PER_USER);
-    expectRateLimited(await alice.client.get("/users/me"));
-    expectRateLimited(await alice.client.post("/users/me/presence", { status: "active" }));
+    expectRateLimited(await alice.client.get("/users/me"), 60);
+    expectRateLimited(await alice.client.post("/users/me/presence", { status: "active" }), 60);
     expect((await bob.client.get("/users/me")).status).toBe(200);
   });
 
@@ -69,8 +71,8 @@ describe.each(MODES)("rate limits (%s)", (mode) => {
     for (let i = 0; i < PER_USER / 2; i++) expect((await hot.client.post("/messages", { type: "private", to: JSON.stringify([hot.id]), content: `m${i}` })).status).toBe(200);
     expect(fetchRoute.stats.served - served.fetch).toBe(PER_USER / 2 - 1);
     expect(sendRoute.stats.served - served.send).toBe(PER_USER / 2);
-    expectRateLimited(await hot.client.get("/messages", page));
-    expectRateLimited(await hot.client.post("/messages", { type: "private", to: JSON.stringify([hot.id]), content: "one too many" }));
+    expectRateLimited(await hot.client.get("/messages", page), 60);
+    expectRateLimited(await hot.client.post("/messages", { type: "private", to: JSON.stringify([hot.id]), content: "one too many" }), 60);
     expect(fetchRoute.stats.served - served.fetch).toBe(PER_USER / 2 - 1);
     expect(sendRoute.stats.served - served.send).toBe(PER_USER / 2);
   });
@@ -84,37 +86,33 @@ describe.each(MODES)("rate limits (%s)", (mode) => {
       expect(res.status).toBe(200);
     }
     await spend(poller.client, PER_USER - 1);
-    expectRateLimited(await poller.client.get("/users/me"));
+    expectRateLimited(await poller.client.get("/users/me"), 60);
   });
 
   test("requests without credentials count per client address", async () => {
     for (let i = 0; i < 20; i++) expect((await server.anonymous.raw("get", "/server_settings").set("X-Forwarded-For", "203.0.113.9")).status).toBe(200);
     const limited = await server.anonymous.raw("get", "/server_settings").set("X-Forwarded-For", "203.0.113.9");
-    expectRateLimited({ status: limited.status, body: limited.body, headers: limited.headers as Record<string, string> });
+    expectRateLimited({ status: limited.status, body: limited.body, headers: limited.headers as Record<string, string> }, 60);
     expect((await server.anonymous.raw("get", "/users/me").set("X-Forwarded-For", "203.0.113.9")).status).toBe(429);
     expect((await server.anonymous.raw("get", "/server_settings").set("X-Forwarded-For", "203.0.113.10")).status).toBe(200);
   });
 
-  test("failed logins are throttled per account: past the limit even the right password waits for the window", async () => {
+  test("failed logins are throttled per account, even with the right password, from any address", async () => {
     const victim = await createTestUser(server, "Vic Victim");
     const ip = "198.51.100.1";
     for (let i = 0; i < 3; i++) {
       const failed = await fetchApiKeyFrom(server, ip, victim.email, "wrong-password");
       expect(failed).toMatchObject({ status: 401, body: { code: "AUTHENTICATION_FAILED" } });
     }
-    // Another address, the right password: the account waits.
-    const throttled = await fetchApiKeyFrom(server, "198.51.100.2", victim.email, "member-pass");
-    expectRateLimited(throttled, 2);
+    expectRateLimited(await fetchApiKeyFrom(server, "198.51.100.2", victim.email, "member-pass"), 600);
     // Other accounts from the same address go on.
     expect((await fetchApiKeyFrom(server, ip, OWNER_EMAIL, OWNER_PASSWORD)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
-    expect((await fetchApiKeyFrom(server, ip, victim.email, "member-pass")).status).toBe(200);
   });
 
   test("failed logins are throttled per address, whatever accounts they name", async () => {
     const ip = "198.51.100.3";
     for (let i = 0; i < 6; i++) expect((await fetchApiKeyFrom(server, ip, `nobody${i}@example.com`, "guess")).status).toBe(401);
-    expectRateLimited(await fetchApiKeyFrom(server, ip, OWNER_EMAIL, OWNER_PASSWORD), 2);
+    expectRateLimited(await fetchApiKeyFrom(server, ip, OWNER_EMAIL, OWNER_PASSWORD), 600);
     expect((await fetchApiKeyFrom(server, "198.51.100.4", OWNER_EMAIL, OWNER_PASSWORD)).status).toBe(200);
     const dev = await server.anonymous.raw("post", "/dev_fetch_api_key").set("X-Forwarded-For", ip).type("form").send({ username: OWNER_EMAIL });
     expect(dev.status).toBe(429);
@@ -129,7 +127,7 @@ describe.each(MODES)("rate limits (%s)", (mode) => {
     expect(limited.body.code).toBe("RATE_LIMIT_HIT");
     // Anyone who knows an email could otherwise lock its owner's apps out.
     expect((await kim.client.get("/users/me")).status).toBe(200);
-    expectRateLimited(await fetchApiKeyFrom(server, "198.51.100.7", kim.email, "member-pass"), 2);
+    expectRateLimited(await fetchApiKeyFrom(server, "198.51.100.7", kim.email, "member-pass"), 600);
   });
 
   if (mode === "postgres") {
@@ -140,13 +138,30 @@ describe.each(MODES)("rate limits (%s)", (mode) => {
         const other = second.client(shared.client.credentials);
         await spend(shared.client, PER_USER / 2);
         await spend(other, PER_USER / 2);
-        expectRateLimited(await other.get("/users/me"));
-        expectRateLimited(await shared.client.get("/users/me"));
+        expectRateLimited(await other.get("/users/me"), 60);
+        expectRateLimited(await shared.client.get("/users/me"), 60);
       } finally {
         await second.stop();
       }
     });
   }
+});
+
+describe.each(MODES)("a throttled account's window (%s)", (mode) => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer(mode, { ...LIMITS, RATE_LIMIT_LOGIN_WINDOW_SECONDS: "5" });
+  });
+  afterAll(() => server.stop());
+
+  test("the right password works again once the window has passed", async () => {
+    for (let i = 0; i < 3; i++) expect((await fetchApiKeyFrom(server, "198.51.100.9", OWNER_EMAIL, "wrong-password")).status).toBe(401);
+    const throttled = await fetchApiKeyFrom(server, "198.51.100.9", OWNER_EMAIL, OWNER_PASSWORD);
+    expectRateLimited(throttled, 5);
+    await new Promise((resolve) => setTimeout(resolve, throttled.body["retry-after"] * 1000 + 100));
+    expect((await fetchApiKeyFrom(server, "198.51.100.9", OWNER_EMAIL, OWNER_PASSWORD)).status).toBe(200);
+  });
 });
 
 describe.each(MODES)("RATE_LIMITING=false (%s)", (mode) => {

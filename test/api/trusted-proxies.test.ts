@@ -48,12 +48,11 @@ describe.each(MODES)("forwarded headers from an address TRUSTED_PROXIES does not
   });
 
   test("X-Forwarded-For is ignored: the rate limit counts the connection's address", async () => {
-    // Three addresses claimed, one address counted: the fourth request is over its limit. (The
-    // test above spent one request of it.)
+    // Four addresses claimed, one address counted (3 a minute): the fourth request is over the limit.
     const statuses: number[] = [];
-    for (const ip of ["203.0.113.1", "203.0.113.2", "203.0.113.3"]) {
+    for (const ip of ["203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4"]) {
       statuses.push((await server.anonymous.raw("get", "/server_settings").set("X-Forwarded-For", ip)).status);
     }
-    expect(statuses).toEqual([200, 200, 429]);
+    expect(statuses[3]).toBe(429);
   });
 });
