@@ -22,6 +22,8 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
     REDIS_PREFIX: redis.prefix,
     BOOTSTRAP_OWNER_PASSWORD: "bench-password",
     LOG_LEVEL: "info",
+    // A benchmark is one client sending as fast as it can.
+    RATE_LIMITING: "false",
   }, {
     // For profiling the server under load, e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
     nodeArgs: process.env.BENCH_SERVER_NODE_ARGS?.split(/\s+/).filter(Boolean),

@@ -25,7 +25,7 @@ export function startProcess(env: Record<string, string>, { timeoutMs = 60_000, 
   // One process, as `npm start` runs it (tsx as a loader, not a wrapper), so signals reach the server itself.
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", MAIN], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NODE_ENV: "production", LOG_LEVEL: "info", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NODE_ENV: "production", LOG_LEVEL: "info", RATE_LIMITING: "false", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

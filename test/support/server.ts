@@ -40,6 +40,8 @@ export async function startTestServer(mode: Mode, env: Record<string, string> = 
     BOOTSTRAP_OWNER_PASSWORD: OWNER_PASSWORD,
     BOOTSTRAP_OWNER_NAME: "Olivia Owner",
     DATA_DIR: "memory://",
+    // Tests send as fast as they can; the rate limit tests turn it on.
+    RATE_LIMITING: "false",
   };
   if (mode === "postgres") {
     database = await createTestDatabase();

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { requireUser, type HotRoute } from "@chat/http";
+import { limitByIp, requireUser, type HotRoute } from "@chat/http";
 import { authRoutes } from "./routes/auth.ts";
 import { messageFetchHotRoute, messageFetchRoutes } from "./routes/message-fetch.ts";
 import { messageRoutes, messageSendHotRoute } from "./routes/messages.ts";
@@ -30,11 +30,13 @@ import type { ApiServices } from "./services.ts";
 export function apiRouter(services: ApiServices): Router {
   const api = Router();
   // Endpoints that need no credentials come first; everything after requires HTTP Basic.
+  // Counted per client address whether or not credentials came along, since nothing checks them.
+  api.use(["/server_settings", "/fetch_api_key", "/dev_fetch_api_key"], limitByIp(services.rateLimits));
   api.use(serverSettingsRoutes(services));
   api.use(authRoutes(services));
   // GET /messages authenticates itself, keeping the user for its hot route (apiHotRoutes).
   api.use(messageFetchRoutes(services));
-  api.use(requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost }));
+  api.use(requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits }));
   api.use(userRoutes(services));
   api.use(renderRoutes(services));
   api.use(messageRoutes(services));

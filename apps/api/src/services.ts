@@ -1,5 +1,6 @@
 import type { PrismaClient } from "@chat/db";
 import type { ActionRunner, ActorCache, MessageCache, ServerContext } from "@chat/core";
+import type { RateLimits } from "@chat/http";
 
 /** What the API tier's routes need; built once per process by the server. */
 export interface ApiServices {
@@ -10,4 +11,6 @@ export interface ApiServices {
   messageCache: MessageCache;
   /** This node's copy of the users GET /messages has authenticated. */
   actorCache: ActorCache;
+  /** Requests per user and per address, failed logins (rate-limit.ts). */
+  rateLimits: RateLimits;
 }

@@ -15,7 +15,7 @@ import {
   takeStaleSections,
   type RegisterOptions,
 } from "@chat/core";
-import { actorOf, params, parseParams, requireUser, route, success } from "@chat/http";
+import { actorOf, params, parseParams, requestProtocol, requireUser, route, success } from "@chat/http";
 import type { QueueSettings } from "./queue-settings.ts";
 import type { EventServices } from "./services.ts";
 import type { LongPollWaiters } from "./waiters.ts";
@@ -43,7 +43,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
   const router = Router();
   const { prisma, bus, ctx } = services;
   const { queues, changes } = bus;
-  router.use(["/register", "/events"], requireUser({ prisma, externalHost: ctx.externalHost }));
+  router.use(["/register", "/events"], requireUser({ prisma, externalHost: ctx.externalHost, rateLimits: services.rateLimits }));
 
   router.post(
     "/register",
@@ -74,7 +74,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
         narrow: parseEventsNarrow(p.narrow),
         notificationSettingsNull: p.client_capabilities.notification_settings_null === true,
         bulkMessageDeletion: p.client_capabilities.bulk_message_deletion === true,
-        realmUri: realmUri(actor.realm.string_id, ctx.externalHost, req.protocol),
+        realmUri: realmUri(actor.realm.string_id, ctx.externalHost, requestProtocol(req)),
       };
       const settings: QueueSettings = {
         eventTypes: options.eventTypes,

@@ -42,7 +42,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let events: EventTier | null = null;
   let worker: WorkerTier | null = null;
   if (role === "all" || role === "events") {
-    events = await startEventTier({ prisma: services.db.prisma, bus: services.bus, ctx: services.ctx, heartbeatMs: config.eventHeartbeatSeconds * 1000 });
+    events = await startEventTier({
+      prisma: services.db.prisma,
+      bus: services.bus,
+      ctx: services.ctx,
+      rateLimits: services.rateLimits,
+      heartbeatMs: config.eventHeartbeatSeconds * 1000,
+    });
   }
   if (role === "all" || role === "worker") {
     worker = startWorker({
@@ -56,10 +62,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let server: http.Server | null = null;
   let hotRoutes: HotRoute[] = [];
   if (role !== "worker") {
-    const apiServices = { prisma: services.db.prisma, actions: services.actions, ctx: services.ctx, messageCache: services.messageCache, actorCache: new ActorCache() };
+    const apiServices = {
+      prisma: services.db.prisma,
+      actions: services.actions,
+      ctx: services.ctx,
+      messageCache: services.messageCache,
+      actorCache: new ActorCache(),
+      rateLimits: services.rateLimits,
+    };
     if (role !== "events") hotRoutes = apiHotRoutes(apiServices);
     const api = role === "api" ? apiRouter(apiServices) : role === "events" ? events!.router : Router().use(events!.router).use(apiRouter(apiServices));
-    const app = withHotRoutes(createHttpApp({ api }), hotRoutes);
+    const app = withHotRoutes(createHttpApp({ api, trustedProxies: config.trustedProxies }), hotRoutes);
     server = http.createServer(app);
     // Long polls hold a request for up to the heartbeat wait; keep sockets open past it.
     server.keepAliveTimeout = 65_000;

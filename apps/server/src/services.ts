@@ -1,9 +1,11 @@
 // Builds everything a process needs from its configuration: the database (Postgres or embedded
 // PGlite), the bus (Redis or in-process), and the action runner that ties them together.
+import { Redis } from "ioredis";
 import { createMemoryBus, createRedisBus, type Bus } from "@chat/bus";
 import type { Config } from "@chat/config";
 import { ActionRunner, MessageCache, type ServerContext } from "@chat/core";
 import { openDatabase, type Database } from "@chat/db";
+import { RateLimits } from "@chat/http";
 
 export interface Services {
   config: Config;
@@ -12,7 +14,22 @@ export interface Services {
   ctx: ServerContext;
   actions: ActionRunner;
   messageCache: MessageCache;
+  rateLimits: RateLimits;
   close(): Promise<void>;
+}
+
+/** Resolves once `redis` is ready, or after `timeoutMs` (the limiter then lets requests through until it is). */
+function connected(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === "ready") return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off("ready", done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once("ready", done);
+  });
 }
 
 export async function openServices(config: Config, options: { migrate: boolean }): Promise<Services> {
@@ -21,16 +38,26 @@ export async function openServices(config: Config, options: { migrate: boolean }
     ? createRedisBus({ url: config.redisUrl, prefix: config.redisPrefix, shards: config.changeStreamShards })
     : createMemoryBus();
   const actions = new ActionRunner(db.prisma, bus.changes);
+  // Its own connection, which fails a command at once while Redis is away rather than queueing it:
+  // the limiter then lets requests through (rate-limit.ts).
+  const rateLimitRedis = config.redisUrl && config.rateLimits.enabled ? new Redis(config.redisUrl, { enableOfflineQueue: false, commandTimeout: 1000, maxRetriesPerRequest: 1 }) : null;
+  rateLimitRedis?.on("error", () => {
+    // Reported by the limiter when a count fails; ioredis would otherwise print every reconnect.
+  });
+  // Requests that came before the connection would go uncounted.
+  if (rateLimitRedis) await connected(rateLimitRedis, 5000);
   return {
     config,
     db,
     bus,
     actions,
     messageCache: new MessageCache(db.prisma, { maxBytes: config.messageCacheMb * 1024 * 1024 }),
+    rateLimits: new RateLimits(config.rateLimits, rateLimitRedis ? { redis: rateLimitRedis, prefix: config.redisPrefix } : null),
     ctx: { externalHost: config.externalHost, devMode: config.devMode },
     async close() {
       await actions.flush();
       await bus.close();
+      rateLimitRedis?.disconnect();
       await db.close();
     },
   };

@@ -1,5 +1,6 @@
 // Every setting comes from the environment, is parsed here once, and is typed from then on.
 // A bad value stops the process with a message naming the variable, before anything starts.
+import { isIP } from "node:net";
 import path from "node:path";
 
 export type Role = "all" | "api" | "events" | "worker";
@@ -31,6 +32,26 @@ export interface Config {
   /** Memory each API process may keep fetched messages in; 0 reads every message from the database. */
   messageCacheMb: number;
   logLevel: string;
+  rateLimits: RateLimitConfig;
+  /**
+   * Addresses whose X-Forwarded-For and X-Forwarded-Proto are believed (Express's `trust proxy`):
+   * IPs, CIDRs or Express's names (loopback, linklocal, uniquelocal); empty trusts none.
+   */
+  trustedProxies: string[];
+}
+
+/** Zulip's limits by default (zproject/default_settings.py RATE_LIMITING_RULES). */
+export interface RateLimitConfig {
+  enabled: boolean;
+  /** Requests per minute of each authenticated user (Zulip's api_by_user). */
+  userRequestsPerMinute: number;
+  /** Requests per minute of each client address without credentials (Zulip's api_by_ip). */
+  ipRequestsPerMinute: number;
+  /** Failed logins per account within the window (Zulip's authenticate_by_username). */
+  loginFailuresPerAccount: number;
+  /** Failed logins from one client address within the window, whatever accounts they name. */
+  loginFailuresPerIp: number;
+  loginFailureWindowSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -73,6 +94,29 @@ function readUrl(env: Env, name: string, protocols: string[]): string | null {
     throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(" or ")}`);
   }
   return raw;
+}
+
+const PROXY_NAMES = ["loopback", "linklocal", "uniquelocal"];
+
+/** TRUSTED_PROXIES as Express's `trust proxy` takes it, each entry checked here rather than at the first request. */
+function readTrustedProxies(env: Env): string[] {
+  const raw = readString(env, "TRUSTED_PROXIES", "loopback").trim();
+  if (raw.toLowerCase() === "none") return [];
+  return raw.split(",").map((entry) => {
+    const value = entry.trim();
+    if (PROXY_NAMES.includes(value.toLowerCase())) return value.toLowerCase();
+    const slash = value.indexOf("/");
+    const address = slash === -1 ? value : value.slice(0, slash);
+    const family = isIP(address);
+    const bits = slash === -1 ? null : value.slice(slash + 1);
+    const maxBits = family === 6 ? 128 : 32;
+    if (family === 0 || (bits !== null && (!/^\d{1,3}$/.test(bits) || Number(bits) > maxBits))) {
+      throw new ConfigError(
+        `TRUSTED_PROXIES must be a comma-separated list of IP addresses, CIDR ranges (10.0.0.0/8) or ${PROXY_NAMES.join(", ")}, or none; got ${JSON.stringify(value)}`,
+      );
+    }
+    return value;
+  });
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -120,5 +164,14 @@ export function loadConfig(env: Env = process.env): Config {
     changeStreamShards: readInt(env, "CHANGE_STREAM_SHARDS", 4, 1, 1024),
     messageCacheMb: readInt(env, "MESSAGE_CACHE_MB", 64, 0, 1024 * 1024),
     logLevel: readString(env, "LOG_LEVEL", "info"),
+    rateLimits: {
+      enabled: readBool(env, "RATE_LIMITING", true),
+      userRequestsPerMinute: readInt(env, "RATE_LIMIT_USER_REQUESTS_PER_MINUTE", 200, 1, 1_000_000),
+      ipRequestsPerMinute: readInt(env, "RATE_LIMIT_IP_REQUESTS_PER_MINUTE", 100, 1, 1_000_000),
+      loginFailuresPerAccount: readInt(env, "RATE_LIMIT_LOGIN_FAILURES_PER_ACCOUNT", 5, 1, 1_000_000),
+      loginFailuresPerIp: readInt(env, "RATE_LIMIT_LOGIN_FAILURES_PER_IP", 50, 1, 1_000_000),
+      loginFailureWindowSeconds: readInt(env, "RATE_LIMIT_LOGIN_WINDOW_SECONDS", 1800, 1, 7 * 24 * 3600),
+    },
+    trustedProxies: readTrustedProxies(env),
   };
 }

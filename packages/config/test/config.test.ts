@@ -46,6 +46,25 @@ describe("loadConfig", () => {
     expect(config.bootstrap.ownerPassword).toBe("long-enough");
   });
 
+  test("rate limits are Zulip's unless set; forwarded headers are trusted from loopback unless set", () => {
+    expect(loadConfig({})).toMatchObject({
+      rateLimits: { enabled: true, userRequestsPerMinute: 200, ipRequestsPerMinute: 100, loginFailuresPerAccount: 5, loginFailuresPerIp: 50, loginFailureWindowSeconds: 1800 },
+      trustedProxies: ["loopback"],
+    });
+    const config = loadConfig({
+      RATE_LIMITING: "false",
+      RATE_LIMIT_USER_REQUESTS_PER_MINUTE: "10",
+      RATE_LIMIT_IP_REQUESTS_PER_MINUTE: "20",
+      RATE_LIMIT_LOGIN_FAILURES_PER_ACCOUNT: "3",
+      RATE_LIMIT_LOGIN_FAILURES_PER_IP: "6",
+      RATE_LIMIT_LOGIN_WINDOW_SECONDS: "60",
+      TRUSTED_PROXIES: " 10.0.0.1, 192.168.0.0/16 ,fd00::/8,LinkLocal",
+    });
+    expect(config.rateLimits).toEqual({ enabled: false, userRequestsPerMinute: 10, ipRequestsPerMinute: 20, loginFailuresPerAccount: 3, loginFailuresPerIp: 6, loginFailureWindowSeconds: 60 });
+    expect(config.trustedProxies).toEqual(["10.0.0.1", "192.168.0.0/16", "fd00::/8", "linklocal"]);
+    expect(loadConfig({ TRUSTED_PROXIES: "none" }).trustedProxies).toEqual([]);
+  });
+
   test.each([
     [{ ROLE: "frontend" }, /ROLE must be one of all, api, events, worker/],
     [{ PORT: "http" }, /PORT must be a whole number/],
@@ -61,6 +80,12 @@ describe("loadConfig", () => {
     [{ BOOTSTRAP_OWNER_EMAIL: "nobody" }, /BOOTSTRAP_OWNER_EMAIL is not an email address/],
     [{ BOOTSTRAP_OWNER_PASSWORD: "short" }, /at least 8 characters/],
     [{ EVENT_HEARTBEAT_SECONDS: "0" }, /EVENT_HEARTBEAT_SECONDS must be between 1 and 600/],
+    [{ RATE_LIMITING: "sometimes" }, /RATE_LIMITING must be true or false/],
+    [{ RATE_LIMIT_USER_REQUESTS_PER_MINUTE: "0" }, /RATE_LIMIT_USER_REQUESTS_PER_MINUTE must be between 1 and/],
+    [{ TRUSTED_PROXIES: "proxy.internal" }, /TRUSTED_PROXIES must be a comma-separated list .* got "proxy.internal"/],
+    [{ TRUSTED_PROXIES: "10.0.0.0/33" }, /TRUSTED_PROXIES .* got "10.0.0.0\/33"/],
+    [{ TRUSTED_PROXIES: "127.0.0.1," }, /TRUSTED_PROXIES .* got ""/],
+    [{ TRUSTED_PROXIES: "true" }, /TRUSTED_PROXIES .* got "true"/],
   ])("%j is refused with a message naming the variable", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

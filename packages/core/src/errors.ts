@@ -69,6 +69,16 @@ export class AuthenticationFailedError extends JsonableError {
   }
 }
 
+/** Zulip's RateLimitedError: `retry-after` in the body as well as the header, in seconds. */
+export class RateLimitedError extends JsonableError {
+  readonly retryAfterSeconds: number;
+
+  constructor(retryAfterSeconds: number) {
+    super("API usage exceeded rate limit", { code: "RATE_LIMIT_HIT", status: 429, extra: { "retry-after": retryAfterSeconds } });
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 export class StreamDoesNotExistError extends JsonableError {
   constructor(stream: string) {
     super(`Stream '${stream}' does not exist`, { code: "STREAM_DOES_NOT_EXIST", extra: { stream } });
@@ -91,12 +101,6 @@ export class AdministratorRequiredError extends JsonableError {
 export class OwnerRequiredError extends JsonableError {
   constructor() {
     super("Must be an organization owner", { code: "UNAUTHORIZED_PRINCIPAL" });
-  }
-}
-
-export class RateLimitedError extends JsonableError {
-  constructor(retryAfterSeconds: number) {
-    super("API usage exceeded rate limit", { code: "RATE_LIMIT_HIT", status: 429, extra: { "retry-after": retryAfterSeconds } });
   }
 }
 

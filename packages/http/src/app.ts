@@ -1,7 +1,7 @@
 // The Express pieces both HTTP tiers share: body parsing, JSON errors, and nothing that can
 // answer with a stack trace.
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response, type Router } from "express";
-import { JsonableError } from "@chat/core";
+import { JsonableError, RateLimitedError } from "@chat/core";
 import { logger } from "@chat/logger";
 import { multipartBody } from "./multipart.ts";
 
@@ -33,6 +33,8 @@ export function bodyErrorJson(type: unknown): { result: "error"; msg: string; co
 const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   if (res.headersSent) return;
   if (error instanceof JsonableError) {
+    // HTTP wants whole seconds; the body keeps Zulip's fraction.
+    if (error instanceof RateLimitedError) res.setHeader("Retry-After", String(Math.ceil(error.retryAfterSeconds)));
     res.status(error.status).json(error.toJSON());
     return;
   }
@@ -51,6 +53,8 @@ export interface HttpAppOptions {
   api: Router;
   /** Mounted at the root, before the API (health checks, uploads). */
   root?: Router;
+  /** Proxies whose X-Forwarded-For and -Proto are believed (TRUSTED_PROXIES; loopback unless given); none when empty. */
+  trustedProxies?: string[];
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -58,7 +62,10 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.disable("x-powered-by");
   // API responses are not cached by clients; a weak ETag would hash every body (58 KiB for a page of messages).
   app.set("etag", false);
-  app.set("trust proxy", true);
+  // Anyone else's X-Forwarded-* would choose the client address the rate limits count and the
+  // scheme of realm_uri.
+  const trustedProxies = options.trustedProxies ?? ["loopback"];
+  app.set("trust proxy", trustedProxies.length === 0 ? false : trustedProxies);
   app.set("query parser", "simple");
   app.use(express.urlencoded({ extended: false, limit: "5mb", parameterLimit: 10_000 }));
   app.use(multipartBody);

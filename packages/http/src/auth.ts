@@ -1,11 +1,26 @@
 import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { PrismaClient } from "@chat/db";
-import { authenticateApiKey, authenticateApiKeyVersioned, InvalidArgumentError, getRealmForSubdomain, NotLoggedInError, subdomainForHost, type Actor, type ActorCache, type ActorVersion, type Realm } from "@chat/core";
+import {
+  authenticateApiKey,
+  authenticateApiKeyVersioned,
+  getRealmForSubdomain,
+  InvalidApiKeyError,
+  InvalidArgumentError,
+  NotLoggedInError,
+  RateLimitedError,
+  subdomainForHost,
+  type Actor,
+  type ActorCache,
+  type ActorVersion,
+  type Realm,
+} from "@chat/core";
+import { clientIp, countIpRequest, countUserRequest, loginAccountKey, type RateLimits } from "./rate-limit.ts";
 
 export interface AuthOptions {
   prisma: PrismaClient;
   externalHost: string;
+  rateLimits: RateLimits;
 }
 
 export function requestSubdomain(req: Pick<IncomingMessage, "headers">, externalHost: string): string {
@@ -24,13 +39,37 @@ function parseBasic(header: string | undefined): { email: string; apiKey: string
   return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
 }
 
-function credentialsOf(req: Request, res: Response): { email: string; apiKey: string } {
+/**
+ * The user a request's HTTP Basic names, counted for the rate limits: a request without
+ * credentials per client address, a wrong API key as a failed login, the rest per user.
+ */
+async function authenticateRequest<T extends { actor: Actor }>(
+  options: AuthOptions,
+  req: Request,
+  res: Response,
+  authenticate: (subdomain: string, credentials: { email: string; apiKey: string }) => Promise<T>,
+): Promise<T> {
   const credentials = parseBasic(req.headers.authorization);
   if (!credentials) {
+    await countIpRequest(options.rateLimits, req);
     res.setHeader("WWW-Authenticate", 'Basic realm="zulip"');
     throw new NotLoggedInError();
   }
-  return credentials;
+  const subdomain = requestSubdomain(req, options.externalHost);
+  let result: T;
+  try {
+    result = await authenticate(subdomain, credentials);
+  } catch (error) {
+    // A right key is never refused for others' wrong ones (anyone could lock a user's apps out
+    // with a few): past the limit, wrong keys are answered 429 rather than 401.
+    if (error instanceof InvalidApiKeyError) {
+      const wait = await options.rateLimits.countLoginFailure(loginAccountKey(subdomain, credentials.email), clientIp(req));
+      if (wait !== null) throw new RateLimitedError(wait);
+    }
+    throw error;
+  }
+  await countUserRequest(options.rateLimits, req, result.actor.id);
+  return result;
 }
 
 /**
@@ -40,10 +79,11 @@ function credentialsOf(req: Request, res: Response): { email: string; apiKey: st
 export function requireUserKeepingCopy(options: AuthOptions & { actors: ActorCache }): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const credentials = credentialsOf(req, res);
-      const subdomain = requestSubdomain(req, options.externalHost);
-      const { actor, version } = await authenticateApiKeyVersioned(options.prisma, subdomain, credentials.email, credentials.apiKey);
-      options.actors.set(subdomain, credentials.email, credentials.apiKey, actor, version);
+      const { actor } = await authenticateRequest(options, req, res, async (subdomain, credentials) => {
+        const { actor, version } = await authenticateApiKeyVersioned(options.prisma, subdomain, credentials.email, credentials.apiKey);
+        options.actors.set(subdomain, credentials.email, credentials.apiKey, actor, version);
+        return { actor };
+      });
       res.locals.actor = actor;
       next();
     } catch (error) {
@@ -66,7 +106,7 @@ export function cachedActorFor(options: { externalHost: string; actors: ActorCac
  * The user a hot request's HTTP Basic names, read as requireUser reads it; undefined without
  * credentials (the ordinary route answers those, with its WWW-Authenticate header).
  */
-export async function authenticateHotRequest(options: AuthOptions, req: IncomingMessage): Promise<Actor | undefined> {
+export async function authenticateHotRequest(options: Omit<AuthOptions, "rateLimits">, req: IncomingMessage): Promise<Actor | undefined> {
   const credentials = parseBasic(req.headers.authorization);
   if (!credentials) return undefined;
   return authenticateApiKey(options.prisma, requestSubdomain(req, options.externalHost), credentials.email, credentials.apiKey);
@@ -76,8 +116,10 @@ export async function authenticateHotRequest(options: AuthOptions, req: Incoming
 export function requireUser(options: AuthOptions): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const credentials = credentialsOf(req, res);
-      res.locals.actor = await authenticateApiKey(options.prisma, requestSubdomain(req, options.externalHost), credentials.email, credentials.apiKey);
+      const { actor } = await authenticateRequest(options, req, res, async (subdomain, credentials) => ({
+        actor: await authenticateApiKey(options.prisma, subdomain, credentials.email, credentials.apiKey),
+      }));
+      res.locals.actor = actor;
       next();
     } catch (error) {
       next(error);
@@ -86,7 +128,7 @@ export function requireUser(options: AuthOptions): RequestHandler {
 }
 
 /** The realm the Host names, for endpoints that need no credentials. */
-export function requireRealm(options: AuthOptions): RequestHandler {
+export function requireRealm(options: Omit<AuthOptions, "rateLimits">): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       res.locals.realm = await getRealmForSubdomain(options.prisma, requestSubdomain(req, options.externalHost));

@@ -3,3 +3,5 @@ export * from "./auth.ts";
 export * from "./app.ts";
 export * from "./multipart.ts";
 export * from "./hot-routes.ts";
+export * from "./rate-limit.ts";
+export * from "./forwarded.ts";

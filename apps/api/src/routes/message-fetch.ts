@@ -3,6 +3,7 @@ import { badRequest, fetchMessages, MissingArgumentError, parseNarrow, type Acto
 import {
   actorOf,
   cachedActorFor,
+  countHotRequest,
   MAX_INT,
   hotRoute,
   params,
@@ -62,7 +63,7 @@ export function messageFetchRoutes(services: ApiServices): Router {
   // Reached when the hot route below declines: the user is read afresh and kept for next time.
   router.get(
     "/messages",
-    requireUserKeepingCopy({ prisma: services.prisma, externalHost: services.ctx.externalHost, actors: services.actorCache }),
+    requireUserKeepingCopy({ prisma: services.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits, actors: services.actorCache }),
     route(async (req, res) => {
       res.type("json").send(responseBody(await fetch(req, actorOf(res), null)));
     }),
@@ -85,6 +86,7 @@ export function messageFetchHotRoute(services: ApiServices): HotRoute {
     async handle({ req, query }, res) {
       const cached = cachedActorFor(copies, req);
       if (cached === undefined) return false;
+      if (!(await countHotRequest(services.rateLimits, req, cached.actor.id))) return false;
       const result = await fetch({ query, body: undefined }, cached.actor, cached.version);
       sendJsonBody(res, 200, responseBody(result));
       return true;

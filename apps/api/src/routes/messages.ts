@@ -1,7 +1,23 @@
 import type { IncomingMessage } from "node:http";
 import { Router } from "express";
 import { badRequest, MAX_MESSAGE_LENGTH, MAX_PRIVATE_RECIPIENTS, sendMessageAtomic, type Actor, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
-import { actorOf, authenticateHotRequest, DEFAULT_MAX_JSON_LENGTH, MAX_INT, MIN_INT, hotRoute, params, parseParams, rawParam, route, sendJsonBody, success, type HotRoute, type ParamSource } from "@chat/http";
+import {
+  actorOf,
+  authenticateHotRequest,
+  countHotRequest,
+  DEFAULT_MAX_JSON_LENGTH,
+  MAX_INT,
+  MIN_INT,
+  hotRoute,
+  params,
+  parseParams,
+  rawParam,
+  route,
+  sendJsonBody,
+  success,
+  type HotRoute,
+  type ParamSource,
+} from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
 
@@ -87,6 +103,7 @@ export function messageSendHotRoute(services: ApiServices): HotRoute {
     async handle({ req, query, body }, res) {
       const actor = await authenticateHotRequest(auth, req);
       if (actor === undefined) return false;
+      if (!(await countHotRequest(services.rateLimits, req, actor.id))) return false;
       const result = await send({ query, body }, actor, req);
       sendJsonBody(res, 200, JSON.stringify({ result: "success", msg: "", id: result.id }));
       return true;

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { getRealmForSubdomain, realmUri, renderMarkdown } from "@chat/core";
-import { requestSubdomain, route, success } from "@chat/http";
+import { requestProtocol, requestSubdomain, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /** The Zulip release whose API this server speaks; the official clients check these two. */
@@ -44,7 +44,7 @@ export function serverSettingsRoutes(services: ApiServices): Router {
       const realm = await getRealmForSubdomain(prisma, subdomain).catch(() => null);
       if (realm) {
         Object.assign(settings, {
-          realm_uri: realmUri(subdomain, ctx.externalHost, req.protocol),
+          realm_uri: realmUri(subdomain, ctx.externalHost, requestProtocol(req)),
           realm_name: realm.name,
           realm_icon: "/static/images/logo/zulip-icon-128x128.png",
           // Markdown to HTML; raw HTML in the description is escaped, never passed through.
