@@ -1,7 +1,8 @@
-import Redis from "ioredis";
+import type Redis from "ioredis";
 import { DEDUPE_WINDOW_MS, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import { STREAM_START, type EventPayload, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
+import { connectRedis } from "./connection";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
 import { defineQueueScripts } from "./queue-scripts";
@@ -20,6 +21,7 @@ const IDLE_SCAN_BATCH = 500;
  * sets and one sorted set of queues by last poll.
  */
 export class RedisQueueStore implements QueueStore {
+  private readonly url: string;
   private readonly redis: Redis;
   private readonly keys: BusKeys;
   private readonly log: BusLog;
@@ -30,7 +32,8 @@ export class RedisQueueStore implements QueueStore {
   constructor(options: RedisQueueStoreOptions) {
     this.keys = new BusKeys(options.prefix);
     this.log = options.log ?? stderrLog;
-    this.redis = new Redis(options.url);
+    this.url = options.url;
+    this.redis = connectRedis(options.url, "queue store", this.log);
     defineQueueScripts(this.redis);
   }
 
@@ -160,7 +163,8 @@ export class RedisQueueStore implements QueueStore {
   }
 
   private async subscribe(): Promise<void> {
-    this.subscriber ??= this.redis.duplicate();
+    // ioredis subscribes again by itself after a reconnect.
+    this.subscriber ??= connectRedis(this.url, "queue-ready subscription", this.log);
     this.subscriber.on("message", (_channel: string, message: string) => {
       let queueIds: unknown;
       try {
