@@ -24,11 +24,19 @@ export const OUTAGE_AWARE_REDIS_OPTIONS: RedisOptions = {
 
 /**
  * A connection with the bus's outage limits (`overrides` for a connection that blocks on purpose).
- * Connection errors are logged once per outage, not on every reconnect attempt; without a listener
- * ioredis prints each of them.
+ * Connection errors are logged once per outage, not on every reconnect attempt.
  */
 export function connectRedis(url: string, name: string, log: BusLog, overrides: RedisOptions = {}): Redis {
   const redis = new Redis(url, { ...OUTAGE_AWARE_REDIS_OPTIONS, ...overrides });
+  logOutages(redis, name, log);
+  return redis;
+}
+
+/**
+ * Logs a connection's failure when it starts and its return, not each reconnect attempt (without
+ * an "error" listener ioredis prints every one of them).
+ */
+export function logOutages(redis: Redis, name: string, log: BusLog): void {
   let failing = false;
   redis.on("error", (error: unknown) => {
     if (failing) return;
@@ -40,5 +48,4 @@ export function connectRedis(url: string, name: string, log: BusLog, overrides: 
     failing = false;
     log(`redis connection ${name} is back`);
   });
-  return redis;
 }
