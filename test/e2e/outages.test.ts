@@ -104,16 +104,27 @@ function send(content: string): Promise<ApiResponse> {
   return owner.post("/messages", { type: "stream", to: "general", topic: "outages", content });
 }
 
+/** The fields of an event these tests read. */
+interface QueueEvent {
+  id: number;
+  type: string;
+  message?: { content: string };
+}
+
+function isMessageWith(event: QueueEvent, content: string): boolean {
+  return event.type === "message" && event.message !== undefined && event.message.content.includes(content);
+}
+
 /** Polls the queue until an event for a message with this content arrives; every event read. */
-async function eventsUntil(queueId: string, content: string, timeoutMs = 15_000): Promise<Record<string, any>[]> {
+async function eventsUntil(queueId: string, content: string, timeoutMs = 15_000): Promise<QueueEvent[]> {
   const started = Date.now();
-  const seen: Record<string, any>[] = [];
+  const seen: QueueEvent[] = [];
   let lastEventId = -1;
-  while (!seen.some((event) => event.type === "message" && event.message.content.includes(content))) {
+  while (!seen.some((event) => isMessageWith(event, content))) {
     if (Date.now() - started > timeoutMs) throw new Error(`no event for "${content}" within ${timeoutMs} ms; saw ${JSON.stringify(seen)}`);
     const res = await owner.get("/events", { queue_id: queueId, last_event_id: lastEventId, dont_block: true });
     expect(res.body.result).toBe("success");
-    for (const event of res.body.events as Record<string, any>[]) {
+    for (const event of res.body.events as QueueEvent[]) {
       seen.push(event);
       lastEventId = event.id;
     }
@@ -159,7 +170,7 @@ describe("Redis outage", () => {
     }
 
     const events = await eventsUntil(queueId, "sent while Redis was paused");
-    expect(events.filter((event) => event.type === "message" && event.message.content.includes("sent while Redis was paused"))).toHaveLength(1);
+    expect(events.filter((event) => isMessageWith(event, "sent while Redis was paused"))).toHaveLength(1);
     const sweptAfter = Date.now();
     while ((await outboxRows()) > 0) {
       if (Date.now() - sweptAfter > 10_000) throw new Error("the outbox was not emptied");
@@ -197,9 +208,9 @@ describe("Redis outage", () => {
     while (!arrived) {
       const polled = await owner.get("/events", { queue_id: queueId, last_event_id: lastEventId });
       expect(polled.body.result).toBe("success");
-      for (const event of polled.body.events as Record<string, any>[]) {
+      for (const event of polled.body.events as QueueEvent[]) {
         lastEventId = event.id;
-        if (event.type === "message" && event.message.content === "sent after Redis came back") arrived = true;
+        if (isMessageWith(event, "sent after Redis came back")) arrived = true;
       }
     }
     measured.push(`Redis back: a new send reached a long poll in ${Date.now() - started} ms`);
