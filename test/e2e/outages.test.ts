@@ -3,7 +3,8 @@
 // - Redis paused (SIGSTOP: unreachable, data kept): what needs Redis (/register, GET /events)
 //   answers JSON 503 with Retry-After within 2 s; what does not (GET /users/me) succeeds; a send
 //   commits and succeeds, and after SIGCONT its event reaches the queue registered before, once.
-// - Redis killed, then started again on the same port: the same 503s; the server recovers by itself
+// - Redis killed, then started again on the same port: the same 503s, a long poll already waiting
+//   included; the server recovers by itself
 //   (no restart), and the send made meanwhile is published by the outbox sweeper; the process
 //   does not spin while it waits.
 // - Postgres stopped (fast, then immediate): requests, hot routes and event routes included, answer
@@ -179,7 +180,17 @@ describe("Redis outage", () => {
   });
 
   test("killed and started again: 503 within 2 s meanwhile, recovery without a restart, and the send made meanwhile published by the outbox sweeper", async () => {
+    // A long poll already waiting answers too, not only at its heartbeat (20 s here).
+    const before = await owner.post("/register", { event_types: ["message"] });
+    const waiting = owner.get("/events", { queue_id: before.body.queue_id, last_event_id: before.body.last_event_id });
+    await sleep(300);
+    const killedAt = Date.now();
     await redis!.kill();
+    const waited = await waiting;
+    measured.push(`Redis killed: a waiting GET /events answered ${waited.status} ${Date.now() - killedAt} ms after the kill`);
+    expect([waited.status, waited.body.code, waited.headers["retry-after"]]).toEqual([503, "SERVICE_UNAVAILABLE", "5"]);
+    expect(Date.now() - killedAt).toBeLessThan(MAX_OUTAGE_ANSWER_MS);
+
     await expectUnavailable("Redis killed: POST /register", () => owner.post("/register", { event_types: ["message"] }));
     await expectUnavailable("Redis killed: GET /events", () => owner.get("/events", { queue_id: "no-such-queue", last_event_id: -1 }));
     await expectSuccess("Redis killed: POST /messages", () => send("sent while Redis was down"));

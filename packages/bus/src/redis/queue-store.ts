@@ -26,6 +26,7 @@ export class RedisQueueStore implements QueueStore {
   private readonly keys: BusKeys;
   private readonly log: BusLog;
   private readonly listeners: ((queueId: string) => void)[] = [];
+  private readonly missedListeners: (() => void)[] = [];
   private subscriber: Redis | null = null;
   private subscribed: Promise<void> | null = null;
 
@@ -157,14 +158,36 @@ export class RedisQueueStore implements QueueStore {
     await this.subscribed;
   }
 
+  onAnnouncementsMissed(listener: () => void): void {
+    this.missedListeners.push(listener);
+  }
+
   async close(): Promise<void> {
     this.listeners.length = 0;
+    this.missedListeners.length = 0;
     await Promise.all([this.subscriber?.quit(), this.redis.quit()].map((p) => p?.catch(() => undefined)));
   }
 
   private async subscribe(): Promise<void> {
     // ioredis subscribes again by itself after a reconnect.
     this.subscriber ??= connectRedis(this.url, "queue-ready subscription", this.log);
+    const subscriber = this.subscriber;
+    // Announcements published while the subscription is down are gone for good. So when it drops,
+    // waiting polls read again (answering 503 at once rather than at their heartbeat), and again
+    // once it is back: after a PING, which follows ioredis's new SUBSCRIBE on the connection.
+    let lost = false;
+    subscriber.on("close", () => {
+      lost = true;
+      this.announcementsMissed();
+    });
+    subscriber.on("ready", () => {
+      if (!lost) return;
+      lost = false;
+      subscriber.ping().then(
+        () => this.announcementsMissed(),
+        () => undefined,
+      );
+    });
     this.subscriber.on("message", (_channel: string, message: string) => {
       let queueIds: unknown;
       try {
@@ -186,6 +209,16 @@ export class RedisQueueStore implements QueueStore {
       }
     });
     await this.subscriber.subscribe(this.keys.queueReadyChannel());
+  }
+
+  private announcementsMissed(): void {
+    for (const listener of this.missedListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.log("announcements-missed listener failed", error);
+      }
+    }
   }
 
   private deleteCommand(client: Redis | ReturnType<Redis["pipeline"]>, queueId: string, nowMs: number | "", defaultIdleMs: number | "") {
