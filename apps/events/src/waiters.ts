@@ -10,6 +10,8 @@ export class LongPollWaiters {
   static async attach(queues: QueueStore): Promise<LongPollWaiters> {
     const waiters = new LongPollWaiters();
     await queues.onReady((queueId) => waiters.wake(queueId));
+    // Each poll reads its queue again when woken, and waits again if nothing is there.
+    queues.onAnnouncementsMissed(() => waiters.wakeAll());
     return waiters;
   }
 
@@ -41,7 +43,7 @@ export class LongPollWaiters {
     for (const wake of [...(this.waiting.get(queueId) ?? [])]) wake();
   }
 
-  /** Wakes every waiting poll (shutdown), so each answers before the process exits. */
+  /** Wakes every waiting poll (shutdown, or announcements missed), so each reads its queue again. */
   wakeAll(): void {
     for (const queueId of [...this.waiting.keys()]) this.wake(queueId);
   }

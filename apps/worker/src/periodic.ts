@@ -1,12 +1,26 @@
 import { logger } from "@chat/logger";
 
-/** Runs `task` every `intervalMs`, never two runs at once, until stopped. */
+/**
+ * Runs `task` every `intervalMs`, never two runs at once, until stopped. A failing task (Postgres
+ * or Redis down) is simply tried again next time: it is logged when it starts failing and when it
+ * works again, not on every run of an outage.
+ */
 export function every(name: string, intervalMs: number, task: () => Promise<unknown>): { stop(): Promise<void> } {
   let running: Promise<unknown> | null = null;
+  let failing = false;
   const timer = setInterval(() => {
     if (running) return;
     running = task()
-      .catch((error) => logger.warn(`${name} failed`, { error: String(error) }))
+      .then(
+        () => {
+          if (failing) logger.info(`${name} works again`);
+          failing = false;
+        },
+        (error) => {
+          if (!failing) logger.warn(`${name} failed; retrying every ${intervalMs} ms`, { error: String(error) });
+          failing = true;
+        },
+      )
       .finally(() => {
         running = null;
       });

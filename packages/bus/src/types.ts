@@ -156,6 +156,12 @@ export interface QueueStore {
   deleteIdle(idleMs: number): Promise<number>;
   /** Called with the id of each queue that received events, on every node. One subscription per node. */
   onReady(listener: (queueId: string) => void): Promise<void>;
+  /**
+   * Called when announcements may have been missed: this node's subscription was lost (Redis went
+   * away) or is back after a loss. Waiting polls should read their queues again, and so learn of
+   * events announced meanwhile, or of the outage itself. The in-process store never misses one.
+   */
+  onAnnouncementsMissed(listener: () => void): void;
   close(): Promise<void>;
 }
 

@@ -5,12 +5,15 @@ export class JsonableError extends Error {
   readonly code: string | null;
   readonly status: number;
   readonly extra: Record<string, unknown>;
+  /** HTTP headers the response carries besides the body (Retry-After). */
+  readonly headers: Record<string, string>;
 
-  constructor(msg: string, options: { code?: string | null; status?: number; extra?: Record<string, unknown> } = {}) {
+  constructor(msg: string, options: { code?: string | null; status?: number; extra?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
     super(msg);
     this.code = options.code === undefined ? "BAD_REQUEST" : options.code;
     this.status = options.status ?? 400;
     this.extra = options.extra ?? {};
+    this.headers = options.headers ?? {};
   }
 
   toJSON(): Record<string, unknown> {
@@ -74,7 +77,13 @@ export class RateLimitedError extends JsonableError {
   readonly retryAfterSeconds: number;
 
   constructor(retryAfterSeconds: number) {
-    super("API usage exceeded rate limit", { code: "RATE_LIMIT_HIT", status: 429, extra: { "retry-after": retryAfterSeconds } });
+    // HTTP wants whole seconds; the body keeps Zulip's fraction.
+    super("API usage exceeded rate limit", {
+      code: "RATE_LIMIT_HIT",
+      status: 429,
+      extra: { "retry-after": retryAfterSeconds },
+      headers: { "Retry-After": String(Math.ceil(retryAfterSeconds)) },
+    });
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
@@ -101,6 +110,13 @@ export class AdministratorRequiredError extends JsonableError {
 export class OwnerRequiredError extends JsonableError {
   constructor() {
     super("Must be an organization owner", { code: "UNAUTHORIZED_PRINCIPAL" });
+  }
+}
+
+/** Postgres or Redis cannot be reached: nothing the client did, so a 5xx, and worth trying again soon. */
+export class ServiceUnavailableError extends JsonableError {
+  constructor(retryAfterSeconds: number) {
+    super("Service temporarily unavailable", { code: "SERVICE_UNAVAILABLE", status: 503, headers: { "Retry-After": String(retryAfterSeconds) } });
   }
 }
 

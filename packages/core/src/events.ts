@@ -49,11 +49,18 @@ export type ActionBody<T> = (tx: Tx, events: EventRecorder) => Promise<T>;
 
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 60_000 };
 
+/**
+ * After a publish fails (Redis down), how long later commits leave their events to the outbox
+ * sweeper rather than each waiting out Redis's command timeout again.
+ */
+const PUBLISH_BACKOFF_MS = 1000;
+
 export class ActionRunner {
   private readonly published: bigint[] = [];
   /** One group commit per kind of grouped write (its key). */
   private readonly groups = new Map<object, unknown>();
   private forgetTimer: NodeJS.Timeout | null = null;
+  private publishPausedUntil = 0;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -101,10 +108,14 @@ export class ActionRunner {
 
   private async publish(batches: ChangeBatch[]): Promise<void> {
     if (batches.length === 0) return;
+    // Committed but not published: the sweeper publishes the outbox rows in a few seconds. The
+    // request still succeeds, since its change is committed and its event will follow: an error
+    // would make the client send it again, a duplicate.
+    if (Date.now() < this.publishPausedUntil) return;
     try {
       await this.changes.publish(batches);
     } catch (error) {
-      // Committed but not published: the sweeper publishes the outbox rows in a few seconds.
+      this.publishPausedUntil = Date.now() + PUBLISH_BACKOFF_MS;
       logger.warn("event publish failed; leaving it to the outbox sweeper", { batches: batches.map((b) => b.id), error: String(error) });
       return;
     }

@@ -1,4 +1,5 @@
 export * from "./errors.ts";
+export * from "./outage.ts";
 export * from "./models.ts";
 export * from "./context.ts";
 export * from "./events.ts";

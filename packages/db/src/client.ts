@@ -41,6 +41,13 @@ function withGenericPlans(databaseUrl: string): string {
   return url.toString();
 }
 
+/**
+ * How long a query may wait for a connection: opening one (a stopped or unreachable server) or
+ * taking one from a full pool. pg's default waits forever; past this the request answers 503,
+ * within the 2 s a client should wait for one, instead of queueing without bound.
+ */
+export const POSTGRES_CONNECT_TIMEOUT_MS = 1500;
+
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   if (options.databaseUrl) {
     if (options.migrate) {
@@ -52,7 +59,15 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       }
     }
     // One pool for Prisma and for the hot paths' lean statements (lean-sql.ts).
-    const pool = new pg.Pool({ connectionString: withGenericPlans(options.databaseUrl), max: options.poolSize ?? 10 });
+    const pool = new pg.Pool({
+      connectionString: withGenericPlans(options.databaseUrl),
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
+      // A peer that vanished without closing (a dead host, a partition) is noticed on idle
+      // connections too. Statements get no client-side timeout: a stopped server fails them at
+      // once, and a long one that is merely slow must not be cut off.
+      keepAlive: true,
+    });
     // An idle connection that breaks (a Postgres restart) is dropped by the pool and replaced on the
     // next query; without a listener the error would end the process.
     pool.on("error", () => {});

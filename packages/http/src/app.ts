@@ -1,7 +1,7 @@
 // The Express pieces both HTTP tiers share: body parsing, JSON errors, and nothing that can
 // answer with a stack trace.
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response, type Router } from "express";
-import { JsonableError, RateLimitedError } from "@chat/core";
+import { JsonableError, serviceUnavailableFor } from "@chat/core";
 import { logger } from "@chat/logger";
 import { multipartBody } from "./multipart.ts";
 
@@ -30,12 +30,27 @@ export function bodyErrorJson(type: unknown): { result: "error"; msg: string; co
   return { result: "error", msg: type === "entity.too.large" ? "Request body too large" : "Malformed request body", code: "BAD_REQUEST" };
 }
 
+/** During an outage every request fails the same way: say so once in a while, not per request. */
+const OUTAGE_LOG_EVERY_MS = 10_000;
+let lastOutageLogAt = 0;
+
+function sendJsonableError(res: Response, error: JsonableError): void {
+  res.status(error.status).set(error.headers).json(error.toJSON());
+}
+
 const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   if (res.headersSent) return;
   if (error instanceof JsonableError) {
-    // HTTP wants whole seconds; the body keeps Zulip's fraction.
-    if (error instanceof RateLimitedError) res.setHeader("Retry-After", String(Math.ceil(error.retryAfterSeconds)));
-    res.status(error.status).json(error.toJSON());
+    sendJsonableError(res, error);
+    return;
+  }
+  const unavailable = serviceUnavailableFor(error);
+  if (unavailable) {
+    if (Date.now() - lastOutageLogAt >= OUTAGE_LOG_EVERY_MS) {
+      lastOutageLogAt = Date.now();
+      logger.warn("answering 503: a backing service is unreachable", { method: req.method, path: req.path, error: error instanceof Error ? error.message : String(error) });
+    }
+    sendJsonableError(res, unavailable);
     return;
   }
   // Errors from body-parser carry a status and a type; they are the client's fault.
@@ -45,7 +60,8 @@ const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     return;
   }
   logger.error("unhandled error", { method: req.method, path: req.path, error: error instanceof Error ? error.stack : String(error) });
-  res.status(500).json({ result: "error", msg: "Internal server error", code: "BAD_REQUEST" });
+  // A 5xx is never the client's BAD_REQUEST: a client must not conclude its request was wrong.
+  res.status(500).json({ result: "error", msg: "Internal server error", code: "INTERNAL_SERVER_ERROR" });
 };
 
 export interface HttpAppOptions {

@@ -118,6 +118,10 @@ export class MemoryQueueStore implements QueueStore {
     this.listeners.push(listener);
   }
 
+  onAnnouncementsMissed(): void {
+    // Announced in this process: never missed.
+  }
+
   async close(): Promise<void> {
     this.listeners.length = 0;
   }

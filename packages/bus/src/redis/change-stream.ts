@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import Redis from "ioredis";
+import type Redis from "ioredis";
 import { DEFAULT_CLAIM_IDLE_MS, DEDUPE_WINDOW_MS, DEFAULT_SHARDS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import { STREAM_START, type ChangeBatch, type ChangeHandler, type ChangeStream, type Stoppable, type StreamPosition } from "../types";
 import { changeBatchJson } from "../batch-json";
+import { connectRedis, REDIS_COMMAND_TIMEOUT_MS } from "./connection";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
 
@@ -32,6 +33,7 @@ type AutoClaimReply = [cursor: string, entries: (StreamEntry | null)[], deleted?
 
 /** Change batches on Redis Streams, one stream per shard of realms. */
 export class RedisChangeStream implements ChangeStream {
+  private readonly url: string;
   private readonly redis: Redis;
   private readonly streamKeys: string[];
   private readonly claimIdleMs: number;
@@ -52,7 +54,8 @@ export class RedisChangeStream implements ChangeStream {
     this.dedupeWindowMs = options.dedupeWindowMs ?? DEDUPE_WINDOW_MS;
     this.keys = keys;
     this.log = options.log ?? stderrLog;
-    this.redis = new Redis(options.url);
+    this.url = options.url;
+    this.redis = connectRedis(options.url, "change stream", this.log);
   }
 
   async publish(batches: ChangeBatch[]): Promise<void> {
@@ -74,7 +77,8 @@ export class RedisChangeStream implements ChangeStream {
 
   consume(consumerName: string, handler: ChangeHandler): Stoppable {
     const consumer = new StreamConsumer({
-      connection: this.redis.duplicate(),
+      // Its reads block for up to MAX_BLOCK_MS on purpose: time out only well after that.
+      connection: connectRedis(this.url, `change stream consumer ${consumerName}`, this.log, { commandTimeout: MAX_BLOCK_MS + REDIS_COMMAND_TIMEOUT_MS }),
       streamKeys: this.streamKeys,
       name: consumerName,
       handler,
@@ -165,10 +169,19 @@ class StreamConsumer {
     const claimEveryMs = Math.max(1, Math.floor(this.o.claimIdleMs / 2));
     let nextClaimAt = 0;
     let recreateGroups = false;
+    // Set after a failure: a read that timed out on our side may still have been served by Redis
+    // (paused, then resumed), its entries now pending for us with the reply thrown away.
+    let ownPendingUnread = false;
+    let failing = false;
     while (!this.stopping) {
       try {
         await this.o.ensureGroups(recreateGroups);
         recreateGroups = false;
+        if (ownPendingUnread) {
+          await this.deliverOwnPending();
+          ownPendingUnread = false;
+          continue;
+        }
         if (Date.now() >= nextClaimAt) {
           await this.claimIdle();
           nextClaimAt = Date.now() + claimEveryMs;
@@ -189,11 +202,18 @@ class StreamConsumer {
           this.blocked = false;
         }
         for (const [key, entries] of reply ?? []) await this.deliverAll(key, entries);
+        if (failing) {
+          failing = false;
+          this.o.log(`change stream consumer ${this.o.name}: reading again`);
+        }
       } catch (error) {
         if (this.stopping) break;
         // The stream (and its group) was deleted under us, e.g. by FLUSHDB.
         if (error instanceof Error && error.message.startsWith("NOGROUP")) recreateGroups = true;
-        this.o.log(`change stream consumer ${this.o.name}: read failed, retrying`, error);
+        ownPendingUnread = true;
+        // Once per outage, not once a second for as long as it lasts.
+        if (!failing) this.o.log(`change stream consumer ${this.o.name}: read failed, retrying every ${ERROR_PAUSE_MS} ms`, error);
+        failing = true;
         await sleep(ERROR_PAUSE_MS, undefined, { signal: this.wake.signal }).catch(() => undefined);
       }
     }
@@ -205,6 +225,24 @@ class StreamConsumer {
     if (this.disconnected) return;
     this.disconnected = true;
     this.o.connection.disconnect();
+  }
+
+  /**
+   * Delivers the entries pending for this consumer itself, oldest first. Read on this connection,
+   * after every command sent on it before, so it sees whatever those commands took even if their
+   * replies were dropped; without it those entries would wait claimIdleMs for XAUTOCLAIM.
+   */
+  private async deliverOwnPending(): Promise<void> {
+    for (const key of this.o.streamKeys) {
+      let after = "0-0";
+      while (!this.stopping) {
+        const reply = (await this.o.connection.xreadgroup("GROUP", GROUP, this.o.name, "COUNT", READ_COUNT, "STREAMS", key, after)) as ReadReply;
+        const entries = reply?.[0]?.[1] ?? [];
+        if (entries.length === 0) break;
+        await this.deliverAll(key, entries);
+        after = entries[entries.length - 1][0];
+      }
+    }
   }
 
   /** Takes over entries pending longer than claimIdleMs: a failed handler's, or a dead consumer's. */

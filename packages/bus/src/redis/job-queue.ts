@@ -3,6 +3,7 @@ import Redis from "ioredis";
 import { DEFAULT_BACKOFF_MS, KEEP_COMPLETED_JOBS_S, KEEP_FAILED_JOBS_S } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import type { JobOptions, JobQueue, Stoppable } from "../types";
+import { logOutages } from "./connection";
 import { BusKeys } from "./keys";
 
 export interface RedisJobQueueOptions {
@@ -25,8 +26,10 @@ export class RedisJobQueue implements JobQueue {
   constructor(options: RedisJobQueueOptions) {
     this.prefix = new BusKeys(options.prefix).jobs();
     this.log = options.log ?? stderrLog;
-    // BullMQ requires this: its commands must wait out a reconnect rather than fail.
+    // BullMQ requires this: its commands must wait out a reconnect rather than fail. Not the bus's
+    // outage limits, then: nothing in a request waits on a job queue.
     this.connection = new Redis(options.url, { maxRetriesPerRequest: null });
+    logOutages(this.connection, "job queue", this.log);
   }
 
   async add(name: string, data: JobData, options: JobOptions = {}): Promise<void> {

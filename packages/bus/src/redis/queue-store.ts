@@ -1,7 +1,8 @@
-import Redis from "ioredis";
+import type Redis from "ioredis";
 import { DEDUPE_WINDOW_MS, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import { STREAM_START, type EventPayload, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
+import { connectRedis } from "./connection";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
 import { defineQueueScripts } from "./queue-scripts";
@@ -20,17 +21,20 @@ const IDLE_SCAN_BATCH = 500;
  * sets and one sorted set of queues by last poll.
  */
 export class RedisQueueStore implements QueueStore {
+  private readonly url: string;
   private readonly redis: Redis;
   private readonly keys: BusKeys;
   private readonly log: BusLog;
   private readonly listeners: ((queueId: string) => void)[] = [];
+  private readonly missedListeners: (() => void)[] = [];
   private subscriber: Redis | null = null;
   private subscribed: Promise<void> | null = null;
 
   constructor(options: RedisQueueStoreOptions) {
     this.keys = new BusKeys(options.prefix);
     this.log = options.log ?? stderrLog;
-    this.redis = new Redis(options.url);
+    this.url = options.url;
+    this.redis = connectRedis(options.url, "queue store", this.log);
     defineQueueScripts(this.redis);
   }
 
@@ -154,13 +158,36 @@ export class RedisQueueStore implements QueueStore {
     await this.subscribed;
   }
 
+  onAnnouncementsMissed(listener: () => void): void {
+    this.missedListeners.push(listener);
+  }
+
   async close(): Promise<void> {
     this.listeners.length = 0;
+    this.missedListeners.length = 0;
     await Promise.all([this.subscriber?.quit(), this.redis.quit()].map((p) => p?.catch(() => undefined)));
   }
 
   private async subscribe(): Promise<void> {
-    this.subscriber ??= this.redis.duplicate();
+    // ioredis subscribes again by itself after a reconnect.
+    this.subscriber ??= connectRedis(this.url, "queue-ready subscription", this.log);
+    const subscriber = this.subscriber;
+    // Announcements published while the subscription is down are gone for good. So when it drops,
+    // waiting polls read again (answering 503 at once rather than at their heartbeat), and again
+    // once it is back: after a PING, which follows ioredis's new SUBSCRIBE on the connection.
+    let lost = false;
+    subscriber.on("close", () => {
+      lost = true;
+      this.announcementsMissed();
+    });
+    subscriber.on("ready", () => {
+      if (!lost) return;
+      lost = false;
+      subscriber.ping().then(
+        () => this.announcementsMissed(),
+        () => undefined,
+      );
+    });
     this.subscriber.on("message", (_channel: string, message: string) => {
       let queueIds: unknown;
       try {
@@ -182,6 +209,16 @@ export class RedisQueueStore implements QueueStore {
       }
     });
     await this.subscriber.subscribe(this.keys.queueReadyChannel());
+  }
+
+  private announcementsMissed(): void {
+    for (const listener of this.missedListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.log("announcements-missed listener failed", error);
+      }
+    }
   }
 
   private deleteCommand(client: Redis | ReturnType<Redis["pipeline"]>, queueId: string, nowMs: number | "", defaultIdleMs: number | "") {
