@@ -32,10 +32,10 @@ function highlight(tokens: string[], className: string, keepTags: boolean): stri
   return out;
 }
 
-/** Edits (tokens removed plus tokens added) past which the diff is a plain replacement: ~50 ms. */
-export const MAX_DIFF_EDIT_LENGTH = 500;
+/** Edits (tokens removed plus tokens added) past which the diff is a plain replacement: ~10 ms. */
+export const MAX_DIFF_EDIT_LENGTH = 300;
 /** Wall-clock backstop for one diff, and the default share of a request's diffs. */
-export const DIFF_TIMEOUT_MS = 100;
+export const DIFF_TIMEOUT_MS = 40;
 
 /** Everything between the common prefix and suffix, replaced: linear, for edits too large to diff. */
 function replacement(before: string[], after: string[]): string {
