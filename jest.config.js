@@ -6,6 +6,7 @@ module.exports = {
   transform: {
     "^.+\\.ts$": ["@swc/jest", { jsc: { parser: { syntax: "typescript" }, target: "es2022" }, module: { type: "commonjs" } }],
   },
-  testTimeout: 30000,
+  // Embedded servers start PGlite and migrate in a hook: on a loaded 2-core machine that took over 30 s.
+  testTimeout: 60000,
   maxWorkers: 2,
 };

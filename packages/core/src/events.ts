@@ -5,6 +5,7 @@
 import type { ChangeBatch, ChangeStream, EventPayload, EventRecipient, RoutedEvent } from "@chat/bus";
 import type { PrismaClient, Tx } from "@chat/db";
 import { logger } from "@chat/logger";
+import { isOutageError } from "./outage.ts";
 import { GroupCommit } from "./lib/group-commit.ts";
 
 export class EventRecorder {
@@ -115,7 +116,8 @@ export class ActionRunner {
     try {
       await this.changes.publish(batches);
     } catch (error) {
-      this.publishPausedUntil = Date.now() + PUBLISH_BACKOFF_MS;
+      // Only an unreachable Redis is worth not asking for a while; any other failure is this batch's.
+      if (isOutageError(error)) this.publishPausedUntil = Date.now() + PUBLISH_BACKOFF_MS;
       logger.warn("event publish failed; leaving it to the outbox sweeper", { batches: batches.map((b) => b.id), error: String(error) });
       return;
     }
