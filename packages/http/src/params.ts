@@ -86,6 +86,8 @@ function nulError(name: string): InvalidArgumentError {
 interface ValueBounds {
   maxItems: number;
   maxStringLength: number;
+  /** The route checks its integers' range itself, in its own words (any safe integer passes here). */
+  ownIntegerRange?: boolean;
 }
 
 /**
@@ -98,7 +100,7 @@ function checkJsonValue(value: unknown, name: string, bounds: ValueBounds, depth
     if (value.includes("\u0000")) throw nulError(name);
     if (value.length > bounds.maxStringLength) throw new InvalidArgumentError(`${name} contains a string that is too long (limit: ${bounds.maxStringLength} characters)`, name);
   } else if (typeof value === "number") {
-    if (Number.isInteger(value) && (value < MIN_INT || value > MAX_INT)) throw new InvalidArgumentError(`${name} contains a number out of range`, name);
+    if (Number.isInteger(value) && !bounds.ownIntegerRange && (value < MIN_INT || value > MAX_INT)) throw new InvalidArgumentError(`${name} contains a number out of range`, name);
   } else if (Array.isArray(value)) {
     if (value.length > bounds.maxItems) throw new InvalidArgumentError(`${name} has too many items (limit: ${bounds.maxItems})`, name);
     for (const item of value) checkJsonValue(item, name, bounds, depth + 1);
@@ -169,7 +171,7 @@ const JSON_BOUNDS: Bounds = { maxLength: DEFAULT_MAX_JSON_LENGTH };
 /** Decodes a JSON parameter and checks what it holds against `bounds`. */
 function readJson(raw: string, name: string, bounds: Partial<ValueBounds> = {}): unknown {
   const value = parseJson(raw, name);
-  checkJsonValue(value, name, { maxItems: bounds.maxItems ?? DEFAULT_MAX_ITEMS, maxStringLength: bounds.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH });
+  checkJsonValue(value, name, { maxItems: bounds.maxItems ?? DEFAULT_MAX_ITEMS, maxStringLength: bounds.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH, ownIntegerRange: bounds.ownIntegerRange });
   return value;
 }
 

@@ -13,7 +13,8 @@ export function messageFlagRoutes(services: ApiServices): Router {
     "/messages/flags",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, { messages: params.json<number[]>(MESSAGE_IDS), op: params.string(), flag: params.string() });
+      // An id no message can have is Zulip's `Invalid message(s)`, which the action answers.
+      const p = parseParams(req, { messages: params.json<number[]>(MESSAGE_IDS, { ownIntegerRange: true }), op: params.string(), flag: params.string() });
       const messages = await actions.run(actor.realm_id, (tx, events) => updateMessageFlags(tx, events, actor, p.op, p.flag, p.messages));
       success(res, { messages });
     }),
