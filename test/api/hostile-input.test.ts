@@ -73,6 +73,9 @@ describe.each(MODES)("hostile input (%s)", (mode) => {
       ["10,000 sender terms", () => fetchInBody(ids(10_000).map(() => ["sender", member.email])), /^narrow (has too many items|is too long)/],
       ["101 narrow terms", () => member.client.get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: ids(101).map(() => ["sender", member.email]) }), "narrow has too many terms (limit: 100)"],
       ["2,000 principals", () => server.owner.post("/users/me/subscriptions", { subscriptions: [{ name: "many" }], principals: ids(2000) }), "principals has too many items (limit: 1000)"],
+      ["101 new streams", () => member.client.post("/users/me/subscriptions", { subscriptions: ids(101).map((i) => ({ name: `new${i}` })) }), "subscriptions has too many items (limit: 100)"],
+      ["101 streams to leave", () => member.client.patch("/users/me/subscriptions", { delete: ids(101).map((i) => `new${i}`) }), "delete has too many items (limit: 100)"],
+      ["100 streams for 101 users", () => server.owner.post("/users/me/subscriptions", { subscriptions: ids(100).map((i) => ({ name: `new${i}` })), principals: Array(101).fill(member.email) }), "Too many subscriptions in one request (limit: 10000)"],
       ["a topic past 10,000 characters in a mute", () => member.client.patch("/users/me/subscriptions/muted_topics", { stream: "general", topic: "x".repeat(10_001), op: "add" }), "topic is too long (limit: 10000 characters)"],
     ];
     test.each(cases)("%s", async (_name, send, msg) => {

@@ -14,8 +14,11 @@ const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE"
  * (starting up, recovering), 53300 too many connections.
  */
 const POSTGRES_CODE = /^(08...|57P0[123]|53300)$/;
-/** Prisma's: can't reach (P1001), timed out (P1002, P1008), closed (P1017), no pooled connection (P2024). */
-const PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+/**
+ * Prisma's: can't reach (P1001), timed out (P1002, P1008), closed (P1017), no pooled connection
+ * (P2024), a transaction that outlived its timeout (P2028: the database is too busy to finish it).
+ */
+const PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2028"]);
 /** What @prisma/adapter-pg makes of the socket and SQLSTATE errors above. */
 const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections"]);
 /** Errors that carry no code: pg's pool and client, and ioredis (commandTimeout, offline queue, closed). */

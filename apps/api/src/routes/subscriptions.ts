@@ -3,6 +3,7 @@ import {
   accessStreamById,
   accessStreamByName,
   badRequest,
+  MAX_STREAMS_PER_REQUEST,
   formatSubscription,
   setSubscriptionProperties,
   setTopicMuted,
@@ -19,13 +20,14 @@ import type { ApiServices } from "../services.ts";
 
 const STREAM_REQUESTS = {
   type: "array",
+  maxItems: MAX_STREAMS_PER_REQUEST,
   items: {
     type: "object",
     required: ["name"],
     properties: { name: { type: "string" }, description: { type: "string" }, color: { type: "string" } },
   },
 };
-const STRING_LIST = { type: "array", items: { type: "string" } };
+const STRING_LIST = { type: "array", maxItems: MAX_STREAMS_PER_REQUEST, items: { type: "string" } };
 const PRINCIPALS = { anyOf: [{ type: "array", items: { type: "string" } }, { type: "array", items: { type: "integer" } }] };
 const PROPERTY_CHANGES = {
   type: "array",
