@@ -9,13 +9,13 @@ import fc from "fast-check";
 import { createTestUser, type TestUser } from "../support/users.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 
-/** Fixed so a CI failure replays locally; each route's seed is this plus its index in ROUTES. */
-const SEED = 20_261_125;
+/** Fixed so a CI failure replays locally (FUZZ_SEED explores others); each route's seed is this plus its index in ROUTES. */
+const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
 /** Runs per route and actor set; sized so each mode takes under ~3 minutes on a loaded 2-core machine. */
 const NUM_RUNS = Number(process.env.FUZZ_NUM_RUNS ?? 25);
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
-type Actor = "member" | "admin" | "guest" | "anonymous" | "throwaway";
+type Actor = "member" | "admin" | "guest" | "anonymous" | "forged" | "throwaway";
 
 /** A path parameter's fixture: a real row of that kind, so hostile values reach past the lookup. */
 type Fixture = "message" | "stream" | "userGroup" | "defaultStreamGroup" | "filter" | "profileField" | "victim" | "emoji" | "email";
@@ -31,6 +31,64 @@ interface RouteCase {
   /** Who sends; member and admin unless said otherwise. */
   actors?: Actor[];
 }
+
+/**
+ * A request the route accepts, by route key: half the runs start from it and make one or two
+ * parameters hostile, so hostile values reach the checks after parsing, and the actions.
+ */
+const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
+  "POST /users/me/alert_words": () => ({ alert_words: '["fuzzword"]' }),
+  "DELETE /users/me/alert_words": () => ({ alert_words: '["fuzzword"]' }),
+  "POST /fetch_api_key": (f) => ({ username: f.memberEmail, password: "member-pass" }),
+  "POST /dev_fetch_api_key": (f) => ({ username: f.memberEmail }),
+  "GET /bot_storage": () => ({ keys: '["key"]' }),
+  "PUT /bot_storage": () => ({ storage: '{"key":"value"}' }),
+  "DELETE /bot_storage": () => ({ keys: '["key"]' }),
+  "POST /default_streams": (f) => ({ stream_id: String(f.streamId) }),
+  "DELETE /default_streams": (f) => ({ stream_id: String(f.streamId) }),
+  "POST /default_stream_groups/create": () => ({ group_name: "fuzz dsg new", description: "d", stream_names: '["general"]' }),
+  "PATCH /default_stream_groups/:group_id": () => ({ new_description: "d2" }),
+  "POST /default_stream_groups/:group_id/streams": () => ({ op: "add", stream_names: '["general"]' }),
+  "POST /realm/filters": () => ({ pattern: "#fuzz(?P<id>[0-9]+)", url_format_string: "https://x.test/%(id)s" }),
+  "PATCH /messages/:message_id": () => ({ content: "edited", topic: "fuzz 2" }),
+  "GET /messages": () => ({ anchor: "newest", num_before: "5", num_after: "0", narrow: '[["stream","general"]]' }),
+  "POST /messages/flags": (f) => ({ messages: `[${f.messageId}]`, op: "add", flag: "starred" }),
+  "POST /mark_stream_as_read": (f) => ({ stream_id: String(f.streamId) }),
+  "POST /mark_topic_as_read": (f) => ({ stream_id: String(f.streamId), topic_name: "fuzz" }),
+  "POST /messages": () => ({ type: "stream", to: "general", topic: "fuzz", content: "hello" }),
+  "POST /users/me/presence": () => ({ status: "active" }),
+  "POST /realm/profile_fields": () => ({ name: "fuzz field new", hint: "h", field_type: "1" }),
+  "PATCH /realm/profile_fields": (f) => ({ order: `[${f.profileFieldId}]` }),
+  "PATCH /realm/profile_fields/:field_id": () => ({ hint: "h2" }),
+  "POST /messages/:message_id/reactions": () => ({ emoji_name: "octopus" }),
+  "DELETE /messages/:message_id/reactions": () => ({ emoji_name: "octopus" }),
+  "PATCH /realm": () => ({ description: "fuzzed realm" }),
+  "POST /messages/render": () => ({ content: "**bold** @**all**" }),
+  "PATCH /settings/notifications": () => ({ enable_sounds: "true" }),
+  "PATCH /settings/display": () => ({ dense_mode: "true" }),
+  "POST /users/me/enter-sends": () => ({ enter_sends: "true" }),
+  "GET /get_stream_id": () => ({ stream: "general" }),
+  "GET /streams": () => ({ include_public: "true" }),
+  "PATCH /streams/:stream_id": () => ({ description: "d" }),
+  "GET /users/me/subscriptions": () => ({ include_subscribers: "true" }),
+  "POST /users/me/subscriptions": () => ({ subscriptions: '[{"name":"fuzz extra"}]' }),
+  "PATCH /users/me/subscriptions": () => ({ add: '[{"name":"general"}]' }),
+  "DELETE /users/me/subscriptions": () => ({ subscriptions: '["fuzz extra"]' }),
+  "POST /users/me/subscriptions/properties": (f) => ({ subscription_data: `[{"stream_id":${f.streamId},"property":"color","value":"#ffffff"}]` }),
+  "PATCH /users/me/subscriptions/muted_topics": () => ({ stream: "general", topic: "fuzz", op: "add" }),
+  "POST /typing": (f) => ({ op: "start", to: `[${f.memberId}]` }),
+  "POST /user_groups/create": (f) => ({ name: "fuzz group new", description: "d", members: `[${f.memberId}]` }),
+  "PATCH /user_groups/:group_id": () => ({ description: "d2" }),
+  "POST /user_groups/:group_id/members": (f) => ({ add: `[${f.victimId}]` }),
+  "POST /users/me/status": () => ({ status_text: "busy" }),
+  "GET /users": () => ({ client_gravatar: "true" }),
+  "POST /users": () => ({ email: "fuzz-new@example.com", password: "member-pass", full_name: "Fuzz New" }),
+  "GET /users/:user_id": () => ({ include_custom_profile_fields: "true" }),
+  "PATCH /users/:user_id": () => ({ full_name: "Victim Renamed" }),
+  "POST /register": () => ({ event_types: '["message"]' }),
+  "GET /events": (f) => ({ queue_id: f.queueId, last_event_id: "-1" }),
+  "DELETE /events": (f) => ({ queue_id: f.queueId }),
+};
 
 const NOTIFICATION_PARAMS = [
   "enable_stream_desktop_notifications", "enable_stream_email_notifications", "enable_stream_push_notifications",
@@ -52,7 +110,8 @@ const REALM_PARAMS = [
   "name_changes_disabled", "email_changes_disabled", "avatar_changes_disabled", "notifications_stream_id", "signup_notifications_stream_id",
 ];
 const REACTION_PARAMS = ["emoji_name", "emoji_code", "reaction_type"];
-const EVERYONE: Actor[] = ["member", "admin", "guest", "anonymous"];
+/** "forged": hostile Authorization and Host headers (a wrong key, bad base64, unicode, no colon…). */
+const EVERYONE: Actor[] = ["member", "admin", "guest", "anonymous", "forged"];
 
 /** Every route of apps/api/src/routes/*.ts and apps/events/src/routes.ts (the guard test below keeps it whole). */
 const ROUTES: RouteCase[] = [
@@ -61,8 +120,8 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: "/users/me/alert_words", params: ["alert_words"], actors: EVERYONE },
   { method: "DELETE", path: "/users/me/alert_words", params: ["alert_words"] },
   // auth.ts: no credentials needed
-  { method: "POST", path: "/fetch_api_key", params: ["username", "password"], actors: ["anonymous", "member"] },
-  { method: "POST", path: "/dev_fetch_api_key", params: ["username"], actors: ["anonymous", "member"] },
+  { method: "POST", path: "/fetch_api_key", params: ["username", "password"], actors: ["anonymous", "member", "forged"] },
+  { method: "POST", path: "/dev_fetch_api_key", params: ["username"], actors: ["anonymous", "member", "forged"] },
   // bot-storage.ts
   { method: "GET", path: "/bot_storage", params: ["keys"] },
   { method: "PUT", path: "/bot_storage", params: ["storage"] },
@@ -119,7 +178,7 @@ const ROUTES: RouteCase[] = [
   // render.ts
   { method: "POST", path: "/messages/render", params: ["content"] },
   // server-settings.ts
-  { method: "GET", path: "/server_settings", params: [], actors: ["anonymous", "member"] },
+  { method: "GET", path: "/server_settings", params: [], actors: ["anonymous", "member", "forged"] },
   // settings.ts
   { method: "PATCH", path: "/settings/notifications", params: NOTIFICATION_PARAMS },
   { method: "PATCH", path: "/settings/display", params: DISPLAY_PARAMS },
@@ -232,6 +291,34 @@ function plausible(f: Fixtures): string[] {
   ];
 }
 
+/** Hostile JSON leaves, to put where a route's schema expects something ordinary. */
+function leafArb(f: Fixtures): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    fc.jsonValue({ maxDepth: 2 }),
+    fc.constantFrom<unknown>(2 ** 31, -(2 ** 31) - 1, 2 ** 53 + 2, -1, 0, 1.5, 1e308, "", "\u0000", "a\u0000", "x".repeat(10_001), "😀".repeat(3000), null, [], {}),
+    fc.constantFrom<unknown>(f.memberId, f.victimId, f.streamId, f.messageId, f.memberEmail, "general", "fuzz stream"),
+    fc.string({ unit: "binary", maxLength: 30 }),
+  );
+}
+
+/** JSON shaped as the routes' schemas expect (subscriptions, narrows, property changes…), with hostile leaves. */
+function shapedJsonArb(f: Fixtures): fc.Arbitrary<string> {
+  const leaf = leafArb(f);
+  const operator = fc.constantFrom("stream", "topic", "subject", "is", "sender", "pm-with", "pm_with", "group-pm-with", "id", "near", "search", "has", "streams", "in");
+  const property = fc.constantFrom("color", "in_home_view", "is_muted", "pin_to_top", "desktop_notifications", "audible_notifications", "push_notifications", "email_notifications", "wildcard_mentions_notify", "name");
+  const shapes: Array<fc.Arbitrary<unknown>> = [
+    fc.array(leaf, { maxLength: 4 }),
+    fc.array(fc.record({ name: leaf, description: fc.option(leaf, { nil: undefined }) }, { requiredKeys: ["name"] }), { minLength: 1, maxLength: 3 }),
+    fc.array(fc.tuple(operator, leaf), { minLength: 1, maxLength: 3 }),
+    fc.array(fc.record({ operator, operand: leaf, negated: fc.option(leaf, { nil: undefined }) }, { requiredKeys: ["operator", "operand"] }), { minLength: 1, maxLength: 3 }),
+    fc.array(fc.record({ stream_id: fc.oneof(fc.constant(f.streamId), leaf), property, value: leaf }), { minLength: 1, maxLength: 3 }),
+    fc.array(fc.record({ id: fc.oneof(fc.constant(f.profileFieldId), leaf), value: leaf }), { minLength: 1, maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 10 }), leaf, { maxKeys: 3 }),
+    fc.dictionary(fc.constantFrom("notification_settings_null", "bulk_message_deletion", "__proto__", "x"), leaf, { maxKeys: 2 }),
+  ];
+  return fc.oneof(...shapes).map((v) => JSON.stringify(v));
+}
+
 function valueArb(f: Fixtures): fc.Arbitrary<Wire> {
   const withNul = fc.string({ maxLength: 20 }).map((s) => `${s}\u0000${s}`);
   const loneSurrogates = fc.constantFrom("\ud800", "a\udc00b", "\udfff\ud800", '["\ud83d"]', '{"\udc00": 1}');
@@ -260,6 +347,7 @@ function valueArb(f: Fixtures): fc.Arbitrary<Wire> {
     { arbitrary: bigNumbers, weight: 2 },
     { arbitrary: numberLists, weight: 1 },
     { arbitrary: fc.constantFrom(...plausible(f)), weight: 6 },
+    { arbitrary: shapedJsonArb(f), weight: 4 },
   );
 }
 
@@ -282,6 +370,29 @@ function segmentArb(): fc.Arbitrary<Segment> {
   );
 }
 
+function forgedHeadersArb(f: Fixtures): fc.Arbitrary<{ auth: string | null; host: string }> {
+  const b64 = (text: string | Uint8Array) => Buffer.from(text).toString("base64");
+  const auth = fc.oneof(
+    fc.string({ unit: "binary", maxLength: 40 }).map((key) => `Basic ${b64(`${f.memberEmail}:${key}`)}`),
+    fc.tuple(fc.string({ unit: "binary", maxLength: 60 }), fc.string({ maxLength: 40 })).map(([email, key]) => `Basic ${b64(`${email}:${key}`)}`),
+    fc.uint8Array({ maxLength: 80 }).map((bytes) => `Basic ${b64(bytes)}`),
+    fc.integer({ min: 1000, max: 12_000 }).map((n) => `Basic ${b64(`${"a".repeat(n)}@x.test:key`)}`),
+    fc.constantFrom(
+      "Basic", "Basic ", "basic !!!!", "Bearer abc", "Basic ===", "Basic Og==", `Basic ${b64(`${f.memberEmail}\u0000:k`)}`, `Basic ${b64(`${f.memberEmail}:`)}`,
+      `Basic ${b64(`:${f.memberEmail}`)}`, `Basic ${b64(f.memberEmail)}`, `Basic ${b64(`${f.memberEmail.toUpperCase()}:x`)}`, "Basic \u00ff\u00fe", "Digest x",
+    ),
+    fc.constant(null),
+  );
+  const host = fc.oneof(
+    { arbitrary: fc.constant("chat.test"), weight: 3 },
+    {
+      arbitrary: fc.constantFrom("zulip.chat.test", "nope.chat.test", "\u00fc.chat.test", `${"a".repeat(300)}.chat.test`, ".chat.test", "chat.test:99999", "[::1]", "127.0.0.1", "a..chat.test", "%00.chat.test"),
+      weight: 2,
+    },
+  );
+  return fc.record({ auth, host });
+}
+
 const EXTRA_NAMES = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom("__proto__", "constructor", "hasOwnProperty", "to[]", "a[b]", "api_key", "queue_id"));
 
 // ---------------------------------------------------------------------------------------------
@@ -292,14 +403,35 @@ interface RawResponse {
   text: string;
 }
 
-function sendRaw(baseUrl: string, method: Method, target: string, auth: string | null, body: string | null): Promise<RawResponse> {
+interface RawBody {
+  type: string;
+  data: Buffer;
+}
+
+const MULTIPART_BOUNDARY = "fuzz-boundary-7f3a";
+
+/** A multipart/form-data body as zulip-js sends one; raw values go as their bytes, undecoded. */
+function multipartBody(values: Array<[string, Wire]>): RawBody {
+  const parts = values.map(([name, value]) => {
+    const text = typeof value === "string" ? value : value.raw;
+    return Buffer.concat([
+      Buffer.from(`--${MULTIPART_BOUNDARY}\r\nContent-Disposition: form-data; name="${name.replace(/["\r\n]/g, "_")}"\r\n\r\n`),
+      Buffer.from(text, "utf8"),
+      Buffer.from("\r\n"),
+    ]);
+  });
+  return { type: `multipart/form-data; boundary=${MULTIPART_BOUNDARY}`, data: Buffer.concat([...parts, Buffer.from(`--${MULTIPART_BOUNDARY}--\r\n`)]) };
+}
+
+function sendRaw(baseUrl: string, method: Method, target: string, auth: string | null, body: RawBody | null, host?: string): Promise<RawResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     if (auth) headers.authorization = auth;
+    if (host !== undefined) headers.host = host;
     if (body !== null) {
-      headers["content-type"] = "application/x-www-form-urlencoded";
-      headers["content-length"] = String(Buffer.byteLength(body));
+      headers["content-type"] = body.type;
+      headers["content-length"] = String(body.data.length);
     }
     const req = http.request({ host: url.hostname, port: url.port, method, path: target, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -310,7 +442,7 @@ function sendRaw(baseUrl: string, method: Method, target: string, auth: string |
     // Never hang: a stuck request is a failure of its own.
     req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${target.slice(0, 200)} timed out`)));
     req.on("error", reject);
-    req.end(body ?? undefined);
+    req.end(body?.data);
   });
 }
 
@@ -485,6 +617,11 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     await makeQueue();
   }, 120_000);
   afterAll(() => server?.stop(), 60_000);
+  /** Answers by status per route; FUZZ_STATS=1 prints them, to see how far past refusals a run got. */
+  const statusCounts: Record<string, Record<number, number>> = {};
+  afterAll(() => {
+    if (process.env.FUZZ_STATS) process.stdout.write(`${JSON.stringify(statusCounts, null, 1)}\n`);
+  });
 
   function fixtureSegment(kind: Fixture): string {
     switch (kind) {
@@ -507,24 +644,39 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
       case "guest": return authOf(guest);
       case "throwaway": return authOf(throwaway);
       case "anonymous": return null;
+      case "forged": return null; // the attempt's own header
     }
   }
 
   interface Attempt {
     actor: Actor;
-    inQuery: boolean;
+    transport: "query" | "form" | "multipart";
+    /** Start from VALID and make `mutated` hostile, or send `values` alone; `extras` either way. */
+    fromValid: boolean;
+    forged: { auth: string | null; host: string };
     values: Array<[string, Wire]>;
+    mutated: Array<[string, Wire]>;
+    extras: Array<[string, Wire]>;
     segments: Segment[];
   }
 
   function attemptArb(route: RouteCase): fc.Arbitrary<Attempt> {
     const value = valueArb(fixtures);
     const named = route.params.map((name) => fc.option(value, { nil: undefined, freq: 3 }).map((v): [string, Wire] | null => (v === undefined ? null : [name, v])));
-    const extras = fc.array(fc.tuple(EXTRA_NAMES, value), { maxLength: 2 });
+    // Extra names include the route's own: a repeated parameter is a list to the body parser.
+    const extraName = route.params.length > 0 ? fc.oneof(EXTRA_NAMES, fc.constantFrom(...route.params)) : EXTRA_NAMES;
+    const extras = fc.array(fc.tuple(extraName, value), { maxLength: 2 });
     return fc.record({
       actor: fc.constantFrom(...(route.actors ?? (["member", "admin"] as Actor[]))),
-      inQuery: fc.boolean(),
-      values: fc.tuple(fc.tuple(...named), extras).map(([fixed, extra]) => [...fixed.filter((v): v is [string, Wire] => v !== null), ...extra]),
+      transport: fc.constantFrom("query", "form", "form", "multipart"),
+      fromValid: VALID[routeKey(route.method, route.path)] ? fc.boolean() : fc.constant(false),
+      forged: forgedHeadersArb(fixtures),
+      values: fc.tuple(...named).map((fixed) => fixed.filter((v): v is [string, Wire] => v !== null)),
+      mutated:
+        route.params.length === 0
+          ? fc.constant<Array<[string, Wire]>>([])
+          : fc.shuffledSubarray(route.params, { minLength: 1, maxLength: Math.min(2, route.params.length) }).chain((names) => fc.tuple(...names.map((name) => value.map((v): [string, Wire] => [name, v])))),
+      extras,
       segments: fc.tuple(...(route.pathFixtures ?? []).map(() => segmentArb())),
     });
   }
@@ -537,15 +689,24 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
       const kind = route.pathFixtures![i++];
       return typeof segment === "object" && "fixture" in segment ? encodeWire(fixtureSegment(kind)) : encodeWire(segment);
     });
-    const values = [...attempt.values];
+    const valid = attempt.fromValid ? VALID[routeKey(route.method, route.path)](fixtures) : {};
+    const hostile = attempt.fromValid ? attempt.mutated : attempt.values;
+    const values: Array<[string, Wire]> = [...Object.entries(valid).filter(([name]) => !hostile.some(([h]) => h === name)), ...hostile, ...attempt.extras];
     if (route.method === "GET" && route.path === "/events") values.push(["dont_block", "true"]);
     const encoded = values.map(([name, value]) => `${encodeWire(name)}=${encodeWire(value)}`).join("&");
-    const url = `/api/v1${target}${attempt.inQuery && encoded ? `?${encoded}` : ""}`;
-    const body = attempt.inQuery ? null : encoded;
+    const inQuery = attempt.transport === "query";
+    const url = `/api/v1${target}${inQuery && encoded ? `?${encoded}` : ""}`;
+    const body: RawBody | null =
+      attempt.transport === "form" ? { type: "application/x-www-form-urlencoded", data: Buffer.from(encoded) } : attempt.transport === "multipart" ? multipartBody(values) : null;
+    const forged = attempt.actor === "forged";
+    const auth = forged ? attempt.forged.auth : authFor(attempt.actor);
     const before = await fingerprint();
-    const res = await sendRaw(server.baseUrl, route.method, url, authFor(attempt.actor), body);
-    const label = `${route.method} ${url.slice(0, 300)} as ${attempt.actor}${body ? ` body ${body.slice(0, 300)}` : ""}`;
+    const res = await sendRaw(server.baseUrl, route.method, url, auth, body, forged ? attempt.forged.host : undefined);
+    const sent = attempt.transport === "form" ? ` body ${encoded.slice(0, 300)}` : attempt.transport === "multipart" ? ` multipart ${JSON.stringify(values).slice(0, 300)}` : "";
+    const label = `${route.method} ${url.slice(0, 300)} as ${attempt.actor}${forged ? ` ${JSON.stringify(attempt.forged).slice(0, 200)}` : ""}${sent}`;
     checkAnswer(res, label);
+    const counts = (statusCounts[routeKey(route.method, route.path)] ??= {});
+    counts[res.status] = (counts[res.status] ?? 0) + 1;
     if (res.status >= 400) {
       const after = await fingerprint();
       const changed = Object.keys(before).filter((table) => before[table] !== after[table]);
