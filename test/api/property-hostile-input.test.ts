@@ -12,7 +12,7 @@ import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 /** Fixed so a CI failure replays locally (FUZZ_SEED explores others); each route's seed is this plus its index in ROUTES. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
 /** Runs per route and actor set; sized so each mode takes under ~3 minutes on a loaded 2-core machine. */
-const NUM_RUNS = Number(process.env.FUZZ_NUM_RUNS ?? 25);
+const NUM_RUNS = Number(process.env.FUZZ_NUM_RUNS ?? 30);
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 type Actor = "member" | "admin" | "guest" | "anonymous" | "forged" | "throwaway";
