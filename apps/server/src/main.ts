@@ -6,7 +6,7 @@ import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, type Config } from "@chat/config";
 import { ActorCache, preloadEmojiNames } from "@chat/core";
-import { createHttpApp, withHotRoutes, type HotRoute } from "@chat/http";
+import { answerClientError, createHttpApp, withHotRoutes, type HotRoute } from "@chat/http";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
 import { isClusterWorker, runPrimary, type ReadyMessage } from "./cluster.ts";
@@ -74,6 +74,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const api = role === "api" ? apiRouter(apiServices) : role === "events" ? events!.router : Router().use(events!.router).use(apiRouter(apiServices));
     const app = withHotRoutes(createHttpApp({ api, trustedProxies: config.trustedProxies }), hotRoutes);
     server = http.createServer(app);
+    // Requests Node's parser refuses (a URL past its header limit) still get a JSON error.
+    server.on("clientError", answerClientError);
     // Long polls hold a request for up to the heartbeat wait; keep sockets open past it.
     server.keepAliveTimeout = 65_000;
     server.requestTimeout = (config.eventHeartbeatSeconds + 60) * 1000;

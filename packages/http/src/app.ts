@@ -1,5 +1,6 @@
 // The Express pieces both HTTP tiers share: body parsing, JSON errors, and nothing that can
 // answer with a stack trace.
+import type { Duplex } from "node:stream";
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response, type Router } from "express";
 import { JsonableError, serviceUnavailableFor } from "@chat/core";
 import { logger } from "@chat/logger";
@@ -95,4 +96,28 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
   app.use(errorHandler);
   return app;
+}
+
+/** What Node's HTTP parser refuses before Express sees a request: its status and our words. */
+function parserRefusal(code: string | undefined): { status: number; reason: string; msg: string } {
+  if (code === "HPE_HEADER_OVERFLOW") return { status: 431, reason: "Request Header Fields Too Large", msg: "Request line or headers too large" };
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return { status: 408, reason: "Request Timeout", msg: "Request timed out" };
+  return { status: 400, reason: "Bad Request", msg: "Malformed request" };
+}
+
+/**
+ * The http.Server's `clientError` listener. Node's own answer to a request it cannot parse (a URL
+ * past its 16 KiB header limit, bad bytes in the request line) is an empty body; a Zulip client
+ * reads every error as JSON, so it gets the same `{result: "error"}` shape as any other refusal.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  // A response already under way (or a socket gone) cannot take another.
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const { status, reason, msg } = parserRefusal(error.code);
+  const body = JSON.stringify({ result: "error", msg, code: "BAD_REQUEST" });
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

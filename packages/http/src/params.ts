@@ -265,6 +265,16 @@ export function rawParam(req: ParamSource, name: string): string | undefined {
   return raw;
 }
 
+/**
+ * A path segment a route reads as text (`/users/{email}/presence`): decoded by Express, so
+ * `%00` arrives as NUL, which Postgres refuses in a query; refused here as any other parameter.
+ */
+export function pathParam(req: Pick<Request, "params">, name: string): string {
+  const raw = String(req.params[name]);
+  if (raw.includes("\u0000")) throw nulError(name);
+  return raw;
+}
+
 export function parseParams<S extends ParamSpec>(req: ParamSource, spec: S): ParsedParams<S> {
   const result: Record<string, unknown> = {};
   for (const [name, param] of Object.entries(spec)) {

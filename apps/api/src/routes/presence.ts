@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { getRealmPresences, getUserPresence, JsonableError, updatePresence, type UserProfile } from "@chat/core";
-import { actorOf, MAX_INT, params, parseParams, route, success } from "@chat/http";
+import { actorOf, MAX_INT, params, parseParams, pathParam, route, success } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
 
@@ -40,7 +40,7 @@ export function presenceRoutes(services: ApiServices): Router {
     "/users/:user_id_or_email/presence",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const key = String(req.params.user_id_or_email);
+      const key = pathParam(req, "user_id_or_email");
       let target: UserProfile | null;
       if (/^\d+$/.test(key)) {
         if (key.length > 10 || Number(key) > MAX_INT) throw new JsonableError("No such user");

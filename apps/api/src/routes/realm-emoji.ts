@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { getRealmEmojiDicts, removeRealmEmoji } from "@chat/core";
-import { actorOf, route, success } from "@chat/http";
+import { actorOf, pathParam, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 export function realmEmojiRoutes(services: ApiServices): Router {
@@ -18,7 +18,7 @@ export function realmEmojiRoutes(services: ApiServices): Router {
     "/realm/emoji/:emoji_name",
     route(async (req, res) => {
       const actor = actorOf(res);
-      const name = String(req.params.emoji_name);
+      const name = pathParam(req, "emoji_name");
       await actions.run(actor.realm_id, (tx, events) => removeRealmEmoji(tx, events, actor, name));
       success(res);
     }),
