@@ -271,8 +271,10 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
       const again = await member.client.delete("/realm/emoji/party_parrot");
       expect(again.status).toBe(404);
       expect(again.body).toEqual({ result: "error", msg: "Emoji 'party_parrot' does not exist", code: "BAD_REQUEST" });
+      // A name Postgres cannot hold is refused as NUL in any parameter is, never a 500.
       const nul = await member.client.delete("/realm/emoji/a%00b");
-      expect(nul.status).toBe(404);
+      expect(nul.status).toBe(400);
+      expect(nul.body).toMatchObject({ result: "error", msg: "emoji_name contains NULL (0x00) characters.", code: "BAD_REQUEST" });
     });
 
     test("enter_sends is the user's, set by POST /users/me/enter-sends", async () => {
