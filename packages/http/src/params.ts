@@ -3,7 +3,7 @@
 // Each route declares its parameters once; the result is typed from the declaration.
 import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
 import type { Request } from "express";
-import { badRequest, InvalidArgumentError, MissingArgumentError } from "@chat/core";
+import { badRequest, InvalidArgumentError, MAX_INT, MIN_INT, MissingArgumentError } from "@chat/core";
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 
@@ -19,9 +19,6 @@ export const DEFAULT_MAX_JSON_LENGTH = 100_000;
 export const DEFAULT_MAX_ITEMS = 1_000;
 /** Nesting of lists and dicts inside a JSON parameter. */
 const MAX_JSON_DEPTH = 16;
-/** Postgres `integer`, the type of every id and setting: a larger number is a client's mistake, not a 500. */
-export const MIN_INT = -2_147_483_648;
-export const MAX_INT = 2_147_483_647;
 
 interface Bounds {
   /** Largest raw value, in characters (or UTF-8 bytes when `bytes`). */

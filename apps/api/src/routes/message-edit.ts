@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from "express";
-import { badRequest, MAX_MESSAGE_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
-import { actorOf, MAX_INT, params, parseParams, rawParam, route, success } from "@chat/http";
+import { MAX_MESSAGE_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
+import { actorOf, params, parseParams, rawParam, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /**
@@ -9,18 +9,12 @@ import type { ApiServices } from "../services.ts";
  */
 function messageIdOf(req: Request): number | null {
   const raw = String(req.params.message_id);
-  if (!/^\d+$/.test(raw)) return null;
-  // No message has an id past Postgres' integer, and such a number must not reach a query.
-  if (raw.length > 10 || Number(raw) > MAX_INT) throw badRequest("Invalid message(s)");
-  return Number(raw);
+  // An id past Postgres' integer is "Invalid message(s)" from accessMessage, before any query.
+  return /^\d+$/.test(raw) ? Number(raw) : null;
 }
 
 function numericOnly(req: Request, _res: Response, next: NextFunction): void {
-  try {
-    next(messageIdOf(req) === null ? "route" : undefined);
-  } catch (error) {
-    next(error);
-  }
+  next(messageIdOf(req) === null ? "route" : undefined);
 }
 
 export function messageEditRoutes(services: ApiServices): Router {

@@ -1,10 +1,9 @@
 import { Router } from "express";
-import { badRequest, fetchMessages, MissingArgumentError, parseNarrow, type Actor, type ActorVersion, type Anchor, type FetchResult } from "@chat/core";
+import { badRequest, fetchMessages, MAX_INT, MissingArgumentError, parseNarrow, type Actor, type ActorVersion, type Anchor, type FetchResult } from "@chat/core";
 import {
   actorOf,
   cachedActorFor,
   countHotRequest,
-  MAX_INT,
   hotRoute,
   params,
   parseParams,

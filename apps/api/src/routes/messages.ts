@@ -1,13 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import { Router } from "express";
-import { badRequest, MAX_MESSAGE_LENGTH, MAX_PRIVATE_RECIPIENTS, sendMessageAtomic, type Actor, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
+import { badRequest, fitsPostgresInteger, MAX_MESSAGE_LENGTH, MAX_PRIVATE_RECIPIENTS, sendMessageAtomic, type Actor, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
 import {
   actorOf,
   authenticateHotRequest,
   countHotRequest,
   DEFAULT_MAX_JSON_LENGTH,
-  MAX_INT,
-  MIN_INT,
   hotRoute,
   params,
   parseParams,
@@ -41,7 +39,7 @@ export function parseStreamIndicator(raw: string): StreamIndicator {
     value = value[0];
   }
   if (typeof value === "number" && Number.isSafeInteger(value)) {
-    if (value < MIN_INT || value > MAX_INT) throw badRequest("Invalid stream id");
+    if (!fitsPostgresInteger(value)) throw badRequest("Invalid stream id");
     return value;
   }
   if (typeof value === "string") return value;
@@ -54,7 +52,7 @@ export function parsePrivateRecipients(raw: string): PrivateRecipients {
   const list = Array.isArray(value) ? value : typeof value === "number" ? [value] : raw.split(",").map((s) => s.trim()).filter(Boolean);
   if (list.length > MAX_PRIVATE_RECIPIENTS) throw badRequest(`to has too many items (limit: ${MAX_PRIVATE_RECIPIENTS})`);
   for (const item of list) {
-    if (typeof item === "number" && Number.isSafeInteger(item) && (item < MIN_INT || item > MAX_INT)) throw badRequest(`Invalid user ID: ${item}`);
+    if (typeof item === "number" && Number.isSafeInteger(item) && !fitsPostgresInteger(item)) throw badRequest(`Invalid user ID: ${item}`);
   }
   if (list.every((item) => typeof item === "number" && Number.isSafeInteger(item))) return list as number[];
   if (list.every((item) => typeof item === "string")) return list as string[];

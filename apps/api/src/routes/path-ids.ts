@@ -1,6 +1,5 @@
 import type { Request } from "express";
-import { InvalidArgumentError, JsonableError } from "@chat/core";
-import { MAX_INT } from "@chat/http";
+import { fitsPostgresInteger, InvalidArgumentError, JsonableError } from "@chat/core";
 
 /**
  * A numeric path segment (`/user_groups/{group_id}`); anything else is no such endpoint, as in
@@ -9,6 +8,6 @@ import { MAX_INT } from "@chat/http";
 export function pathId(req: Request, name: string): number {
   const raw = String(req.params[name]);
   if (!/^\d+$/.test(raw)) throw new JsonableError("Endpoint not found", { status: 404 });
-  if (raw.length > 10 || Number(raw) > MAX_INT) throw new InvalidArgumentError(`${name} is out of range`, name);
+  if (!fitsPostgresInteger(raw)) throw new InvalidArgumentError(`${name} is out of range`, name);
   return Number(raw);
 }

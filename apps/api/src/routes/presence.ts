@@ -1,6 +1,6 @@
 import { Router } from "express";
-import { getRealmPresences, getUserPresence, JsonableError, updatePresence, type UserProfile } from "@chat/core";
-import { actorOf, MAX_INT, params, parseParams, pathParam, route, success } from "@chat/http";
+import { fitsPostgresInteger, getRealmPresences, getUserPresence, JsonableError, updatePresence, type UserProfile } from "@chat/core";
+import { actorOf, params, parseParams, pathParam, route, success } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
 
@@ -43,7 +43,7 @@ export function presenceRoutes(services: ApiServices): Router {
       const key = pathParam(req, "user_id_or_email");
       let target: UserProfile | null;
       if (/^\d+$/.test(key)) {
-        if (key.length > 10 || Number(key) > MAX_INT) throw new JsonableError("No such user");
+        if (!fitsPostgresInteger(key)) throw new JsonableError("No such user");
         target = await prisma.userProfile.findFirst({ where: { id: Number(key), realm_id: actor.realm_id, is_active: true } });
       } else {
         target = await prisma.userProfile.findFirst({ where: { realm_id: actor.realm_id, is_active: true, email: { equals: key, mode: "insensitive" } } });

@@ -1,6 +1,6 @@
 import { Router } from "express";
-import { InvalidArgumentError, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
-import { actorOf, MAX_INT, params, parseParams, route, success } from "@chat/http";
+import { fitsPostgresInteger, InvalidArgumentError, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
+import { actorOf, params, parseParams, route, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 export function realmRoutes(services: ApiServices): Router {
@@ -56,7 +56,7 @@ export function realmRoutes(services: ApiServices): Router {
 function parseRetentionDays(raw: string): number | null {
   const value = raw.trim().replace(/^"(.*)"$/, "$1");
   if (value === "forever" || value === "unlimited") return null;
-  if (!/^-?\d+$/.test(value) || Math.abs(Number(value)) > MAX_INT) throw new InvalidArgumentError(`Bad value for 'message_retention_days': ${raw}`, "message_retention_days");
+  if (!/^-?\d+$/.test(value) || !fitsPostgresInteger(value)) throw new InvalidArgumentError(`Bad value for 'message_retention_days': ${raw}`, "message_retention_days");
   return Number(value);
 }
 

@@ -1,6 +1,7 @@
 // Per-user message flags changed by the user (Zulip's zerver/actions/message_flags.py). Each
 // change is one UPDATE on user_message with the bitmask, returning the rows it changed, and one
 // `update_message_flags` event to the user.
+import { fitsPostgresInteger } from "../lib/validation.ts";
 import type { Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
@@ -67,7 +68,7 @@ export async function updateMessageFlags(tx: Tx, events: EventRecorder, actor: A
   const bit = FLAG_BITS[name];
   const adding = operation === "add";
   // An id no message can have is as invalid as one the user cannot read.
-  if (messageIds.some((id) => id <= 0 || id > 2_147_483_647)) throw invalidMessageError();
+  if (messageIds.some((id) => id <= 0 || !fitsPostgresInteger(id))) throw invalidMessageError();
   const ids = [...new Set(messageIds)];
   // Messages marked unread must be in streams the user is subscribed to (Zulip's invariant).
   const subscribedOnly = name === "read" && !adding;

@@ -1,5 +1,6 @@
 // Narrows as clients send them, in either of Zulip's encodings:
 // [{"operator": "stream", "operand": "general", "negated": false}] or [["stream", "general"]].
+import { fitsPostgresInteger } from "./validation.ts";
 import { JsonableError } from "../errors.ts";
 
 export const NARROW_OPERATORS = [
@@ -33,8 +34,6 @@ export class BadNarrowError extends JsonableError {
 
 /** Real narrows have a few terms; each term can cost a query (10,000 `sender` terms took 6 s). */
 export const MAX_NARROW_TERMS = 100;
-/** Message ids are Postgres integers. */
-const MAX_MESSAGE_ID = 2_147_483_647;
 
 const IS_OPERANDS = ["private", "starred", "mentioned", "alerted", "unread", "read"];
 const HAS_OPERANDS = ["link", "attachment", "image"];
@@ -80,7 +79,7 @@ export function parseNarrow(raw: unknown): NarrowTerm[] {
     if (op === "is" && !IS_OPERANDS.includes(operand as string)) throw new BadNarrowError(`unknown 'is' operand ${String(operand)}`);
     if (op === "has" && !HAS_OPERANDS.includes(operand as string)) throw new BadNarrowError(`unknown 'has' operand ${String(operand)}`);
     if (op === "streams" && operand !== "public") throw new BadNarrowError(`unknown 'streams' operand ${String(operand)}`);
-    if ((op === "id" || op === "near") && (!/^\d+$/.test(String(operand)) || Number(operand) > MAX_MESSAGE_ID)) throw new BadNarrowError(`invalid message ID ${String(operand)}`);
+    if ((op === "id" || op === "near") && (!/^\d+$/.test(String(operand)) || !fitsPostgresInteger(String(operand)))) throw new BadNarrowError(`invalid message ID ${String(operand)}`);
     return { operator: op, operand: operand as NarrowTerm["operand"], negated };
   });
 }

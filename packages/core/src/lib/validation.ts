@@ -9,6 +9,16 @@ export function isValidEmail(email: string): boolean {
 
 export const MAX_NAME_LENGTH = 100;
 
+/** Postgres `integer`, the type of every id and setting: a number past it is a client's mistake. */
+export const MIN_INT = -2_147_483_648;
+export const MAX_INT = 2_147_483_647;
+
+/** Whether a number (or a string of decimal digits) fits Postgres' `integer`; a larger one must not reach a query. */
+export function fitsPostgresInteger(value: number | string): boolean {
+  const number = typeof value === "number" ? value : Number(value);
+  return Number.isSafeInteger(number) && number >= MIN_INT && number <= MAX_INT;
+}
+
 // Control, format (zero-width spaces and joiners, bidirectional overrides), surrogate and
 // unassigned characters: a name holding them looks like another name, or like nothing.
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Cn}]/u;

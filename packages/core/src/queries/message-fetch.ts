@@ -3,6 +3,7 @@
 // from the stream's messages with the user's flags joined in (messages from before they joined
 // are "historical"). Every narrow term becomes an SQL condition; the newest/oldest pages use the
 // (recipient_id, id) and (recipient_id, upper(subject), id) indexes.
+import { fitsPostgresInteger } from "../lib/validation.ts";
 import { createHash } from "node:crypto";
 import { leanSql, Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import { actorValidColumn, checkActorVersion, StaleActorError, type ActorVersion } from "../actor-cache.ts";
@@ -61,8 +62,7 @@ interface PageRow {
 /** A user id operand, or null for an email; an id past Postgres' integer names nobody. */
 function userIdOperand(operand: string | number): number | null {
   if (typeof operand === "string" && !/^\d+$/.test(operand)) return null;
-  const id = Number(operand);
-  return id <= 2_147_483_647 ? id : -1;
+  return fitsPostgresInteger(operand) ? Number(operand) : -1;
 }
 
 async function findUser(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<UserProfile> {

@@ -1,6 +1,7 @@
 // Reading one message on behalf of a user (Zulip's access_message / has_message_access): the
 // message is accessible if the user has a row for it, or it is in a stream whose history the user
 // may read without one (public and not a guest, or subscribed to a stream with shared history).
+import { fitsPostgresInteger } from "../lib/validation.ts";
 import type { Tx } from "@chat/db";
 import { badRequest, type JsonableError } from "../errors.ts";
 import type { Actor } from "../models.ts";
@@ -48,7 +49,7 @@ interface AccessRow {
  * locked FOR UPDATE until the transaction ends (reactions, edits and deletes serialise on it).
  */
 export async function accessMessage(tx: Tx, actor: Actor, messageId: number, options: { lock?: boolean } = {}): Promise<AccessedMessage> {
-  if (!Number.isSafeInteger(messageId) || messageId <= 0 || messageId > 2_147_483_647) throw invalidMessageError();
+  if (messageId <= 0 || !fitsPostgresInteger(messageId)) throw invalidMessageError();
   const query = options.lock
     ? tx.$queryRaw<AccessRow[]>`
         SELECT m.id, m.realm_id, m.sender_id, m.recipient_id, m.subject, m.date_sent, r.type AS recipient_type,

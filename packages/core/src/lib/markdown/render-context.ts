@@ -1,6 +1,7 @@
 // What the renderer needs from the database, fetched by the caller before rendering: only the
 // rows the content can refer to, one query per kind of syntax, and none for syntax the content
 // does not contain (a plain message costs only the linkifier query).
+import { fitsPostgresInteger } from "../validation.ts";
 import { leanSql, Prisma } from "@chat/db";
 import type { Linkifier } from "../linkifiers.ts";
 import { realmLinkifiers } from "../../queries/linkifiers.ts";
@@ -55,7 +56,7 @@ export function scanMentionSyntax(content: string): { names: string[]; ids: numb
     const withId = ID_SUFFIX.exec(match[1]);
     if (withId) {
       const id = Number(withId[2]);
-      if (Number.isSafeInteger(id) && id <= 2_147_483_647) ids.add(id);
+      if (fitsPostgresInteger(id)) ids.add(id);
     } else names.add(match[1].toLowerCase());
   }
   const groups = new Set<string>();
