@@ -10,7 +10,7 @@
 import { Pool } from "pg";
 import { runConcurrent } from "./lib/concurrency.ts";
 import { startBareServer } from "./lib/bare-server.ts";
-import { basicAuth, startBenchEnvironment } from "./lib/environment.ts";
+import { basicAuth, settlePostgres, startBenchEnvironment } from "./lib/environment.ts";
 import { request, type HttpResponse } from "./lib/http-client.ts";
 import { seedRealm } from "./lib/seed.ts";
 import { percentile, report } from "./lib/stats.ts";
@@ -85,8 +85,7 @@ export async function benchMessages(): Promise<boolean> {
     // A realm in steady state: vacuumed (visibility map and hint bits set), so autovacuum does not
     // run in the middle of the measurements and compete with them for the two cores, and
     // checkpointed, so the seed's dirty pages are not written out during the first measurement.
-    await pool.query("VACUUM ANALYZE");
-    await pool.query("CHECKPOINT");
+    await settlePostgres(env.databaseUrl);
     process.stdout.write(`seeded ${MESSAGES} messages in ${((performance.now() - seedStart) / 1000).toFixed(0)} s\n`);
 
     // Readers: subscribers of a 10-subscriber stream (public: they read its whole history).

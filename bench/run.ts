@@ -1,11 +1,17 @@
 // `npm run bench [name…]`: runs the benchmarks (all by default) and prints each figure beside the
 // ceilings measured in the same run. The machines are shared and noisy: compare ratios, not times.
+import { benchEvents } from "./events.bench.ts";
+import { benchFiles } from "./files.bench.ts";
 import { benchMessages } from "./messages.bench.ts";
 import { benchSubscriptions } from "./subscriptions.bench.ts";
+import { benchWebhooks } from "./webhooks.bench.ts";
 
 const BENCHMARKS: Record<string, () => Promise<boolean>> = {
   subscriptions: benchSubscriptions,
   messages: benchMessages,
+  files: benchFiles,
+  webhooks: benchWebhooks,
+  events: benchEvents,
 };
 
 async function main(): Promise<number> {

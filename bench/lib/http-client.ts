@@ -11,13 +11,13 @@ export interface HttpResponse {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-export function request(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<HttpResponse> {
+export function request(url: string, options: { method?: string; headers?: Record<string, string>; body?: string; agent?: http.Agent } = {}): Promise<HttpResponse> {
   const target = new URL(url);
   const headers: Record<string, string | number> = { ...options.headers };
   if (options.body !== undefined) headers["Content-Length"] = Buffer.byteLength(options.body);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname + target.search, method: options.method ?? "GET", headers, agent },
+      { host: target.hostname, port: target.port, path: target.pathname + target.search, method: options.method ?? "GET", headers, agent: options.agent ?? agent },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));

@@ -7,6 +7,7 @@ import http from "node:http";
 import path from "node:path";
 import fc from "fast-check";
 import { createTestUser, type TestUser } from "../support/users.ts";
+import { imagePart, makePng, uploadFiles } from "../support/images.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 
 /** Fixed so a CI failure replays locally (FUZZ_SEED explores others); each route's seed is this plus its index in ROUTES. */
@@ -18,7 +19,7 @@ type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 type Actor = "member" | "admin" | "guest" | "anonymous" | "forged" | "throwaway";
 
 /** A path parameter's fixture: a real row of that kind, so hostile values reach past the lookup. */
-type Fixture = "message" | "stream" | "userGroup" | "defaultStreamGroup" | "filter" | "profileField" | "victim" | "emoji" | "email";
+type Fixture = "message" | "stream" | "userGroup" | "defaultStreamGroup" | "filter" | "profileField" | "victim" | "emoji" | "email" | "realm" | "avatarFile" | "emojiFile" | "bot" | "deactivatedBot";
 
 interface RouteCase {
   method: Method;
@@ -30,6 +31,8 @@ interface RouteCase {
   pathFixtures?: Fixture[];
   /** Who sends; member and admin unless said otherwise. */
   actors?: Actor[];
+  /** Served at the root, not under /api/v1 (public files): a success is the file, not JSON. */
+  root?: boolean;
 }
 
 /**
@@ -82,6 +85,11 @@ const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
   "POST /user_groups/:group_id/members": (f) => ({ add: `[${f.victimId}]` }),
   "POST /users/me/status": () => ({ status_text: "busy" }),
   "GET /users": () => ({ client_gravatar: "true" }),
+  "POST /bots": () => {
+    const n = Math.random().toString(36).slice(2, 8);
+    return { full_name: `Fuzz Bot ${n}`, short_name: `fuzz${n}` };
+  },
+  "PATCH /bots/:bot_id": () => ({ full_name: `Fuzz Bot ${Math.random().toString(36).slice(2, 8)}` }),
   "POST /users": () => ({ email: "fuzz-new@example.com", password: "member-pass", full_name: "Fuzz New" }),
   "GET /users/:user_id": () => ({ include_custom_profile_fields: "true" }),
   "PATCH /users/:user_id": () => ({ full_name: "Victim Renamed" }),
@@ -107,7 +115,7 @@ const REALM_PARAMS = [
   "allow_message_editing", "message_content_edit_limit_seconds", "allow_community_topic_editing", "allow_message_deleting",
   "message_content_delete_limit_seconds", "allow_edit_history", "mandatory_topics", "default_language", "default_twenty_four_hour_time",
   "inline_image_preview", "inline_url_embed_preview", "send_welcome_emails", "digest_emails_enabled", "message_retention_days",
-  "name_changes_disabled", "email_changes_disabled", "avatar_changes_disabled", "notifications_stream_id", "signup_notifications_stream_id",
+  "name_changes_disabled", "email_changes_disabled", "avatar_changes_disabled", "add_emoji_by_admins_only", "notifications_stream_id", "signup_notifications_stream_id",
 ];
 const REACTION_PARAMS = ["emoji_name", "emoji_code", "reaction_type"];
 /** "forged": hostile Authorization and Host headers (a wrong key, bad base64, unicode, no colon…). */
@@ -170,8 +178,15 @@ const ROUTES: RouteCase[] = [
   // reactions.ts
   { method: "POST", path: "/messages/:message_id/reactions", params: REACTION_PARAMS, pathFixtures: ["message"], actors: EVERYONE },
   { method: "DELETE", path: "/messages/:message_id/reactions", params: REACTION_PARAMS, pathFixtures: ["message"] },
+  // avatars.ts: a multipart file body (the fuzzed bodies hold no file part)
+  { method: "POST", path: "/users/me/avatar", params: [], actors: EVERYONE },
+  // public-files.ts: no credentials, outside /api/v1
+  { method: "GET", path: "/user_avatars/:realm_id/:file", params: [], pathFixtures: ["realm", "avatarFile"], actors: EVERYONE, root: true },
+  { method: "GET", path: "/user_avatars/:realm_id/emoji/images/:file", params: [], pathFixtures: ["realm", "emojiFile"], actors: EVERYONE, root: true },
+  { method: "GET", path: "/static/images/logo/zulip-icon-128x128.png", params: [], actors: EVERYONE, root: true },
   // realm-emoji.ts
   { method: "GET", path: "/realm/emoji", params: [] },
+  { method: "POST", path: "/realm/emoji/:emoji_name", params: [], pathFixtures: ["emoji"], actors: EVERYONE },
   { method: "DELETE", path: "/realm/emoji/:emoji_name", params: [], pathFixtures: ["emoji"], actors: EVERYONE },
   // realm.ts
   { method: "PATCH", path: "/realm", params: REALM_PARAMS },
@@ -221,6 +236,14 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: "/user_groups/:group_id/members", params: ["add", "delete"], pathFixtures: ["userGroup"] },
   // user-status.ts
   { method: "POST", path: "/users/me/status", params: ["away", "status_text"] },
+  // uploads.ts: the upload, and the downloads (the API's temporary-URL route shares its template with the root's; the root one is fuzzed)
+  { method: "POST", path: "/user_uploads", params: [], actors: EVERYONE },
+  { method: "GET", path: "/user_uploads/:realm_id/*path", params: ["api_key"], pathFixtures: ["stream"], actors: EVERYONE, root: true },
+  { method: "GET", path: "/user_uploads/temporary/:token", params: [], pathFixtures: ["stream"], actors: EVERYONE, root: true },
+  { method: "GET", path: "/user_uploads/temporary/:token/:filename", params: [], pathFixtures: ["stream", "stream"], actors: EVERYONE, root: true },
+  // attachments.ts
+  { method: "GET", path: "/attachments", params: [], actors: EVERYONE },
+  { method: "DELETE", path: "/attachments/:attachment_id", params: [], pathFixtures: ["message"], actors: EVERYONE },
   // users.ts
   { method: "GET", path: "/users", params: ["client_gravatar", "include_custom_profile_fields"], actors: EVERYONE },
   { method: "POST", path: "/users", params: ["email", "password", "full_name", "short_name"] },
@@ -231,6 +254,26 @@ const ROUTES: RouteCase[] = [
   { method: "GET", path: "/users/:user_id", params: ["client_gravatar", "include_custom_profile_fields"], pathFixtures: ["victim"], actors: EVERYONE },
   { method: "PATCH", path: "/users/:user_id", params: ["full_name", "is_admin", "is_guest", "role", "profile_data"], pathFixtures: ["victim"] },
   { method: "DELETE", path: "/users/:user_id", params: [], pathFixtures: ["victim"] },
+  // Regenerates whoever sends it: a throwaway user, made again after each success.
+  { method: "POST", path: "/users/me/api_key/regenerate", params: [], actors: ["throwaway", "anonymous"] },
+  { method: "POST", path: "/users/:user_id/reactivate", params: [], pathFixtures: ["deactivatedBot"] },
+  // bots.ts: POST and PATCH read their own body, which may carry an avatar (the fuzzed bodies hold no file part)
+  { method: "GET", path: "/bots", params: [], actors: EVERYONE },
+  {
+    method: "POST",
+    path: "/bots",
+    params: ["full_name", "short_name", "bot_type", "payload_url", "service_name", "config_data", "interface_type", "default_sending_stream", "default_events_register_stream", "default_all_public_streams"],
+    actors: EVERYONE,
+  },
+  {
+    method: "PATCH",
+    path: "/bots/:bot_id",
+    params: ["full_name", "bot_owner_id", "config_data", "service_payload_url", "service_interface", "default_sending_stream", "default_events_register_stream", "default_all_public_streams"],
+    pathFixtures: ["bot"],
+    actors: ["member", "admin", "guest"],
+  },
+  { method: "DELETE", path: "/bots/:bot_id", params: [], pathFixtures: ["bot"] },
+  { method: "POST", path: "/bots/:bot_id/api_key/regenerate", params: [], pathFixtures: ["bot"] },
   // apps/events/src/routes.ts
   {
     method: "POST",
@@ -401,6 +444,7 @@ const EXTRA_NAMES = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.cons
 interface RawResponse {
   status: number;
   text: string;
+  contentType: string;
 }
 
 interface RawBody {
@@ -436,7 +480,7 @@ function sendRaw(baseUrl: string, method: Method, target: string, auth: string |
     const req = http.request({ host: url.hostname, port: url.port, method, path: target, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), contentType: String(res.headers["content-type"] ?? "") }));
       res.on("error", reject);
     });
     // Never hang: a stuck request is a failure of its own.
@@ -448,9 +492,16 @@ function sendRaw(baseUrl: string, method: Method, target: string, auth: string |
 
 const STACK_MARKERS = [/ {4}at /, /\.ts:\d/, /node_modules/];
 
-/** What every answer must be: no 5xx, JSON with a result, an error's msg a string, no stack trace. */
-function checkAnswer(res: RawResponse, label: string): void {
+/**
+ * What every answer must be: no 5xx, JSON with a result, an error's msg a string, no stack trace;
+ * a public file's success is the file itself, an image.
+ */
+function checkAnswer(res: RawResponse, label: string, options: { fileSuccess?: boolean } = {}): void {
   if (res.status >= 500) throw new Error(`${label}: ${res.status} ${res.text.slice(0, 500)}`);
+  if (options.fileSuccess && res.status === 200) {
+    if (!/^image\//.test(res.contentType)) throw new Error(`${label}: a file served as ${res.contentType}`);
+    return;
+  }
   for (const marker of STACK_MARKERS) {
     if (marker.test(res.text)) throw new Error(`${label}: stack trace in body ${res.text.slice(0, 1000)}`);
   }
@@ -472,6 +523,7 @@ function checkAnswer(res: RawResponse, label: string): void {
 // ---------------------------------------------------------------------------------------------
 
 interface Fixtures {
+  realmId: number;
   memberId: number;
   memberEmail: string;
   victimId: number;
@@ -483,6 +535,11 @@ interface Fixtures {
   filterId: number;
   profileFieldId: number;
   queueId: string;
+  /** A custom emoji whose image is stored (the public file routes serve it). */
+  emojiId: number;
+  /** A bot the member owns, and a deactivated one. */
+  botId: number;
+  deactivatedBotId: number;
 }
 
 /** Tables a refused request could write to; event_outbox is left out, as the worker drains it meanwhile. */
@@ -490,7 +547,7 @@ const FINGERPRINT_TABLES = [
   "realm", "recipient", "user_profile", "service", "stream", "huddle", "subscription", "message", "user_message", "reaction", "message_edit",
   "submessage", "attachment", "realm_emoji", "realm_filter", "user_group", "user_group_membership", "muted_topic", "user_presence",
   "user_status", "alert_word", "bot_storage_data", "custom_profile_field", "custom_profile_field_value", "default_stream",
-  "default_stream_group", "default_stream_group_stream", "user_hotspot",
+  "default_stream_group", "default_stream_group_stream", "user_hotspot", "bot_config_data",
 ];
 const FINGERPRINT_SQL = `SELECT ${FINGERPRINT_TABLES.map((t) => `(SELECT count(*) || ':' || coalesce(sum(hashtext(x::text)), 0) FROM "${t}" x) AS "${t}"`).join(", ")}`;
 
@@ -585,6 +642,21 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
   async function makeThrowaway(): Promise<void> {
     throwaway = await createTestUser(server, `Throwaway ${++throwawayCount}`);
   }
+  // Made by the owner, whom no bot_creation_policy (which PATCH /realm fuzzes) stops, then given to the member.
+  async function ownersBot(): Promise<number> {
+    const n = Math.random().toString(36).slice(2, 8);
+    const id = (await ok(server.owner.post("/bots", { full_name: `Fuzz Fixture ${n}`, short_name: `fixture${n}` }), "bot")).user_id as number;
+    await ok(server.owner.patch(`/bots/${id}`, { bot_owner_id: member.id }), "bot owner");
+    return id;
+  }
+  async function makeBot(): Promise<void> {
+    fixtures.botId = await ownersBot();
+  }
+  async function makeDeactivatedBot(): Promise<void> {
+    const id = await ownersBot();
+    await ok(server.owner.delete(`/bots/${id}`), "deactivated bot");
+    fixtures.deactivatedBotId = id;
+  }
 
   /** After a route succeeded, what it may have destroyed is made again. */
   const REMAKE: Record<string, () => Promise<void>> = {
@@ -598,6 +670,11 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     "DELETE /realm/filters/:filter_id": makeFilter,
     "DELETE /realm/profile_fields/:field_id": makeProfileField,
     "DELETE /events": makeQueue,
+    "POST /users/me/api_key/regenerate": makeThrowaway,
+    // A new owner may leave the member without the bot.
+    "PATCH /bots/:bot_id": makeBot,
+    "DELETE /bots/:bot_id": makeBot,
+    "POST /users/:user_id/reactivate": makeDeactivatedBot,
   };
 
   beforeAll(async () => {
@@ -605,7 +682,13 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     member = await createTestUser(server, "Fuzz Member");
     admin = await createTestUser(server, "Fuzz Admin", "admin");
     guest = await createTestUser(server, "Fuzz Guest", "guest");
-    fixtures = { memberId: member.id, memberEmail: member.email } as Fixtures;
+    const realmId = (await server.running.services.db.prisma.userProfile.findUniqueOrThrow({ where: { id: member.id } })).realm_id;
+    fixtures = { realmId, memberId: member.id, memberEmail: member.email } as Fixtures;
+    // Files the public routes serve, so hostile paths meet real ones.
+    const image = await makePng(40, 40);
+    await ok(uploadFiles(member.client, "/users/me/avatar", [imagePart(image)]).then((r) => ({ body: r.json })), "avatar");
+    await ok(uploadFiles(member.client, "/realm/emoji/fuzz_emoji", [imagePart(image)]).then((r) => ({ body: r.json })), "emoji");
+    fixtures.emojiId = (await server.running.services.db.prisma.realmEmoji.findFirstOrThrow({ where: { name: "fuzz_emoji" } })).id;
     await makeThrowaway();
     await makeVictim();
     await makeStream();
@@ -615,6 +698,8 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     await makeFilter();
     await makeProfileField();
     await makeQueue();
+    await makeBot();
+    await makeDeactivatedBot();
   }, 120_000);
   afterAll(() => server?.stop(), 60_000);
   /** Answers by status per route; FUZZ_STATS=1 prints them, to see how far past refusals a run got. */
@@ -634,6 +719,11 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
       case "victim": return String(fixtures.victimId);
       case "emoji": return "green_tick";
       case "email": return fixtures.memberEmail;
+      case "realm": return String(fixtures.realmId);
+      case "avatarFile": return `${fixtures.memberId}.png`;
+      case "emojiFile": return `${fixtures.emojiId}.png`;
+      case "bot": return String(fixtures.botId);
+      case "deactivatedBot": return String(fixtures.deactivatedBotId);
     }
   }
 
@@ -695,7 +785,7 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     if (route.method === "GET" && route.path === "/events") values.push(["dont_block", "true"]);
     const encoded = values.map(([name, value]) => `${encodeWire(name)}=${encodeWire(value)}`).join("&");
     const inQuery = attempt.transport === "query";
-    const url = `/api/v1${target}${inQuery && encoded ? `?${encoded}` : ""}`;
+    const url = `${route.root ? "" : "/api/v1"}${target}${inQuery && encoded ? `?${encoded}` : ""}`;
     const body: RawBody | null =
       attempt.transport === "form" ? { type: "application/x-www-form-urlencoded", data: Buffer.from(encoded) } : attempt.transport === "multipart" ? multipartBody(values) : null;
     const forged = attempt.actor === "forged";
@@ -704,7 +794,7 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     const res = await sendRaw(server.baseUrl, route.method, url, auth, body, forged ? attempt.forged.host : undefined);
     const sent = attempt.transport === "form" ? ` body ${encoded.slice(0, 300)}` : attempt.transport === "multipart" ? ` multipart ${JSON.stringify(values).slice(0, 300)}` : "";
     const label = `${route.method} ${url.slice(0, 300)} as ${attempt.actor}${forged ? ` ${JSON.stringify(attempt.forged).slice(0, 200)}` : ""}${sent}`;
-    checkAnswer(res, label);
+    checkAnswer(res, label, { fileSuccess: route.root });
     const counts = (statusCounts[routeKey(route.method, route.path)] ??= {});
     counts[res.status] = (counts[res.status] ?? 0) + 1;
     if (res.status >= 400) {

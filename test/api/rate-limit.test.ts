@@ -2,7 +2,8 @@
 // routes included, GET /events not), shared by every node through Redis; failed logins per account
 // and per client address; RATE_LIMITING=false turns it all off.
 import { Redis } from "ioredis";
-import { RateLimits } from "@chat/http";
+import request from "supertest";
+import { isExemptFromRateLimit, RateLimits } from "@chat/http";
 import type { ApiClient, ApiResponse } from "../support/client.ts";
 import { MODES, OWNER_EMAIL, OWNER_PASSWORD, startSecondNode, startTestServer, type TestServer } from "../support/server.ts";
 import { createTestUser } from "../support/users.ts";
@@ -89,12 +90,39 @@ describe.each(MODES)("rate limits (%s)", (mode) => {
     expectRateLimited(await poller.client.get("/users/me"), 60);
   });
 
+  test("file downloads and their temporary URLs are not counted; the upload is", async () => {
+    const reader = await createTestUser(server, "Dora Downloader");
+    const uploaded = await reader.client.raw("post", "/user_uploads").attach("file", Buffer.from("counted once"), "c.txt");
+    expect(uploaded.body.result).toBe("success");
+    const { email, apiKey } = reader.client.credentials!;
+    for (let i = 0; i < PER_USER; i++) {
+      expect((await request(server.baseUrl).get(uploaded.body.uri).auth(email, apiKey)).status).toBe(200);
+      expect((await reader.client.get(uploaded.body.uri)).status).toBe(200);
+    }
+    await spend(reader.client, PER_USER - 1);
+    expectRateLimited(await reader.client.get("/users/me"), 60);
+  });
+
   test("requests without credentials count per client address", async () => {
     for (let i = 0; i < 20; i++) expect((await server.anonymous.raw("get", "/server_settings").set("X-Forwarded-For", "203.0.113.9")).status).toBe(200);
     const limited = await server.anonymous.raw("get", "/server_settings").set("X-Forwarded-For", "203.0.113.9");
     expectRateLimited({ status: limited.status, body: limited.body, headers: limited.headers as Record<string, string> }, 60);
     expect((await server.anonymous.raw("get", "/users/me").set("X-Forwarded-For", "203.0.113.9")).status).toBe(429);
     expect((await server.anonymous.raw("get", "/server_settings").set("X-Forwarded-For", "203.0.113.10")).status).toBe(200);
+  });
+
+  test("avatars, custom emoji and static images are not counted: a page shows dozens", async () => {
+    const ip = "203.0.113.77";
+    const fetch = (path: string) => request(server.baseUrl).get(path).set("X-Forwarded-For", ip);
+    for (let i = 0; i < 30; i++) expect((await fetch("/static/images/logo/zulip-icon-128x128.png")).status).toBe(200);
+    for (let i = 0; i < 30; i++) expect((await fetch("/user_avatars/1/1.png?version=2")).status).toBe(404);
+    for (let i = 0; i < 30; i++) expect((await fetch("/user_avatars/1/emoji/images/1.png")).status).toBe(404);
+    // The address's own count is untouched.
+    expect((await server.anonymous.raw("get", "/server_settings").set("X-Forwarded-For", ip)).status).toBe(200);
+    expect(isExemptFromRateLimit("GET", "/user_avatars/1/2.png?version=3")).toBe(true);
+    expect(isExemptFromRateLimit("GET", "/static/images/logo/zulip-icon-128x128.png")).toBe(true);
+    expect(isExemptFromRateLimit("POST", "/api/v1/users/me/avatar")).toBe(false);
+    expect(isExemptFromRateLimit("POST", "/api/v1/realm/emoji/party")).toBe(false);
   });
 
   test("failed logins are throttled per account, even with the right password, from any address", async () => {

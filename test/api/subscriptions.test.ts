@@ -67,7 +67,7 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
       expect(add.subscriptions[0]).toMatchObject({ name: "design", subscribers: [alice.id] });
       // Clients without notification_settings_null get the inherited values, never null.
       expect(typeof add.subscriptions[0].desktop_notifications).toBe("boolean");
-      const peer = await waitForEvent(bob.client, bobQueue, (e) => e.type === "subscription" && e.op === "peer_add");
+      const peer = await waitForEvent(bob.client, bobQueue, (e) => e.type === "subscription" && e.op === "peer_add", { acknowledge: false });
       expect(peer).toMatchObject({ stream_id: await streamId("design"), user_id: alice.id });
       expect((await drainEvents(bob.client, bobQueue)).filter((e) => e.op === "add")).toEqual([]);
       // Guests do not see public streams they are not in.
@@ -230,7 +230,7 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
       const created = await waitForEvent(bob.client, queue, (e) => e.type === "stream" && e.op === "create");
       expect(created.streams[0].name).toBe("brand-new");
       await subscribe(alice, ["after-new"]);
-      await waitForEvent(bob.client, queue, (e) => e.type === "stream" && e.op === "create" && e.streams[0].name === "after-new");
+      await waitForEvent(bob.client, queue, (e) => e.type === "stream" && e.op === "create" && e.streams[0].name === "after-new", { acknowledge: false });
       const all = await drainEvents(bob.client, queue);
       expect(all.filter((e) => e.op === "occupy")).toEqual([]);
     });
@@ -351,7 +351,8 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
     await bob.client.post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: await streamId("verify-a"), property: "color", value: "#123456" }] });
     await bob.client.patch("/users/me/subscriptions/muted_topics", { stream: "verify-a", topic: "quiet", op: "add" });
     await admin.client.patch(`/streams/${await streamId("verify-a")}`, { description: "now *described*", new_name: "verify-renamed" });
-    await waitForEvent(bob.client, queue_id, (e) => e.type === "stream" && e.property === "name");
+    // Not acknowledged: the drain below must still see every event from the start.
+    await waitForEvent(bob.client, queue_id, (e) => e.type === "stream" && e.property === "name", { acknowledge: false });
 
     const events = await drainEvents(bob.client, queue_id);
     const applied = applyEvents(structuredClone(state), events, bob.id);

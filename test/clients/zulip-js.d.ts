@@ -9,6 +9,7 @@ declare module "zulip-js" {
     queues: { register: Call; deregister: Call };
     events: { retrieve: Call };
     messages: { send: Call };
+    emojis: { retrieve: Call };
   }
   export default function zulipInit(config: { username: string; password?: string; apiKey?: string; realm: string }): Promise<Client>;
 }

@@ -1,5 +1,6 @@
 // The official JavaScript client, unmodified, against a running server: it sends multipart bodies,
 // reads /server_settings and uses the event queue the way apps built on it do.
+import sharp from "sharp";
 import zulipInit from "zulip-js";
 import { MODES, OWNER_EMAIL, OWNER_PASSWORD, startTestServer, type TestServer } from "../support/server.ts";
 
@@ -40,6 +41,20 @@ describe.each(MODES)("zulip-js client (%s)", (mode) => {
 
     const deleted = await client.queues.deregister({ queue_id: queue.queue_id });
     expect(deleted.result).toBe("success");
+  });
+
+  test("emojis.retrieve lists a custom emoji uploaded through the API, with the URL that serves it", async () => {
+    const png = await sharp({ create: { width: 48, height: 48, channels: 4, background: { r: 200, g: 40, b: 40, alpha: 1 } } }).png().toBuffer();
+    const added = await server.owner.raw("post", "/realm/emoji/js_red").attach("file", png, "red.png");
+    expect(added.body.result).toBe("success");
+    const client = await zulipInit({ username: OWNER_EMAIL, apiKey: server.owner.credentials!.apiKey, realm: server.baseUrl });
+    const listed = await client.emojis.retrieve();
+    expect(listed.result).toBe("success");
+    const emoji = Object.values(listed.emoji as Record<string, { name: string; source_url: string; deactivated: boolean }>).find((e) => e.name === "js_red");
+    expect(emoji).toMatchObject({ deactivated: false, source_url: expect.stringMatching(/^\/user_avatars\/\d+\/emoji\/images\/\d+\.png$/) });
+    const served = await fetch(`${server.baseUrl}${emoji!.source_url}`);
+    expect(served.status).toBe(200);
+    expect((await sharp(Buffer.from(await served.arrayBuffer())).metadata()).width).toBe(64);
   });
 
   test("errors reach the client as Zulip error objects", async () => {

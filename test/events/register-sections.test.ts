@@ -88,7 +88,11 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
     expect(body).toMatchObject({
       hotspots: [],
       realm_domains: [],
-      realm_embedded_bots: [],
+      realm_embedded_bots: [
+        { name: "helloworld", config: {} },
+        { name: "encrypt", config: {} },
+        { name: "followup", config: {} },
+      ],
       realm_emoji: {},
       stream_name_max_length: 60,
       stream_description_max_length: 1024,
@@ -100,6 +104,8 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
       realm_push_notifications_enabled: false,
       realm_is_zephyr_mirror_realm: false,
       realm_notifications_stream_id: generalId,
+      max_file_upload_size_mib: 25,
+      realm_upload_quota: null,
       realm_icon_url: expect.stringMatching(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon$/),
       realm_authentication_methods: expect.objectContaining({ Email: true, Google: false }),
     });
@@ -259,7 +265,7 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
         [String(emoji.id)]: {
           id: String(emoji.id),
           name: "party_parrot",
-          source_url: `/user_avatars/${realm.id}/emoji/images/${emoji.id}.png`,
+          source_url: `/user_avatars/${realm.id}/emoji/images/1.png`,
           deactivated: false,
           author: { id: member.id, email: member.email, full_name: "Mia Member" },
         },

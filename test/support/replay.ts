@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 
 /**
- * Paths into a response: `a.b`, `a[0]`, `a[*]` (every element), `a["key.with.dots"]`.
+ * Paths into a response: `a.b`, `a[0]`, `a[*]` (every element, or every value of an object), `a["key.with.dots"]`.
  * Types: string, number, integer, boolean, array, object, null, any (present), array+ (non-empty),
  * absent (the client reads it with .get()); unions with "|".
  */
@@ -38,7 +38,8 @@ export interface Step {
   query?: Array<[string, string]>;
   contentType?: "application/x-www-form-urlencoded" | "multipart/form-data";
   form?: Array<[string, string]>;
-  files?: Array<{ field: string; filename: string; content: string }>;
+  /** File parts; `base64` content for binary files (images), else the text itself. */
+  files?: Array<{ field: string; filename: string; content: string; encoding?: "base64" }>;
   expect: Checks;
   /** Scope name → response path. */
   capture?: Record<string, string>;
@@ -100,8 +101,10 @@ function resolve(root: unknown, path: string): Resolved {
     const next: unknown[] = [];
     for (const value of current) {
       if (token === "[*]") {
-        if (!Array.isArray(value)) return { values: [], missing: `${walked} (not an array)` };
-        next.push(...value);
+        // Every element of an array, or every value of a dict keyed by id (realm_emoji).
+        if (Array.isArray(value)) next.push(...value);
+        else if (value !== null && typeof value === "object") next.push(...Object.values(value));
+        else return { values: [], missing: `${walked} (not an array or object)` };
         continue;
       }
       const key = token.startsWith('["') ? token.slice(2, -2) : token.startsWith("[") ? Number(token.slice(1, -1)) : token;
@@ -199,8 +202,14 @@ function captureInto(scope: Scope, root: unknown, capture: Record<string, string
 /** multipart/form-data as python-requests writes it for `files=[(name, file)]`: no part Content-Type. */
 function multipartBody(files: NonNullable<Step["files"]>): { body: Buffer; contentType: string } {
   const boundary = randomBytes(16).toString("hex");
-  const parts = files.map((f) => `--${boundary}\r\nContent-Disposition: form-data; name="${f.field}"; filename="${f.filename}"\r\n\r\n${f.content}\r\n`);
-  return { body: Buffer.from(`${parts.join("")}--${boundary}--\r\n`), contentType: `multipart/form-data; boundary=${boundary}` };
+  const parts = files.map((f) =>
+    Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${f.field}"; filename="${f.filename}"\r\n\r\n`),
+      Buffer.from(f.content, f.encoding === "base64" ? "base64" : "utf8"),
+      Buffer.from("\r\n"),
+    ]),
+  );
+  return { body: Buffer.concat([...parts, Buffer.from(`--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 interface Reply {

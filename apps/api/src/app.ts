@@ -24,6 +24,11 @@ import { messageFlagRoutes } from "./routes/message-flags.ts";
 import { reactionRoutes } from "./routes/reactions.ts";
 import { messageDeleteRoutes } from "./routes/message-delete.ts";
 import { botStorageRoutes } from "./routes/bot-storage.ts";
+import { attachmentRoutes } from "./routes/attachments.ts";
+import { avatarRoutes } from "./routes/avatars.ts";
+import { botRoutes } from "./routes/bots.ts";
+import { publicFileRoutes } from "./routes/public-files.ts";
+import { uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
 import type { ApiServices } from "./services.ts";
 
 /** The API tier: everything under /api/v1 but /register and /events. */
@@ -58,7 +63,16 @@ export function apiRouter(services: ApiServices): Router {
   api.use(reactionRoutes(services));
   api.use(messageDeleteRoutes(services));
   api.use(botStorageRoutes(services));
+  api.use(uploadRoutes(services));
+  api.use(attachmentRoutes(services));
+  api.use(avatarRoutes(services));
+  api.use(botRoutes(services));
   return api;
+}
+
+/** Files at Zulip's paths outside /api/v1: uploads (authenticated), avatars, emoji and the icon. */
+export function fileRoutes(services: ApiServices): Router {
+  return Router().use(uploadFileRoutes(services)).use(publicFileRoutes(services));
 }
 
 /** The API's hot routes, answered before Express where they can be (hot-routes.ts). */

@@ -1,6 +1,8 @@
 import type { PrismaClient } from "@chat/db";
 import type { ActionRunner, ActorCache, MessageCache, ServerContext } from "@chat/core";
 import type { RateLimits } from "@chat/http";
+import type { UploadConfig } from "@chat/config";
+import type { FileStorage } from "@chat/storage";
 
 /** What the API tier's routes need; built once per process by the server. */
 export interface ApiServices {
@@ -13,4 +15,7 @@ export interface ApiServices {
   actorCache: ActorCache;
   /** Requests per user and per address, failed logins (rate-limit.ts). */
   rateLimits: RateLimits;
+  /** Where uploads, avatars and custom emoji live. */
+  storage: FileStorage;
+  uploads: UploadConfig;
 }

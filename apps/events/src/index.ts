@@ -2,6 +2,10 @@ import type { Router } from "express";
 import { Router as createRouter } from "express";
 import { hostname } from "node:os";
 import type { Stoppable } from "@chat/bus";
+import { ActorCache, RealmStateCache } from "@chat/core";
+import type { HotRoute } from "@chat/http";
+import { eventsHotRoute } from "./events-hot-route.ts";
+import { PollAuthenticator } from "./poll-auth.ts";
 import { createFanout } from "./fanout.ts";
 import { eventRoutes } from "./routes.ts";
 import type { EventServices } from "./services.ts";
@@ -13,6 +17,8 @@ export { LongPollWaiters } from "./waiters.ts";
 
 export interface EventTier {
   router: Router;
+  /** GET /events answered before Express (events-hot-route.ts). */
+  hotRoutes: HotRoute[];
   stop(): Promise<void>;
 }
 
@@ -21,9 +27,14 @@ export async function startEventTier(services: EventServices): Promise<EventTier
   const waiters = await LongPollWaiters.attach(services.bus.queues);
   const consumer: Stoppable = services.bus.changes.consume(`events-${hostname()}-${process.pid}`, createFanout(services.bus.queues));
   const router = createRouter();
-  router.use(eventRoutes(services, waiters));
+  // This node's copy of what /register shows every member of a realm.
+  const ctx = { ...services.ctx, realmState: services.ctx.realmState ?? new RealmStateCache(services.prisma) };
+  router.use(eventRoutes({ ...services, ctx }, waiters));
+  const auth = new PollAuthenticator(services.prisma, new ActorCache(), services.ctx.externalHost);
+  const hotRoutes = [eventsHotRoute({ queues: services.bus.queues, waiters, auth, heartbeatMs: services.heartbeatMs })];
   return {
     router,
+    hotRoutes,
     async stop() {
       await consumer.stop();
       waiters.wakeAll();

@@ -1,6 +1,4 @@
-import { randomBytes } from "node:crypto";
 import { Router } from "express";
-import type { QueuedEvent } from "@chat/bus";
 import {
   applyEvents,
   BadEventQueueIdError,
@@ -12,12 +10,16 @@ import {
   ROLE_GUEST,
   parseEventsNarrow,
   realmUri,
+  takeJsonTextSections,
   takeStaleSections,
+  withLeanRawQueries,
   type RegisterOptions,
+  defaultEventsNarrow,
 } from "@chat/core";
-import { actorOf, params, parseParams, requestProtocol, requireUser, route, success } from "@chat/http";
+import { actorOf, params, parseParams, requestProtocol, requireUser, route, success, successJsonText } from "@chat/http";
 import type { QueueSettings } from "./queue-settings.ts";
 import type { EventServices } from "./services.ts";
+import { pollConnection, pollEvents, readEvents } from "./long-poll.ts";
 import type { LongPollWaiters } from "./waiters.ts";
 
 // Version facts every /register response carries, whatever event_types asked for.
@@ -42,6 +44,8 @@ const MAX_QUEUE_LIFESPAN_SECS = 7 * 24 * 60 * 60;
 export function eventRoutes(services: EventServices, waiters: LongPollWaiters): Router {
   const router = Router();
   const { prisma, bus, ctx } = services;
+  // /register's statements, raw ones on the driver (lean-reader.ts).
+  const registerDb = withLeanRawQueries(prisma);
   const { queues, changes } = bus;
   router.use(["/register", "/events"], requireUser({ prisma, externalHost: ctx.externalHost, rateLimits: services.rateLimits }));
 
@@ -53,7 +57,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
         apply_markdown: params.bool().default(false),
         client_gravatar: params.bool().default(false),
         slim_presence: params.bool().default(false),
-        all_public_streams: params.bool().default(false),
+        all_public_streams: params.bool().optional(),
         include_subscribers: params.bool().default(false),
         event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional(),
         fetch_event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional(),
@@ -62,16 +66,19 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
         queue_lifespan_secs: params.int().default(0),
       });
       if (p.queue_lifespan_secs < 0) throw new InvalidArgumentError("Invalid queue_lifespan_secs", "queue_lifespan_secs");
+      // Unset, a bot's own defaults apply (Zulip's _default_all_public_streams and _default_narrow).
+      const allPublicStreams = p.all_public_streams ?? actor.default_all_public_streams;
+      const narrow = p.narrow.length === 0 ? await defaultEventsNarrow(prisma, actor) : p.narrow;
       // Zulip's events_register_backend: a guest may not see streams they are not in.
-      if (p.all_public_streams && actor.role === ROLE_GUEST) throw new JsonableError("User not authorized for this query");
+      if (allPublicStreams && actor.role === ROLE_GUEST) throw new JsonableError("User not authorized for this query");
       const options: RegisterOptions = {
         eventTypes: p.event_types ?? null,
         applyMarkdown: p.apply_markdown,
         clientGravatar: p.client_gravatar,
         slimPresence: p.slim_presence,
-        allPublicStreams: p.all_public_streams,
+        allPublicStreams,
         includeSubscribers: p.include_subscribers,
-        narrow: parseEventsNarrow(p.narrow),
+        narrow: parseEventsNarrow(narrow),
         notificationSettingsNull: p.client_capabilities.notification_settings_null === true,
         bulkMessageDeletion: p.client_capabilities.bulk_message_deletion === true,
         realmUri: realmUri(actor.realm.string_id, ctx.externalHost, requestProtocol(req)),
@@ -97,14 +104,18 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
       const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings }, since, idleTimeoutMs });
       // fetch_event_types chooses the state; event_types, the events the queue gets (as Zulip).
       const fetchOptions = p.fetch_event_types ? { ...options, eventTypes: p.fetch_event_types } : options;
-      const state = await fetchInitialState(prisma, actor, fetchOptions, ctx);
+      const state = await fetchInitialState(registerDb, actor, fetchOptions, ctx);
       const arrived = (await queues.read(queue.id, -1)) ?? [];
       applyEvents(state, arrived, actor.id, fetchOptions.eventTypes);
       const stale = takeStaleSections(state);
-      if (stale.length > 0) Object.assign(state, await fetchSections(prisma, actor, fetchOptions, ctx, stale));
+      if (stale.length > 0) Object.assign(state, await fetchSections(registerDb, actor, fetchOptions, ctx, stale));
       finishState(state);
       const lastEventId = arrived.length > 0 ? arrived[arrived.length - 1].id : -1;
-      success(res, { queue_id: queue.id, last_event_id: lastEventId, zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, ...state });
+      // The realm's users may be JSON text already (realm-state-cache.ts): spliced in as they are.
+      const texts = takeJsonTextSections(state);
+      res
+        .type("json")
+        .send(successJsonText({ queue_id: queue.id, last_event_id: lastEventId, zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, ...state }, texts));
     }),
   );
 
@@ -123,37 +134,10 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
         last_event_id: params.int().default(-1),
         dont_block: params.bool().default(false),
       });
-      await ownedQueue(p.queue_id, actor.id);
-      const read = async (): Promise<QueuedEvent[]> => {
-        const events = await queues.read(p.queue_id, p.last_event_id);
-        if (events === null) throw new BadEventQueueIdError(p.queue_id);
-        return events;
-      };
-
-      let events = await read();
-      if (events.length === 0 && !p.dont_block) {
-        const gone = new AbortController();
-        res.on("close", () => gone.abort());
-        const deadline = Date.now() + services.heartbeatMs;
-        while (events.length === 0 && !gone.signal.aborted) {
-          const remaining = deadline - Date.now();
-          if (remaining <= 0) {
-            await queues.append(`heartbeat:${p.queue_id}:${randomBytes(8).toString("hex")}`, [{ queueId: p.queue_id, events: [{ type: "heartbeat" }] }]);
-            events = await read();
-            break;
-          }
-          const announced = new AbortController();
-          const stop = () => announced.abort();
-          gone.signal.addEventListener("abort", stop, { once: true });
-          const waiting = waiters.wait(p.queue_id, remaining, announced.signal);
-          events = await read();
-          if (events.length === 0) await waiting;
-          else stop();
-          gone.signal.removeEventListener("abort", stop);
-          if (events.length === 0) events = await read();
-        }
-        if (gone.signal.aborted) return;
-      }
+      const poll = { queueId: p.queue_id, lastEventId: p.last_event_id, dontBlock: p.dont_block, userId: actor.id };
+      const events = await pollEvents(queues, waiters, services.heartbeatMs, poll, pollConnection(res), readEvents);
+      if (events === null) throw new BadEventQueueIdError(p.queue_id);
+      if (events === "closed") return;
       success(res, { events, queue_id: p.queue_id });
     }),
   );

@@ -16,27 +16,30 @@ export class LongPollWaiters {
   }
 
   /**
-   * Starts waiting at once (so an announcement right after this call is not missed); the promise
-   * resolves true when the queue is announced, false on timeout or when `signal` aborts.
+   * Starts waiting at once (so an announcement right after this call is not missed); `announced`
+   * resolves true when the queue is announced, false on timeout or `cancel()`. No AbortSignal: a
+   * thousand polls wait and wake at once, and each signal's events and DOMException showed.
    */
-  wait(queueId: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const set = this.waiting.get(queueId) ?? new Set<Wake>();
-      this.waiting.set(queueId, set);
-      const finish = (announced: boolean) => {
+  wait(queueId: string, timeoutMs: number): { announced: Promise<boolean>; cancel: () => void } {
+    let finish!: (announced: boolean) => void;
+    const announced = new Promise<boolean>((resolve) => {
+      let set = this.waiting.get(queueId);
+      if (set === undefined) this.waiting.set(queueId, (set = new Set<Wake>()));
+      const waiters = set;
+      let done = false;
+      finish = (woken: boolean) => {
+        if (done) return;
+        done = true;
         clearTimeout(timer);
-        signal.removeEventListener("abort", onAbort);
-        set.delete(wake);
-        if (set.size === 0 && this.waiting.get(queueId) === set) this.waiting.delete(queueId);
-        resolve(announced);
+        waiters.delete(wake);
+        if (waiters.size === 0 && this.waiting.get(queueId) === waiters) this.waiting.delete(queueId);
+        resolve(woken);
       };
       const wake = () => finish(true);
-      const onAbort = () => finish(false);
       const timer = setTimeout(() => finish(false), timeoutMs);
-      set.add(wake);
-      signal.addEventListener("abort", onAbort, { once: true });
+      waiters.add(wake);
     });
+    return { announced, cancel: () => finish(false) };
   }
 
   wake(queueId: string): void {

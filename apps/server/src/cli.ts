@@ -91,7 +91,7 @@ export async function runCli(argv: string[], services: Services, out: Out): Prom
       const realm = await getRealmForSubdomain(prisma, required(values, "realm"));
       const user = await getUserByDeliveryEmail(prisma, realm.id, required(values, "email"));
       if (!user) throw new UsageError(`no user ${values.email} in realm "${realm.string_id}"`);
-      const apiKey = await prisma.$transaction((tx) => regenerateApiKey(tx, user.id));
+      const apiKey = await services.actions.run(realm.id, (tx, events) => regenerateApiKey(tx, events, user));
       out(`api key: ${apiKey}\n`);
       return;
     }

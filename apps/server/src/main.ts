@@ -1,7 +1,7 @@
 // `npm start`: one process running the tiers its ROLE names (all of them by default).
 import http from "node:http";
 import { Router } from "express";
-import { apiHotRoutes, apiRouter } from "@chat/app-api";
+import { apiHotRoutes, apiRouter, fileRoutes } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, type Config } from "@chat/config";
@@ -56,6 +56,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
       bus: services.bus,
       outboxSweepAfterSeconds: config.outboxSweepAfterSeconds,
       queueIdleSeconds: config.eventQueueIdleSeconds,
+      storage: services.storage,
+      unclaimedUploadGraceHours: config.uploads.unclaimedGraceHours,
+      actions: services.actions,
+      outgoingWebhooks: config.outgoingWebhooks,
+      devMode: config.devMode,
     });
   }
 
@@ -69,10 +74,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
       messageCache: services.messageCache,
       actorCache: new ActorCache(),
       rateLimits: services.rateLimits,
+      storage: services.storage,
+      uploads: config.uploads,
     };
     if (role !== "events") hotRoutes = apiHotRoutes(apiServices);
+    if (events) hotRoutes = [...hotRoutes, ...events.hotRoutes];
     const api = role === "api" ? apiRouter(apiServices) : role === "events" ? events!.router : Router().use(events!.router).use(apiRouter(apiServices));
-    const app = withHotRoutes(createHttpApp({ api, trustedProxies: config.trustedProxies }), hotRoutes);
+    // Files are served outside /api/v1, at the paths Zulip gives them (/user_uploads, /user_avatars).
+    const root = role === "events" ? undefined : fileRoutes(apiServices);
+    const app = withHotRoutes(createHttpApp({ api, root, trustedProxies: config.trustedProxies }), hotRoutes);
     server = http.createServer(app);
     // Requests Node's parser refuses (a URL past its header limit) still get a JSON error.
     server.on("clientError", answerClientError);

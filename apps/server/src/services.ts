@@ -6,6 +6,7 @@ import type { Config } from "@chat/config";
 import { ActionRunner, MessageCache, type ServerContext } from "@chat/core";
 import { openDatabase, type Database } from "@chat/db";
 import { RateLimits } from "@chat/http";
+import { openStorage, type FileStorage } from "@chat/storage";
 
 export interface Services {
   config: Config;
@@ -15,6 +16,8 @@ export interface Services {
   actions: ActionRunner;
   messageCache: MessageCache;
   rateLimits: RateLimits;
+  /** Uploaded files, avatars and custom emoji: the local disk or an S3 bucket (packages/storage). */
+  storage: FileStorage;
   close(): Promise<void>;
 }
 
@@ -35,7 +38,7 @@ function connected(redis: Redis, timeoutMs: number): Promise<void> {
 export async function openServices(config: Config, options: { migrate: boolean }): Promise<Services> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrate: options.migrate });
   const bus = config.redisUrl
-    ? createRedisBus({ url: config.redisUrl, prefix: config.redisPrefix, shards: config.changeStreamShards })
+    ? createRedisBus({ url: config.redisUrl, prefix: config.redisPrefix, shards: config.changeStreamShards, jobStallMs: config.jobStallSeconds * 1000 })
     : createMemoryBus();
   const actions = new ActionRunner(db.prisma, bus.changes);
   // Its own connection, which fails a command at once while Redis is away rather than queueing it:
@@ -46,6 +49,7 @@ export async function openServices(config: Config, options: { migrate: boolean }
   });
   // Requests that came before the connection would go uncounted.
   if (rateLimitRedis) await connected(rateLimitRedis, 5000);
+  const storage = await openStorage(config.storage);
   return {
     config,
     db,
@@ -53,12 +57,14 @@ export async function openServices(config: Config, options: { migrate: boolean }
     actions,
     messageCache: new MessageCache(db.prisma, { maxBytes: config.messageCacheMb * 1024 * 1024 }),
     rateLimits: new RateLimits(config.rateLimits, rateLimitRedis ? { redis: rateLimitRedis, prefix: config.redisPrefix } : null),
-    ctx: { externalHost: config.externalHost, devMode: config.devMode },
+    ctx: { externalHost: config.externalHost, devMode: config.devMode, uploads: config.uploads },
+    storage,
     async close() {
       await actions.flush();
       await bus.close();
       rateLimitRedis?.disconnect();
       await db.close();
+      await storage.close();
     },
   };
 }

@@ -6,7 +6,9 @@ import { createTestDatabase, type TestDatabase } from "../../../test/support/ser
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "../../..");
 
-jest.setTimeout(60_000);
+// Each case starts several CLI processes one after another (Node, tsx, the database): about 15 s
+// alone, past a minute on a machine busy with the rest of the suite.
+jest.setTimeout(180_000);
 
 describe("operator CLI (npm run cli)", () => {
   let db: TestDatabase;

@@ -1,10 +1,19 @@
 // The worker tier: background work that must never run in a request. Each job is safe to run on
 // several workers at once (outbox rows are locked with SKIP LOCKED; queue expiry is idempotent).
+import { hostname } from "node:os";
 import type { Bus } from "@chat/bus";
+import type { OutgoingWebhookConfig } from "@chat/config";
 import type { PrismaClient } from "@chat/db";
-import { sweepOutbox } from "@chat/core";
+import { sweepOutbox, sweepUnclaimedUploads, type ActionRunner } from "@chat/core";
+import type { FileStorage } from "@chat/storage";
 import { logger } from "@chat/logger";
 import { every } from "./periodic.ts";
+import { processServiceBotJobs, queueServiceBotJobs } from "./service-bots.ts";
+import { WebhookClient } from "./webhook-client.ts";
+import { ServiceBotCache } from "./service-bot-cache.ts";
+
+/** How long a worker uses what it read of a service bot (its service, whether it is active). */
+const SERVICE_BOT_TTL_MS = 2000;
 
 export interface WorkerServices {
   prisma: PrismaClient;
@@ -13,6 +22,14 @@ export interface WorkerServices {
   outboxSweepAfterSeconds: number;
   /** Event queues not polled for this long are deleted. */
   queueIdleSeconds: number;
+  storage: FileStorage;
+  /** Uploads no message links are deleted once this old. */
+  unclaimedUploadGraceHours: number;
+  /** Sends the replies of service bots. */
+  actions: ActionRunner;
+  outgoingWebhooks: OutgoingWebhookConfig;
+  /** Development: outgoing webhooks may call loopback addresses. */
+  devMode: boolean;
 }
 
 export interface WorkerTier {
@@ -30,10 +47,37 @@ export function startWorker(services: WorkerServices): WorkerTier {
       const deleted = await bus.queues.deleteIdle(services.queueIdleSeconds * 1000);
       if (deleted > 0) logger.info("deleted idle event queues", { queues: deleted });
     }),
+    every("unclaimed upload sweep", 10 * 60_000, async () => {
+      const deleted = await sweepUnclaimedUploads(prisma, services.storage, services.unclaimedUploadGraceHours);
+      if (deleted > 0) logger.info("deleted uploads no message links", { files: deleted });
+    }),
   ];
+  const webhooks = services.outgoingWebhooks;
+  const client = new WebhookClient({
+    timeoutMs: webhooks.timeoutMs,
+    maxResponseBytes: webhooks.maxResponseBytes,
+    allowedHosts: webhooks.allowedHosts,
+    allowLoopback: services.devMode,
+    // Zulip's, with the version this server speaks.
+    userAgent: "ZulipOutgoingWebhook/3.0",
+  });
+  const settings = { attempts: webhooks.attempts, backoffMs: webhooks.backoffMs, concurrency: webhooks.concurrency };
+  // The worker tier's own consumer group of the change stream: every worker shares its batches.
+  const changes = bus.changes.consumeReads(`worker-${hostname()}-${process.pid}`, queueServiceBotJobs(bus.jobs), {
+    group: "workers",
+    // Only changes that call a service bot (RoutedEvent.services) concern this tier.
+    containing: '"services":',
+  });
+  const serviceBots = processServiceBotJobs(
+    bus.jobs,
+    { prisma, bots: new ServiceBotCache(prisma, SERVICE_BOT_TTL_MS), actions: services.actions, client, maxResponseBytes: webhooks.maxResponseBytes },
+    settings,
+  );
   return {
     async stop() {
-      await Promise.all(jobs.map((job) => job.stop()));
+      // Running jobs finish (BullMQ's close waits for them); their replies still need the database.
+      await Promise.all([changes.stop(), serviceBots.stop(), ...jobs.map((job) => job.stop())]);
+      client.close();
     },
   };
 }

@@ -9,6 +9,20 @@ export const DEFAULT_BACKOFF_MS = 1000;
 /** Finished jobs are kept (and so their jobId still dedupes) for this long. */
 export const KEEP_COMPLETED_JOBS_S = 24 * 3600;
 export const KEEP_FAILED_JOBS_S = 7 * 24 * 3600;
+/**
+ * JobQueue.addEach: an item claimed for a job that is not there is left to its claimer this long,
+ * then taken over (its claimer died between claim and add). Far more than a claim and an add take,
+ * and less than DEFAULT_CLAIM_IDLE_MS, after which a dead consumer's read is delivered again.
+ */
+export const ITEM_CLAIM_GRACE_MS = 10_000;
+
+/** `items` cut into runs of at most `size`, in order. */
+export function chunked<T>(items: T[], size: number): T[][] {
+  if (!Number.isInteger(size) || size < 1) throw new Error(`chunk size must be a positive integer, got ${size}`);
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
+}
 
 /** Opaque, unique across nodes; the time part keeps ids roughly sortable for operators. */
 export function newQueueId(): string {

@@ -177,6 +177,86 @@ export function busContract(harness: BusHarness): void {
       expect([...a, ...b].sort()).toEqual([...ids].sort());
     });
 
+    it("each group reads every batch once, on its own cursor, and drops its own republished copies", async () => {
+      const { changes } = newBus();
+      const events: string[] = [];
+      const workers: string[] = [];
+      const slowWorker = held();
+      changes.consume("fanout", async (b) => {
+        events.push(b.id);
+      });
+      changes.consume("worker", async (b) => {
+        workers.push(b.id);
+        if (b.id === "first") await slowWorker.wait;
+      }, { group: "workers" });
+      await changes.publish([batch("first", 1), batch("second", 2)]);
+      // A slow worker holds up nothing of the event tier's.
+      await waitFor("the event tier, while the worker is busy", () => events.length === 2);
+      expect(workers).toEqual(["first"]);
+      slowWorker.open();
+      await waitFor("the worker group", () => workers.length === 2);
+      // The sweeper's republished copy: each group drops it.
+      await changes.publish([batch("first", 1), batch("third", 1)]);
+      await waitFor("both groups to read on", () => events.includes("third") && workers.includes("third"));
+      await sleep(50);
+      expect(events).toEqual(["first", "second", "third"]);
+      expect(workers).toEqual(["first", "second", "third"]);
+    });
+
+    it("consumeReads: a read's batches come at once and are acknowledged together; a failed read comes again whole", async () => {
+      const { changes } = newBus();
+      await changes.publish([batch("a", 1), batch("b", 1), batch("c", 1)]);
+      const reads: string[][] = [];
+      changes.consumeReads("worker", async (batches) => {
+        reads.push(batches.map((b) => b.id));
+        if (reads.length === 1) throw new Error("the first read fails");
+      }, { group: "workers" });
+      await waitFor("the read again", () => reads.length === 2);
+      expect(reads).toEqual([["a", "b", "c"], ["a", "b", "c"]]);
+      expect(log.messages.some((m) => m.includes("redelivered"))).toBe(true);
+      // Acknowledged: not delivered a third time.
+      await sleep(CLAIM_IDLE_MS * 3);
+      expect(reads).toHaveLength(2);
+      // No handled marks: a republished batch is handed over again (the handler dedupes by itself).
+      await changes.publish([batch("a", 1)]);
+      await waitFor("the republished batch", () => reads.length === 3);
+      expect(reads[2]).toEqual(["a"]);
+    });
+
+    it("consumeReads: a slow read holds up neither the other group nor an ordered consumer of its own group", async () => {
+      const { changes } = newBus();
+      const slow = held();
+      const reads: string[][] = [];
+      const events: string[] = [];
+      changes.consumeReads("worker", async (batches) => {
+        reads.push(batches.map((b) => b.id));
+        await slow.wait;
+      }, { group: "workers" });
+      changes.consume("fanout", async (b) => {
+        events.push(b.id);
+      });
+      await changes.publish([batch("x", 1)]);
+      await waitFor("the event group", () => events.includes("x"));
+      expect(reads).toEqual([["x"]]);
+      slow.open();
+    });
+
+    it("a group's consumer that joins late reads what was published before it joined", async () => {
+      const { changes } = newBus();
+      const events: string[] = [];
+      changes.consume("fanout", async (b) => {
+        events.push(b.id);
+      });
+      await changes.publish([batch("before", 4)]);
+      await waitFor("the event tier", () => events.length === 1);
+      const workers: string[] = [];
+      changes.consume("worker", async (b) => {
+        workers.push(b.id);
+      }, { group: "workers" });
+      await waitFor("the worker group", () => workers.length === 1);
+      expect(workers).toEqual(["before"]);
+    });
+
     it("stop() returns promptly while the consumer waits for batches, and the consumer takes no more", async () => {
       const { changes } = newBus({ claimIdleMs: 30_000 });
       const seen: string[] = [];
@@ -367,6 +447,22 @@ export function busContract(harness: BusHarness): void {
       expect(await queues.lastEventId(q.id)).toBe(4);
     });
 
+    it("read with an owner reads only that user's queue, and leaves another's as it was", async () => {
+      const { queues } = newBus();
+      const q = await queues.create(options(7));
+      await queues.append("s1", [{ queueId: q.id, events: [event(0), event(1)] }]);
+      const polled = (await queues.get(q.id))!.lastPollMs;
+      await sleep(5);
+      expect(await queues.read(q.id, 0, 8)).toBeNull();
+      expect((await queues.get(q.id))!.lastPollMs).toBe(polled);
+      expect((await queues.read(q.id, -1, 7))!.map((e) => e.id)).toEqual([0, 1]);
+      expect((await queues.read(q.id, 0, 7))!.map((e) => e.id)).toEqual([1]);
+      expect(await queues.read("never-existed", -1, 7)).toBeNull();
+      // As JSON text, the same events, ids included.
+      expect((await queues.readJson(q.id, 0, 7))!.map((json) => JSON.parse(json))).toEqual([{ ...event(1), id: 1 }]);
+      expect(await queues.readJson(q.id, 0, 8)).toBeNull();
+    });
+
     it("deletes a queue and everything about it", async () => {
       const { queues } = newBus();
       const q = await queues.create(options(1, { allPublicStreams: true }));
@@ -509,6 +605,50 @@ export function busContract(harness: BusHarness): void {
       expect(log.messages.filter((m) => m.includes("flaky"))).toHaveLength(4);
     });
 
+    it("tells the handler which attempt it runs, of how many", async () => {
+      const { jobs } = newBus();
+      const seen: Array<[number, number]> = [];
+      jobs.process("counted", async (_data, { attempt, attempts }) => {
+        seen.push([attempt, attempts]);
+        if (attempt < 3) throw new Error("not yet");
+      });
+      await jobs.add("counted", {}, { attempts: 3, backoffMs: 10 });
+      await waitFor("the third attempt", () => seen.length === 3);
+      expect(seen).toEqual([[1, 3], [2, 3], [3, 3]]);
+    });
+
+    it("runs a delayed job no sooner than its delay", async () => {
+      const { jobs } = newBus();
+      const ran: Array<[string, number]> = [];
+      jobs.process("delayed", async (data) => {
+        ran.push([String(data.name), Date.now()]);
+      });
+      const added = Date.now();
+      await jobs.add("delayed", { name: "later" }, { delayMs: 300 });
+      await jobs.add("delayed", { name: "now" });
+      await waitFor("both jobs", () => ran.length === 2);
+      expect(ran.map(([name]) => name)).toEqual(["now", "later"]);
+      expect(ran[1][1] - added).toBeGreaterThanOrEqual(295);
+    });
+
+    it("forgets a completed job's id after keepCompletedSeconds, so the id runs again", async () => {
+      const { jobs } = newBus();
+      const ran: string[] = [];
+      jobs.process("kept", async (data) => {
+        ran.push(String(data.name));
+      });
+      await jobs.add("kept", { name: "first" }, { jobId: "k", keepCompletedSeconds: 1 });
+      await waitFor("the first run", () => ran.length === 1);
+      await jobs.add("kept", { name: "deduped" }, { jobId: "k", keepCompletedSeconds: 1 });
+      await sleep(1200);
+      // BullMQ drops expired completed jobs when another job of the queue completes.
+      await jobs.add("kept", { name: "other" }, { keepCompletedSeconds: 1 });
+      await waitFor("the other job", () => ran.includes("other"));
+      await jobs.add("kept", { name: "again" }, { jobId: "k", keepCompletedSeconds: 1 });
+      await waitFor("the id to run again", () => ran.includes("again"));
+      expect(ran).toEqual(["first", "other", "again"]);
+    });
+
     it("runs a job added twice with the same jobId once", async () => {
       const { jobs } = newBus();
       const ran: string[] = [];
@@ -524,6 +664,78 @@ export function busContract(harness: BusHarness): void {
       await jobs.add("dedupe", { name: "sentinel" });
       await waitFor("the sentinel", () => ran.includes("sentinel"));
       expect(ran).toEqual(["x1", "plain", "sentinel"]);
+    });
+
+    const item = (key: string) => ({ key, data: { key } });
+    /** The items of each job run, as lists of keys. */
+    function collectItems(jobs: Bus["jobs"], name: string): string[][] {
+      const ran: string[][] = [];
+      jobs.process(name, async (data) => {
+        ran.push((data.items as Array<{ key: string }>).map((i) => i.key));
+      });
+      return ran;
+    }
+
+    it("addEach queues items in jobs of at most perJob, in order", async () => {
+      const { jobs } = newBus();
+      expect(await jobs.addEach("each", ["m1:1", "m1:2", "m2:1", "m3:1", "m3:2"].map(item), { perJob: 2 })).toBe(5);
+      const ran = collectItems(jobs, "each");
+      await waitFor("three jobs", () => ran.length === 3);
+      expect(ran.sort()).toEqual([["m1:1", "m1:2"], ["m2:1", "m3:1"], ["m3:2"]]);
+    });
+
+    it("addEach queues each item once, however the items are grouped when offered again", async () => {
+      const { jobs } = newBus();
+      expect(await jobs.addEach("once", ["1:9", "2:9", "3:9"].map(item), { perJob: 10 })).toBe(3);
+      // Waiting: an overlapping offer queues only what is new, in a job named after its first new item.
+      expect(await jobs.addEach("once", ["2:9", "3:9", "4:9"].map(item), { perJob: 10 })).toBe(1);
+      expect(await jobs.addEach("once", ["3:9", "1:9"].map(item), { perJob: 1 })).toBe(0);
+      const ran = collectItems(jobs, "once");
+      await waitFor("two jobs", () => ran.length === 2);
+      // Finished and kept: offered again, nothing runs; a new item among them does.
+      expect(await jobs.addEach("once", ["4:9", "5:9", "1:9"].map(item), { perJob: 10 })).toBe(1);
+      await jobs.add("once", { items: [{ key: "sentinel" }] });
+      await waitFor("the sentinel", () => ran.some((keys) => keys.includes("sentinel")));
+      expect(ran.flat().sort()).toEqual(["1:9", "2:9", "3:9", "4:9", "5:9", "sentinel"]);
+      // The job that carries 5:9 is named after it: that id is taken.
+      await jobs.add("once", { items: [{ key: "not run" }] }, { jobId: "5:9" });
+      await jobs.add("once", { items: [{ key: "sentinel 2" }] });
+      await waitFor("the second sentinel", () => ran.some((keys) => keys.includes("sentinel 2")));
+      expect(ran.flat()).not.toContain("not run");
+    });
+
+    it("addEach: an item whose claim expired before its job finished stays out while the job is kept", async () => {
+      const { jobs } = newBus();
+      const slow = held();
+      const ran: string[][] = [];
+      jobs.process("slow", async (data) => {
+        ran.push((data.items as Array<{ key: string }>).map((i) => i.key));
+        await slow.wait;
+      });
+      // Claims last keepCompletedSeconds from the offer; the job is kept that long from its end.
+      expect(await jobs.addEach("slow", ["k:1", "k:2"].map(item), { perJob: 5, keepCompletedSeconds: 1 })).toBe(2);
+      await waitFor("the job to start", () => ran.length === 1);
+      await sleep(1100);
+      slow.open();
+      await sleep(100);
+      // k:1 names the job, which is kept: it stays out.
+      expect(await jobs.addEach("slow", ["k:1", "k:3"].map(item), { perJob: 5, keepCompletedSeconds: 1 })).toBe(1);
+      await waitFor("the second job", () => ran.length === 2);
+      expect(ran).toEqual([["k:1", "k:2"], ["k:3"]]);
+    });
+
+    it("addEach hands a job's items to every attempt", async () => {
+      const { jobs } = newBus();
+      const seen: Array<[number, string[]]> = [];
+      jobs.process("retried", async (data, { attempt }) => {
+        seen.push([attempt, (data.items as Array<{ key: string }>).map((i) => i.key)]);
+        if (attempt === 1) throw new Error("first attempt fails");
+      });
+      await jobs.addEach("retried", ["a", "b"].map(item), { perJob: 5, attempts: 2, backoffMs: 10 });
+      await waitFor("the second attempt", () => seen.length === 2);
+      expect(seen).toEqual([[1, ["a", "b"]], [2, ["a", "b"]]]);
+      // Retrying does not free the items.
+      expect(await jobs.addEach("retried", ["b", "a"].map(item), { perJob: 5 })).toBe(0);
     });
   });
 }

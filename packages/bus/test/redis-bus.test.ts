@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import Redis from "ioredis";
 import { createRedisBus } from "../src";
 import { busContract } from "./bus-contract";
-import { batch, collectingLog, waitFor } from "./helpers";
+import { batch, collectingLog, sleep, waitFor } from "./helpers";
 
 const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 /** Every key this file creates starts with it; each test gets a space below it. */
@@ -88,6 +88,56 @@ describe("redis change stream", () => {
         const [count] = (await redis.xpending(`${prefix}changes:0`, "events")) as [number];
         return count === 0;
       });
+    } finally {
+      await bus.close();
+    }
+  });
+});
+
+describe("redis job queue: addEach's claims", () => {
+  const item = (key: string) => ({ key, data: { key } });
+  /** The claim addEach keeps for an item (BullMQ's id form: ':' escaped). */
+  const claimKey = (prefix: string, name: string, key: string) => `${prefix}bull:${name}:once:j-${key.replaceAll(":", "%3A")}`;
+
+  it("an item claimed for a job that never came is the claimer's for the grace, then taken over", async () => {
+    const prefix = `${filePrefix}claims:`;
+    const bus = createRedisBus({ url, prefix, itemClaimGraceMs: 300, log: collectingLog() });
+    try {
+      // A queuer that claimed 7:1 (and so 7:2 with it) and died before adding its job.
+      const [seconds, micros] = await redis.time();
+      const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      await redis.set(claimKey(prefix, "calls", "7:1"), `j-7%3A1 ${now}`, "EX", 600);
+      await expect(bus.jobs.addEach("calls", [item("7:1"), item("7:2")], { perJob: 10 })).rejects.toThrow(/BUSY item j-7%3A1 is being queued/);
+      // Nothing was claimed by the refused call: 7:2 is free for anyone.
+      expect(await redis.exists(claimKey(prefix, "calls", "7:2"))).toBe(0);
+      await sleep(350);
+      expect(await bus.jobs.addEach("calls", [item("7:1"), item("7:2")], { perJob: 10 })).toBe(2);
+      const ran: string[][] = [];
+      bus.jobs.process("calls", async (data) => {
+        ran.push((data.items as Array<{ key: string }>).map((i) => i.key));
+      });
+      await waitFor("the job", () => ran.length === 1);
+      expect(ran).toEqual([["7:1", "7:2"]]);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("an item whose claim is gone is still not queued again while the job named after it is kept", async () => {
+    const prefix = `${filePrefix}claims-expired:`;
+    const bus = createRedisBus({ url, prefix, log: collectingLog() });
+    try {
+      expect(await bus.jobs.addEach("calls", [item("8:1"), item("8:2")], { perJob: 10 })).toBe(2);
+      // Claims live as long as a finished job is kept, which counts from the end: the claims can go first.
+      await redis.del(claimKey(prefix, "calls", "8:1"), claimKey(prefix, "calls", "8:2"));
+      // 8:1 names the kept job, so it stays out even without its claim.
+      expect(await bus.jobs.addEach("calls", [item("8:1"), item("9:1")], { perJob: 10 })).toBe(1);
+      const ran: string[][] = [];
+      bus.jobs.process("calls", async (data) => {
+        ran.push((data.items as Array<{ key: string }>).map((i) => i.key));
+      });
+      await waitFor("two jobs", () => ran.length === 2);
+      expect(ran.sort()).toEqual([["8:1", "8:2"], ["9:1"]]);
     } finally {
       await bus.close();
     }

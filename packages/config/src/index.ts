@@ -38,6 +38,53 @@ export interface Config {
    * IPs, CIDRs or Express's names (loopback, linklocal, uniquelocal); empty trusts none.
    */
   trustedProxies: string[];
+  storage: StorageConfig;
+  uploads: UploadConfig;
+  outgoingWebhooks: OutgoingWebhookConfig;
+  /** How soon a job whose worker died runs again on another (BullMQ's lock and stalled check). */
+  jobStallSeconds: number;
+}
+
+/** How the worker tier calls bots' services (outgoing webhooks). */
+export interface OutgoingWebhookConfig {
+  /** A whole call: connecting, sending, and the answer (Zulip: 10 s). */
+  timeoutMs: number;
+  /** Calls per job before it fails: the first and the retries (Zulip retries 3 times). */
+  attempts: number;
+  /** Base of the exponential backoff between attempts. */
+  backoffMs: number;
+  /** Largest answer read. */
+  maxResponseBytes: number;
+  /** Calls one worker process has under way at once. */
+  concurrency: number;
+  /** Hosts, addresses and CIDR ranges called even though private (loopback too in DEV_MODE). */
+  allowedHosts: string[];
+}
+
+/** Where files live (packages/storage): the local disk for one node, S3-compatible storage for a cluster. */
+export type StorageConfig =
+  | { backend: "local"; /** null with DATA_DIR=memory://: a temporary directory removed at exit. */ directory: string | null }
+  | {
+      backend: "s3";
+      bucket: string;
+      /** For S3-compatible services (MinIO, Ceph, ...); null is AWS itself. */
+      endpoint: string | null;
+      region: string;
+      /** Both or neither; neither uses the AWS SDK's default credential chain. */
+      accessKeyId: string | null;
+      secretAccessKey: string | null;
+      forcePathStyle: boolean;
+    };
+
+export interface UploadConfig {
+  /** Largest file POST /user_uploads takes (Zulip's MAX_FILE_UPLOAD_SIZE, 25 MiB). */
+  maxFileBytes: number;
+  /** Largest avatar or custom emoji image (Zulip: 5 MiB each). */
+  maxImageBytes: number;
+  /** Total bytes each realm's uploads may use; 0 is no quota (Zulip's realm.upload_quota_gb). */
+  realmQuotaBytes: number;
+  /** Unreferenced uploads older than this are deleted by the worker (Zulip: 3 weeks). */
+  unclaimedGraceHours: number;
 }
 
 /** Zulip's limits by default (zproject/default_settings.py RATE_LIMITING_RULES). */
@@ -173,5 +220,68 @@ export function loadConfig(env: Env = process.env): Config {
       loginFailureWindowSeconds: readInt(env, "RATE_LIMIT_LOGIN_WINDOW_SECONDS", 1800, 1, 7 * 24 * 3600),
     },
     trustedProxies: readTrustedProxies(env),
+    storage: readStorage(env, dataDir),
+    uploads: {
+      maxFileBytes: readInt(env, "MAX_FILE_UPLOAD_SIZE_MIB", 25, 1, 1024 * 1024) * MIB,
+      maxImageBytes: readInt(env, "MAX_IMAGE_UPLOAD_SIZE_MIB", 5, 1, 1024) * MIB,
+      realmQuotaBytes: readInt(env, "REALM_UPLOAD_QUOTA_MIB", 0, 0, 1024 * 1024 * 1024) * MIB,
+      unclaimedGraceHours: readInt(env, "UNCLAIMED_UPLOAD_GRACE_HOURS", 21 * 24, 1, 10 * 365 * 24),
+    },
+    outgoingWebhooks: {
+      timeoutMs: readInt(env, "OUTGOING_WEBHOOK_TIMEOUT_SECONDS", 10, 1, 300) * 1000,
+      attempts: readInt(env, "OUTGOING_WEBHOOK_ATTEMPTS", 4, 1, 20),
+      backoffMs: readInt(env, "OUTGOING_WEBHOOK_BACKOFF_MS", 1000, 1, 3_600_000),
+      maxResponseBytes: readInt(env, "OUTGOING_WEBHOOK_MAX_RESPONSE_KIB", 1024, 1, 1024 * 1024) * 1024,
+      concurrency: readInt(env, "OUTGOING_WEBHOOK_CONCURRENCY", 64, 1, 10_000),
+      allowedHosts: readAllowedHosts(env, "OUTGOING_WEBHOOK_ALLOWED_HOSTS"),
+    },
+    jobStallSeconds: readInt(env, "JOB_STALL_SECONDS", 30, 1, 3600),
+  };
+}
+
+const MIB = 1024 * 1024;
+
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
+
+/** Host names, addresses and CIDR ranges; anything else (a port, a URL) is a mistake said at start. */
+function readAllowedHosts(env: Env, name: string): string[] {
+  const entries = readString(env, name, "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split("/");
+    const family = isIP(address.replace(/^\[(.*)\]$/, "$1"));
+    const validRange = family !== 0 && extra === undefined && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
+    if (!validRange && !(bits === undefined && HOSTNAME.test(entry))) {
+      throw new ConfigError(`${name}: ${JSON.stringify(entry)} is not a host name, an IP address or a CIDR range`);
+    }
+  }
+  return entries;
+}
+
+function readStorage(env: Env, dataDir: string): StorageConfig {
+  const backend = readString(env, "STORAGE_BACKEND", "local");
+  if (backend === "local") {
+    const configured = readString(env, "LOCAL_UPLOADS_DIR", "");
+    if (configured !== "") return { backend, directory: path.resolve(configured) };
+    return { backend, directory: dataDir === "memory://" ? null : path.join(path.resolve(dataDir), "uploads") };
+  }
+  if (backend !== "s3") throw new ConfigError(`STORAGE_BACKEND must be local or s3, got ${JSON.stringify(backend)}`);
+  const bucket = readString(env, "S3_BUCKET", "");
+  if (bucket === "") throw new ConfigError("STORAGE_BACKEND=s3 needs S3_BUCKET");
+  const endpoint = readUrl(env, "S3_ENDPOINT", ["http:", "https:"]);
+  const accessKeyId = readString(env, "S3_ACCESS_KEY_ID", "");
+  const secretAccessKey = readString(env, "S3_SECRET_ACCESS_KEY", "");
+  if ((accessKeyId === "") !== (secretAccessKey === "")) throw new ConfigError("Set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither");
+  return {
+    backend,
+    bucket,
+    endpoint,
+    region: readString(env, "S3_REGION", "us-east-1"),
+    accessKeyId: accessKeyId === "" ? null : accessKeyId,
+    secretAccessKey: secretAccessKey === "" ? null : secretAccessKey,
+    // Most S3-compatible servers address buckets by path; AWS by host name.
+    forcePathStyle: readBool(env, "S3_FORCE_PATH_STYLE", endpoint !== null),
   };
 }

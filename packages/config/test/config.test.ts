@@ -46,6 +46,14 @@ describe("loadConfig", () => {
     expect(config.bootstrap.ownerPassword).toBe("long-enough");
   });
 
+  test("outgoing webhooks: Zulip's timeout and retries unless set; allowed hosts as listed", () => {
+    expect(loadConfig({}).outgoingWebhooks).toEqual({ timeoutMs: 10_000, attempts: 4, backoffMs: 1000, maxResponseBytes: 1024 * 1024, concurrency: 64, allowedHosts: [] });
+    const config = loadConfig({ OUTGOING_WEBHOOK_ALLOWED_HOSTS: " hooks.internal, 10.1.0.0/16,::1 ,[fd00::1]", OUTGOING_WEBHOOK_ATTEMPTS: "2", JOB_STALL_SECONDS: "5" });
+    expect(config.outgoingWebhooks.allowedHosts).toEqual(["hooks.internal", "10.1.0.0/16", "::1", "[fd00::1]"]);
+    expect(config.outgoingWebhooks.attempts).toBe(2);
+    expect(config.jobStallSeconds).toBe(5);
+  });
+
   test("rate limits are Zulip's unless set; forwarded headers are trusted from loopback unless set", () => {
     expect(loadConfig({})).toMatchObject({
       rateLimits: { enabled: true, userRequestsPerMinute: 200, ipRequestsPerMinute: 100, loginFailuresPerAccount: 5, loginFailuresPerIp: 50, loginFailureWindowSeconds: 1800 },
@@ -86,6 +94,10 @@ describe("loadConfig", () => {
     [{ TRUSTED_PROXIES: "10.0.0.0/33" }, /TRUSTED_PROXIES .* got "10.0.0.0\/33"/],
     [{ TRUSTED_PROXIES: "127.0.0.1," }, /TRUSTED_PROXIES .* got ""/],
     [{ TRUSTED_PROXIES: "true" }, /TRUSTED_PROXIES .* got "true"/],
+    [{ OUTGOING_WEBHOOK_ALLOWED_HOSTS: "hooks.internal:8080" }, /OUTGOING_WEBHOOK_ALLOWED_HOSTS: "hooks.internal:8080" is not a host name/],
+    [{ OUTGOING_WEBHOOK_ALLOWED_HOSTS: "http://hooks.internal" }, /OUTGOING_WEBHOOK_ALLOWED_HOSTS: "http:\/\/hooks.internal"/],
+    [{ OUTGOING_WEBHOOK_ALLOWED_HOSTS: "10.0.0.0/33" }, /OUTGOING_WEBHOOK_ALLOWED_HOSTS: "10.0.0.0\/33"/],
+    [{ OUTGOING_WEBHOOK_TIMEOUT_SECONDS: "0" }, /OUTGOING_WEBHOOK_TIMEOUT_SECONDS must be between 1 and 300/],
   ])("%j is refused with a message naming the variable", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

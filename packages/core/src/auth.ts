@@ -20,7 +20,7 @@ export async function getRealmForSubdomain(prisma: PrismaClient, subdomain: stri
  * HTTP Basic credentials (email, API key) to the acting user. One query finds the key and its
  * realm; only on a mismatch do we look further, to say which error applies.
  */
-export async function authenticateApiKey(prisma: PrismaClient, subdomain: string, email: string, apiKey: string): Promise<Actor> {
+export async function authenticateApiKey(prisma: PrismaClient, subdomain: string, email: string | null, apiKey: string): Promise<Actor> {
   return (await authenticateApiKeyVersioned(prisma, subdomain, email, apiKey)).actor;
 }
 
@@ -28,31 +28,47 @@ export async function authenticateApiKey(prisma: PrismaClient, subdomain: string
  * The same, with the versions (xmin) of the user and realm rows it was read from: any later change
  * to either row, or to the realm's linkifiers (a trigger touches the realm), changes them.
  */
-export async function authenticateApiKeyVersioned(prisma: PrismaClient, subdomain: string, email: string, apiKey: string): Promise<{ actor: Actor; version: ActorVersion }> {
-  // One round trip on every request: the user and its realm as JSON (one column each parses far
-  // faster than the user's forty; json, not jsonb, which Postgres builds a quarter faster), and
-  // the realm's linkifiers, which the hot paths need.
+export async function authenticateApiKeyVersioned(prisma: PrismaClient, subdomain: string, email: string | null, apiKey: string): Promise<{ actor: Actor; version: ActorVersion }> {
+  // One round trip on every request: the user, its realm and the realm's linkifiers, which the hot paths need.
   const rows =
     apiKey === ""
       ? []
-      : await leanSql(prisma).query<{ user_json: UserJson; realm_json: RealmJson; linkifiers: Linkifier[]; user_xmin: string; realm_xmin: string }>(Prisma.sql`
-          SELECT row_to_json(u) AS user_json, row_to_json(r) AS realm_json,
-                 (SELECT coalesce(json_agg(json_build_object('id', f.id, 'pattern', f.pattern, 'url_format_string', f.url_format_string) ORDER BY f.id), '[]')
-                  FROM realm_filter f WHERE f.realm_id = u.realm_id) AS linkifiers,
-                 u.xmin::text AS user_xmin, r.xmin::text AS realm_xmin
-          FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`, { prepare: true });
+      : await leanSql(prisma).query<ActorRow>(Prisma.sql`
+          SELECT ${ACTOR_COLUMNS} FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.api_key = ${apiKey}`, { prepare: true });
   const row = rows[0];
   if (!row || row.realm_json.string_id !== subdomain) {
     await getRealmForSubdomain(prisma, subdomain);
     throw new InvalidApiKeyError();
   }
-  const user = userFromJson(row.user_json);
-  const realm = realmFromJson(row.realm_json);
-  if (user.delivery_email.toLowerCase() !== email.trim().toLowerCase()) throw new InvalidApiKeyError();
-  if (realm.deactivated) throw new RealmDeactivatedError();
-  if (!user.is_active) throw new UserDeactivatedError();
-  const actor = Object.assign(user, { realm, realmLinkifiers: row.linkifiers });
-  return { actor, version: { userId: user.id, userXmin: row.user_xmin, realmXmin: row.realm_xmin } };
+  const actor = actorFromRow(row);
+  // A null email is the api_key URL parameter of file downloads (Zulip's override_api_url_scheme): the key alone names the user.
+  if (email !== null && actor.delivery_email.toLowerCase() !== email.trim().toLowerCase()) throw new InvalidApiKeyError();
+  if (actor.realm.deactivated) throw new RealmDeactivatedError();
+  if (!actor.is_active) throw new UserDeactivatedError();
+  return { actor, version: { userId: actor.id, userXmin: row.user_xmin, realmXmin: row.realm_xmin } };
+}
+
+/**
+ * What an actor is read from, for a query on `user_profile u JOIN realm r`: the user and realm as
+ * JSON (one column each parses far faster than the user's forty; json, not jsonb, which Postgres
+ * builds a quarter faster), the realm's linkifiers, and the rows' versions.
+ */
+export const ACTOR_COLUMNS = Prisma.sql`row_to_json(u) AS user_json, row_to_json(r) AS realm_json,
+  (SELECT coalesce(json_agg(json_build_object('id', f.id, 'pattern', f.pattern, 'url_format_string', f.url_format_string) ORDER BY f.id), '[]')
+   FROM realm_filter f WHERE f.realm_id = u.realm_id) AS linkifiers,
+  u.xmin::text AS user_xmin, r.xmin::text AS realm_xmin`;
+
+export interface ActorRow {
+  user_json: UserJson;
+  realm_json: RealmJson;
+  linkifiers: Linkifier[];
+  user_xmin: string;
+  realm_xmin: string;
+}
+
+/** The actor an ACTOR_COLUMNS row holds. */
+export function actorFromRow(row: ActorRow): Actor {
+  return Object.assign(userFromJson(row.user_json), { realm: realmFromJson(row.realm_json), realmLinkifiers: row.linkifiers });
 }
 
 type UserJson = Omit<UserProfile, "date_joined" | "last_login"> & { date_joined: string; last_login: string | null };

@@ -4,16 +4,16 @@ import { isSafeLinkUrl, mentionFlagUserIds, renderMarkdown, scanMentionSyntax, t
 
 const CONTEXT: RenderContext = {
   users: [
-    { id: 5, full_name: "Alice A" },
-    { id: 6, full_name: 'Evil"><script>alert(1)</script>' },
+    { id: 5, full_name: "Alice A", bot_type: null },
+    { id: 6, full_name: 'Evil"><script>alert(1)</script>', bot_type: null },
   ],
-  groups: [{ id: 3, name: "support", member_ids: [5, 7] }],
+  groups: [{ id: 3, name: "support", member_ids: [5, 7], service_bot_ids: [] }],
   streams: [
     { id: 2, name: "general" },
     { id: 8, name: "a.b c" },
     { id: 9, name: '"><img src=x onerror=alert(1)>' },
   ],
-  customEmoji: [{ id: 4, name: "party_parrot", realm_id: 1 }],
+  customEmoji: [{ id: 4, name: "party_parrot", realm_id: 1, file_name: "4.png" }],
 };
 const html = (content: string, context: RenderContext = CONTEXT) => renderMarkdown(content, context).html;
 

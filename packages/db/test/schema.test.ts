@@ -72,9 +72,9 @@ async function writeAndReadEveryModel(db: Database): Promise<void> {
   await p.reaction.create({ data: { message_id: message.id, user_id: user.id, emoji_name: "smile", emoji_code: "1f604" } });
   await p.messageEdit.create({ data: { message_id: message.id, user_id: user.id, prev_content: "b", prev_topic: "t0" } });
   await p.submessage.create({ data: { message_id: message.id, sender_id: user.id, msg_type: "widget", content: "{}" } });
-  const attachment = await p.attachment.create({ data: { realm_id: realm.id, owner_id: user.id, file_name: "f.txt", path_id: "1/ab/f.txt", size: 3, content: Buffer.from("abc") } });
+  const attachment = await p.attachment.create({ data: { realm_id: realm.id, owner_id: user.id, file_name: "f.txt", path_id: "1/ab/f.txt", size: 3, content_type: "text/plain" } });
   await p.attachmentMessage.create({ data: { attachment_id: attachment.id, message_id: message.id } });
-  await p.realmEmoji.create({ data: { realm_id: realm.id, name: "party", author_id: user.id, file_name: "party.png", content: Buffer.from([1, 2]) } });
+  await p.realmEmoji.create({ data: { realm_id: realm.id, name: "party", author_id: user.id, file_name: "party.png", content_type: "image/png" } });
   await p.realmFilter.create({ data: { realm_id: realm.id, pattern: "#(?P<id>[0-9]+)", url_format_string: "https://x.io/%(id)s" } });
   const group = await p.userGroup.create({ data: { realm_id: realm.id, name: "g" } });
   await p.userGroupMembership.create({ data: { user_group_id: group.id, user_id: user.id } });
@@ -89,6 +89,8 @@ async function writeAndReadEveryModel(db: Database): Promise<void> {
   await p.defaultStreamGroupStream.create({ data: { group_id: streamGroup.id, stream_id: stream.id } });
   await p.userHotspot.create({ data: { user_id: user.id, hotspot: "intro" } });
   await p.botStorageData.create({ data: { user_id: bot.id, key: "number", value: "0" } });
+  await p.botConfigData.create({ data: { bot_profile_id: bot.id, key: "api_key", value: "secret" } });
+  await p.userProfile.update({ where: { id: bot.id }, data: { default_sending_stream_id: stream.id, default_events_register_stream_id: stream.id, default_all_public_streams: true } });
   await p.eventOutbox.create({ data: { realm_id: realm.id, events: [{ event: { type: "x" }, users: [1] }] } });
 
   const read = await p.realm.findUniqueOrThrow({
@@ -100,10 +102,14 @@ async function writeAndReadEveryModel(db: Database): Promise<void> {
   expect(read.users.find((u) => u.is_bot)!.services[0].base_url).toBe("http://127.0.0.1/hook");
   expect(read.users.find((u) => !u.is_bot)!.status!.status_text).toBe("away");
   expect(read.messages[0]).toMatchObject({ rendered_content: "<p>c</p>", user_messages: [{ flags: 3 }], reactions: [{ emoji_code: "1f604" }], edits: [{ prev_topic: "t0" }] });
-  expect((await p.attachment.findUniqueOrThrow({ where: { id: attachment.id } })).content).toEqual(new Uint8Array(Buffer.from("abc")));
+  expect((await p.attachment.findUniqueOrThrow({ where: { id: attachment.id } })).content_type).toBe("text/plain");
+  await p.serverSecret.create({ data: { name: "k", value: "v" } });
+  expect(await p.serverSecret.findUniqueOrThrow({ where: { name: "k" } })).toEqual({ name: "k", value: "v" });
   expect((await p.subscription.findFirstOrThrow({ where: { user_id: user.id } })).desktop_notifications).toBeNull();
   expect((await p.eventOutbox.findFirstOrThrow()).events).toEqual([{ event: { type: "x" }, users: [1] }]);
   expect(await p.botStorageData.findUniqueOrThrow({ where: { user_id_key: { user_id: bot.id, key: "number" } } })).toEqual({ user_id: bot.id, key: "number", value: "0" });
+  expect(await p.botConfigData.findUniqueOrThrow({ where: { bot_profile_id_key: { bot_profile_id: bot.id, key: "api_key" } } })).toEqual({ bot_profile_id: bot.id, key: "api_key", value: "secret" });
+  expect(await p.userProfile.findUniqueOrThrow({ where: { id: bot.id }, include: { default_sending_stream: true } })).toMatchObject({ default_sending_stream: { name: "s" }, default_all_public_streams: true });
   for (const model of [p.realmEmoji, p.realmFilter, p.userGroupMembership, p.mutedTopic, p.userPresence, p.alertWord, p.defaultStreamGroupStream, p.userHotspot, p.huddle] as Array<{ count(): Promise<number> }>) {
     expect(await model.count()).toBe(1);
   }
@@ -193,6 +199,20 @@ describe.each(["postgres", "pglite"] as const)("schema and migrations (%s)", (ki
     await p.botStorageData.createMany({ data: [{ user_id: gone.id, key: "a", value: "1" }, { user_id: gone.id, key: "b", value: "2" }, { user_id: kept.id, key: "a", value: "3" }] });
     expect(await p.$executeRaw`DELETE FROM user_profile WHERE id = ${gone.id}`).toBe(1);
     expect(await p.botStorageData.findMany({ where: { user_id: { in: [gone.id, kept.id] } } })).toEqual([{ user_id: kept.id, key: "a", value: "3" }]);
+  });
+
+  test("a bot's configuration goes with it, and a bot's default stream setting goes with the stream (0014)", async () => {
+    const p = db.prisma;
+    const realm = await p.realm.create({ data: { string_id: "botconfig", name: "Bot config" } });
+    const bot = await p.userProfile.create({ data: { realm_id: realm.id, email: "c@x.io", delivery_email: "c@x.io", full_name: "C", api_key: "c".repeat(32), is_bot: true, bot_type: 4 } });
+    const stream = await p.stream.create({ data: { realm_id: realm.id, name: "gone", email_token: "g" } });
+    await p.userProfile.update({ where: { id: bot.id }, data: { default_sending_stream_id: stream.id, default_events_register_stream_id: stream.id } });
+    await p.botConfigData.createMany({ data: [{ bot_profile_id: bot.id, key: "a", value: "1" }, { bot_profile_id: bot.id, key: "b", value: "2" }] });
+    await expect(p.botConfigData.create({ data: { bot_profile_id: bot.id, key: "a", value: "again" } })).rejects.toThrow();
+    expect(await p.$executeRaw`DELETE FROM stream WHERE id = ${stream.id}`).toBe(1);
+    expect(await p.userProfile.findUniqueOrThrow({ where: { id: bot.id } })).toMatchObject({ default_sending_stream_id: null, default_events_register_stream_id: null });
+    expect(await p.$executeRaw`DELETE FROM user_profile WHERE id = ${bot.id}`).toBe(1);
+    expect(await p.botConfigData.count({ where: { bot_profile_id: bot.id } })).toBe(0);
   });
 });
 

@@ -21,13 +21,26 @@ export interface AuthOptions {
   prisma: PrismaClient;
   externalHost: string;
   rateLimits: RateLimits;
+  /**
+   * Also take the key alone from the `api_key` query parameter (Zulip's override_api_url_scheme):
+   * only file downloads, whose links a client opens where it cannot set a header.
+   */
+  apiKeyParameter?: boolean;
 }
 
 export function requestSubdomain(req: Pick<IncomingMessage, "headers">, externalHost: string): string {
   return subdomainForHost(req.headers.host, externalHost);
 }
 
-function parseBasic(header: string | undefined): { email: string; apiKey: string } | null {
+/** The `api_key` query parameter, when the route takes it and Basic is absent. */
+function parseApiKeyParameter(req: Request): { email: null; apiKey: string } | null {
+  const value = req.query.api_key;
+  if (typeof value !== "string" || value === "") return null;
+  if (value.includes("\u0000")) throw new InvalidArgumentError("api_key contains NULL (0x00) characters.", "api_key");
+  return { email: null, apiKey: value };
+}
+
+export function parseBasic(header: string | undefined): { email: string; apiKey: string } | null {
   if (!header) return null;
   const [scheme, encoded] = header.trim().split(/\s+/, 2);
   if (scheme?.toLowerCase() !== "basic" || !encoded) return null;
@@ -47,9 +60,9 @@ async function authenticateRequest<T extends { actor: Actor }>(
   options: AuthOptions,
   req: Request,
   res: Response,
-  authenticate: (subdomain: string, credentials: { email: string; apiKey: string }) => Promise<T>,
+  authenticate: (subdomain: string, credentials: { email: string | null; apiKey: string }) => Promise<T>,
 ): Promise<T> {
-  const credentials = parseBasic(req.headers.authorization);
+  const credentials = parseBasic(req.headers.authorization) ?? (options.apiKeyParameter ? parseApiKeyParameter(req) : null);
   if (!credentials) {
     await countIpRequest(options.rateLimits, req);
     res.setHeader("WWW-Authenticate", 'Basic realm="zulip"');
@@ -63,7 +76,8 @@ async function authenticateRequest<T extends { actor: Actor }>(
     // A right key is never refused for others' wrong ones (anyone could lock a user's apps out
     // with a few): past the limit, wrong keys are answered 429 rather than 401.
     if (error instanceof InvalidApiKeyError) {
-      const wait = await options.rateLimits.countLoginFailure(loginAccountKey(subdomain, credentials.email), clientIp(req));
+      // A key without an address (the api_key parameter) counts against the client address only.
+      const wait = await options.rateLimits.countLoginFailure(credentials.email === null ? null : loginAccountKey(subdomain, credentials.email), clientIp(req));
       if (wait !== null) throw new RateLimitedError(wait);
     }
     throw error;
@@ -81,7 +95,7 @@ export function requireUserKeepingCopy(options: AuthOptions & { actors: ActorCac
     try {
       const { actor } = await authenticateRequest(options, req, res, async (subdomain, credentials) => {
         const { actor, version } = await authenticateApiKeyVersioned(options.prisma, subdomain, credentials.email, credentials.apiKey);
-        options.actors.set(subdomain, credentials.email, credentials.apiKey, actor, version);
+        if (credentials.email !== null) options.actors.set(subdomain, credentials.email, credentials.apiKey, actor, version);
         return { actor };
       });
       res.locals.actor = actor;

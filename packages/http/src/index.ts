@@ -5,3 +5,4 @@ export * from "./multipart.ts";
 export * from "./hot-routes.ts";
 export * from "./rate-limit.ts";
 export * from "./forwarded.ts";
+export * from "./file-upload.ts";

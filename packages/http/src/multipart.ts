@@ -15,8 +15,22 @@ export const MAX_FORM_FIELDS = 10_000;
 const tooLarge = () => new JsonableError("Request body too large", { status: 413 });
 const malformed = () => new JsonableError("Malformed multipart body");
 
+/** Routes that read their own body, with a file, after authentication (file-upload.ts). */
+const FILE_ROUTES: Array<{ method: string; path: RegExp }> = [
+  { method: "POST", path: /^\/api\/v1\/user_uploads\/?$/ },
+  { method: "POST", path: /^\/api\/v1\/users\/me\/avatar\/?$/ },
+  { method: "POST", path: /^\/api\/v1\/realm\/emoji\/[^/]+\/?$/ },
+  // A bot's fields and its avatar (receiveFormWithFile).
+  { method: "POST", path: /^\/api\/v1\/bots\/?$/ },
+  { method: "PATCH", path: /^\/api\/v1\/bots\/[^/]+\/?$/ },
+];
+
+export function takesFileBody(method: string, path: string): boolean {
+  return FILE_ROUTES.some((route) => route.method === method && route.path.test(path));
+}
+
 export function multipartBody(req: Request, res: Response, next: NextFunction): void {
-  if (!req.is("multipart/form-data")) return next();
+  if (!req.is("multipart/form-data") || takesFileBody(req.method, req.path)) return next();
   let busboy: Busboy.Busboy;
   try {
     busboy = Busboy({ headers: req.headers, limits: { fields: MAX_FORM_FIELDS, fieldSize: MAX_FORM_BYTES } });

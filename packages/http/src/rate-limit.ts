@@ -12,11 +12,15 @@ import { logger } from "@chat/logger";
 
 /**
  * Requests never counted, as Zulip: the events long poll (a client keeps one open at all times and
- * its pace is the server's) and file downloads (uploaded files and avatars; not served yet).
+ * its pace is the server's) and file downloads (uploaded files, their temporary URLs, avatars and
+ * custom emoji, the server's static images; a message list shows dozens at once).
  */
 const EXEMPT: ReadonlyArray<{ method: string | null; path: string; prefix: boolean }> = [
   { method: "GET", path: "/api/v1/events", prefix: false },
   { method: null, path: "/user_uploads/", prefix: true },
+  { method: "GET", path: "/api/v1/user_uploads/", prefix: true },
+  { method: null, path: "/user_avatars/", prefix: true },
+  { method: null, path: "/static/", prefix: true },
 ];
 
 export function isExemptFromRateLimit(method: string | undefined, url: string | undefined): boolean {
@@ -85,8 +89,8 @@ export class RateLimits {
   }
 
   /** Counts a failed login against the account and the address; the seconds to wait once past either limit. */
-  async countLoginFailure(account: string, ip: string): Promise<number | null> {
-    const waits = await Promise.all([this.consume(this.loginByAccount, account), this.consume(this.loginByIp, ip)]);
+  async countLoginFailure(account: string | null, ip: string): Promise<number | null> {
+    const waits = await Promise.all([account === null ? null : this.consume(this.loginByAccount, account), this.consume(this.loginByIp, ip)]);
     const limited = waits.filter((wait): wait is number => wait !== null);
     return limited.length === 0 ? null : Math.max(...limited);
   }

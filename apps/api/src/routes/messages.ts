@@ -59,18 +59,28 @@ export function parsePrivateRecipients(raw: string): PrivateRecipients {
   throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
 }
 
+/**
+ * A stream message without `to` goes to the sender's default stream (a bot's
+ * default_sending_stream), as Zulip's Addressee.legacy_build has it.
+ */
+function streamOrDefault(to: string | undefined, actor: Actor): StreamIndicator {
+  if (to !== undefined && to.trim() !== "" && to.trim() !== "[]") return parseStreamIndicator(to);
+  if (actor.default_sending_stream_id !== null) return actor.default_sending_stream_id;
+  throw badRequest("Missing stream");
+}
+
 function sender(services: ApiServices) {
   return async (source: ParamSource, actor: Actor, req: Pick<IncomingMessage, "headers">): Promise<{ id: number }> => {
     const p = parseParams(source, {
       type: params.oneOf(["stream", "private"] as const),
       // A list of up to DEFAULT_MAX_ITEMS addresses is longer than an ordinary string.
-      to: params.string().maxLength(DEFAULT_MAX_JSON_LENGTH),
+      to: params.string().maxLength(DEFAULT_MAX_JSON_LENGTH).optional(),
       content: params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`),
     });
     const destination: MessageDestination =
       p.type === "stream"
-        ? { type: "stream", stream: parseStreamIndicator(p.to), topic: rawParam(source, "topic") ?? rawParam(source, "subject") }
-        : { type: "private", to: parsePrivateRecipients(p.to) };
+        ? { type: "stream", stream: streamOrDefault(p.to, actor), topic: rawParam(source, "topic") ?? rawParam(source, "subject") }
+        : { type: "private", to: parsePrivateRecipients(p.to ?? "") };
     return sendMessageAtomic(services.actions, actor, { destination, content: p.content, client: clientName(req) });
   };
 }

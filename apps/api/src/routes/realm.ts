@@ -40,6 +40,7 @@ export function realmRoutes(services: ApiServices): Router {
         name_changes_disabled: params.bool().optional(),
         email_changes_disabled: params.bool().optional(),
         avatar_changes_disabled: params.bool().optional(),
+        add_emoji_by_admins_only: params.bool().optional(),
         notifications_stream_id: params.int().optional(),
         signup_notifications_stream_id: params.int().optional(),
       });

@@ -3,14 +3,17 @@ import { Router } from "express";
 import {
   AdministratorRequiredError,
   avatarUrl,
-  changeAvatarSource,
+  badRequest,
   createUser,
   deactivateUser,
+  deleteAvatar,
   formatUser,
   getProfileData,
   getUserInRealm,
   isAdmin,
   isSystemBot,
+  reactivateUser,
+  regenerateApiKey,
   updateProfileData,
   updateUser,
   type ProfileDataChange,
@@ -90,13 +93,22 @@ export function userRoutes(services: ApiServices): Router {
     }),
   );
 
-  // Back to the gravatar (Zulip's delete_avatar_backend); uploading one comes with file storage.
+  // Back to the gravatar (Zulip's delete_avatar_backend); the uploaded files go after the commit.
   router.delete(
     "/users/me/avatar",
     route(async (_req, res) => {
-      const actor = actorOf(res);
-      const user = await actions.run(actor.realm_id, (tx, events) => changeAvatarSource(tx, events, actor, actor, "G"));
+      const user = await deleteAvatar(services, actorOf(res));
       success(res, { avatar_url: avatarUrl(user, false) });
+    }),
+  );
+
+  // A new API key for the caller (Zulip's regenerate_api_key); the old one stops working at once.
+  router.post(
+    "/users/me/api_key/regenerate",
+    route(async (_req, res) => {
+      const actor = actorOf(res);
+      const apiKey = await actions.run(actor.realm_id, (tx, events) => regenerateApiKey(tx, events, actor));
+      success(res, { api_key: apiKey });
     }),
   );
 
@@ -141,6 +153,21 @@ export function userRoutes(services: ApiServices): Router {
       await actions.run(actor.realm_id, async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId, { allowBots: false });
         await deactivateUser(tx, events, actor, target);
+      });
+      success(res);
+    }),
+  );
+
+  // A deactivated user or bot back (Zulip's reactivate_user_backend); the server's own bots are no one's to touch.
+  router.post(
+    "/users/:user_id/reactivate",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const userId = pathId(req, "user_id");
+      await actions.run(actor.realm_id, async (tx, events) => {
+        const target = await getUserInRealm(tx, actor.realm, userId, { allowDeactivated: true });
+        if (isSystemBot(target)) throw badRequest("No such user");
+        await reactivateUser(tx, events, actor, target);
       });
       success(res);
     }),

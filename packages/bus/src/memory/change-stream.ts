@@ -1,6 +1,6 @@
 import { DEDUPE_WINDOW_MS, DEFAULT_CLAIM_IDLE_MS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import type { ChangeBatch, ChangeHandler, ChangeStream, Stoppable, StreamPosition } from "../types";
+import { CHANGE_GROUPS, type ChangeBatch, type ChangeGroup, type ChangeHandler, type ChangeReadHandler, type ChangeStream, type ConsumeOptions, type Stoppable, type StreamPosition } from "../types";
 import { changeBatchJson } from "../batch-json";
 
 export interface MemoryChangeStreamOptions {
@@ -32,22 +32,31 @@ interface Pending {
   deliveredAt: number;
 }
 
+/** One consumer group's state: its cursor, what it has read and not acknowledged, what it handled. */
+class GroupState {
+  /** The seq of the next entry `>` reads. */
+  next = 0;
+  /** Insertion order is delivery order, which is stream order. */
+  readonly pending = new Map<number, Pending>();
+  /** Handled batch ids and when they may be forgotten. */
+  readonly handled = new Map<string, number>();
+}
+
 /**
- * The change stream of one process, with a single consumer group's semantics: each batch goes to
- * one consumer, stays pending until its handler resolves, and is claimable after claimIdleMs.
+ * The change stream of one process, with consumer groups' semantics: each batch goes to one
+ * consumer of each group, stays pending until its handler resolves, and is claimable after
+ * claimIdleMs.
  */
 export class MemoryChangeStream implements ChangeStream {
   readonly claimIdleMs: number;
   readonly log: BusLog;
   private readonly maxLen: number;
-  private undelivered: Entry[] = [];
-  private head = 0;
+  /** Entries from seq `firstSeq` on; trimmed to maxLen, as Redis MAXLEN trims. */
+  private entries: Entry[] = [];
+  private firstSeq = 0;
   private nextSeq = 0;
-  /** Insertion order is delivery order, which is stream order. */
-  private readonly pending = new Map<number, Pending>();
+  private readonly groups = new Map<ChangeGroup, GroupState>(CHANGE_GROUPS.map((group) => [group, new GroupState()]));
   private readonly consumers = new Set<MemoryConsumer>();
-  /** Handled batch ids and when they may be forgotten. */
-  private readonly handled = new Map<string, number>();
   private readonly dedupeWindowMs: number;
 
   constructor(options: MemoryChangeStreamOptions = {}) {
@@ -58,9 +67,8 @@ export class MemoryChangeStream implements ChangeStream {
   }
 
   async publish(batches: ChangeBatch[]): Promise<void> {
-    for (const batch of batches) this.undelivered.push({ seq: this.nextSeq++, json: changeBatchJson(batch) });
-    const excess = this.undelivered.length - this.head - this.maxLen;
-    if (excess > 0) this.head += excess;
+    for (const batch of batches) this.entries.push({ seq: this.nextSeq++, json: changeBatchJson(batch) });
+    this.trim();
     for (const consumer of this.consumers) consumer.wake();
   }
 
@@ -68,8 +76,16 @@ export class MemoryChangeStream implements ChangeStream {
     return positionOf(this.nextSeq - 1);
   }
 
-  consume(consumerName: string, handler: ChangeHandler): Stoppable {
-    const consumer = new MemoryConsumer(this, consumerName, handler);
+  consume(consumerName: string, handler: ChangeHandler, options: ConsumeOptions = {}): Stoppable {
+    return this.startConsumer(consumerName, { batch: handler }, options);
+  }
+
+  consumeReads(consumerName: string, handler: ChangeReadHandler, options: ConsumeOptions = {}): Stoppable {
+    return this.startConsumer(consumerName, { read: handler }, options);
+  }
+
+  private startConsumer(consumerName: string, handler: ConsumerHandler, options: ConsumeOptions): Stoppable {
+    const consumer = new MemoryConsumer(this, options.group ?? "events", consumerName, handler, options.containing ?? null);
     this.consumers.add(consumer);
     return {
       stop: async () => {
@@ -84,24 +100,23 @@ export class MemoryChangeStream implements ChangeStream {
     this.consumers.clear();
   }
 
-  /** XREADGROUP `>`: the next undelivered entries become pending for this consumer. */
-  readNew(consumer: string): Entry[] {
-    const entries = this.undelivered.slice(this.head, this.head + READ_COUNT);
-    this.head += entries.length;
-    if (this.head > 1024 && this.head * 2 > this.undelivered.length) {
-      this.undelivered = this.undelivered.slice(this.head);
-      this.head = 0;
-    }
+  /** XREADGROUP `>`: the group's next entries become pending for this consumer. */
+  readNew(group: ChangeGroup, consumer: string): Entry[] {
+    const state = this.groups.get(group)!;
+    const from = Math.max(state.next, this.firstSeq) - this.firstSeq;
+    const entries = this.entries.slice(from, from + READ_COUNT);
+    if (entries.length > 0) state.next = entries[entries.length - 1].seq + 1;
     const now = Date.now();
-    for (const entry of entries) this.pending.set(entry.seq, { entry, consumer, deliveredAt: now });
+    for (const entry of entries) state.pending.set(entry.seq, { entry, consumer, deliveredAt: now });
+    this.compact();
     return entries;
   }
 
   /** XAUTOCLAIM: entries pending longer than claimIdleMs move to this consumer. */
-  claimIdle(consumer: string): Entry[] {
+  claimIdle(group: ChangeGroup, consumer: string): Entry[] {
     const now = Date.now();
     const claimed: Entry[] = [];
-    for (const pending of this.pending.values()) {
+    for (const pending of this.groups.get(group)!.pending.values()) {
       if (now - pending.deliveredAt < this.claimIdleMs) continue;
       pending.consumer = consumer;
       pending.deliveredAt = now;
@@ -110,34 +125,58 @@ export class MemoryChangeStream implements ChangeStream {
     return claimed;
   }
 
-  ack(seq: number): void {
-    this.pending.delete(seq);
+  ack(group: ChangeGroup, seq: number): void {
+    this.groups.get(group)!.pending.delete(seq);
   }
 
-  wasHandled(batchId: string): boolean {
-    const until = this.handled.get(batchId);
+  wasHandled(group: ChangeGroup, batchId: string): boolean {
+    const until = this.groups.get(group)!.handled.get(batchId);
     return until !== undefined && until > Date.now();
   }
 
-  markHandled(batchId: string): void {
+  markHandled(group: ChangeGroup, batchId: string): void {
+    const handled = this.groups.get(group)!.handled;
     const now = Date.now();
     // Forget expired ids as new ones arrive; Map keeps insertion order, oldest first.
-    for (const [id, until] of this.handled) {
+    for (const [id, until] of handled) {
       if (until > now) break;
-      this.handled.delete(id);
+      handled.delete(id);
     }
-    this.handled.set(batchId, now + this.dedupeWindowMs);
+    handled.set(batchId, now + this.dedupeWindowMs);
   }
 
   /** XCLAIM … IDLE: entries read but not handled before stop become claimable at once. */
-  release(entries: Entry[]): void {
+  release(group: ChangeGroup, entries: Entry[]): void {
+    const pending = this.groups.get(group)!.pending;
     for (const entry of entries) {
-      const pending = this.pending.get(entry.seq);
-      if (pending) pending.deliveredAt = Date.now() - this.claimIdleMs;
+      const found = pending.get(entry.seq);
+      if (found) found.deliveredAt = Date.now() - this.claimIdleMs;
     }
     for (const consumer of this.consumers) consumer.wake();
   }
+
+  /** Keeps at most maxLen entries; a group that had not read the dropped ones never will. */
+  private trim(): void {
+    const excess = this.entries.length - this.maxLen;
+    if (excess <= 0) return;
+    this.entries = this.entries.slice(excess);
+    this.firstSeq += excess;
+  }
+
+  /** Drops entries every group has read (pending ones keep their own reference). */
+  private compact(): void {
+    let read = Infinity;
+    for (const state of this.groups.values()) read = Math.min(read, state.next);
+    const drop = read - this.firstSeq;
+    if (drop > 1024 && drop * 2 > this.entries.length) {
+      this.entries = this.entries.slice(drop);
+      this.firstSeq = read;
+    }
+  }
 }
+
+/** One batch at a time, in order, with handled marks; or each read at once (consumeReads). */
+type ConsumerHandler = { batch: ChangeHandler } | { read: ChangeReadHandler };
 
 class MemoryConsumer {
   private stopping = false;
@@ -147,8 +186,10 @@ class MemoryConsumer {
 
   constructor(
     private readonly stream: MemoryChangeStream,
+    private readonly group: ChangeGroup,
     private readonly name: string,
-    private readonly handler: ChangeHandler,
+    private readonly handler: ConsumerHandler,
+    private readonly containing: string | null,
   ) {
     this.done = this.run();
   }
@@ -168,11 +209,11 @@ class MemoryConsumer {
     let nextClaimAt = 0;
     while (!this.stopping) {
       if (Date.now() >= nextClaimAt) {
-        await this.deliverAll(this.stream.claimIdle(this.name));
+        await this.deliverAll(this.stream.claimIdle(this.group, this.name));
         nextClaimAt = Date.now() + claimEveryMs;
         continue;
       }
-      const entries = this.stream.readNew(this.name);
+      const entries = this.stream.readNew(this.group, this.name);
       if (entries.length > 0) await this.deliverAll(entries);
       else await this.sleepUntil(nextClaimAt);
     }
@@ -192,28 +233,60 @@ class MemoryConsumer {
   }
 
   private async deliverAll(entries: Entry[]): Promise<void> {
+    const handler = this.handler;
+    if ("read" in handler) {
+      await this.deliverRead(handler.read, entries);
+      return;
+    }
     for (let i = 0; i < entries.length; i++) {
       if (this.stopping) {
-        this.stream.release(entries.slice(i));
+        this.stream.release(this.group, entries.slice(i));
         return;
       }
-      await this.deliver(entries[i]);
+      await this.deliver(handler.batch, entries[i]);
     }
   }
 
-  private async deliver(entry: Entry): Promise<void> {
-    const batch = JSON.parse(entry.json) as ChangeBatch;
-    if (this.stream.wasHandled(batch.id)) {
-      this.stream.ack(entry.seq);
-      return;
+  /** A read at once (ChangeStream.consumeReads): acknowledged together, or delivered again whole. */
+  private async deliverRead(handler: ChangeReadHandler, entries: Entry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const batches = entries.filter((entry) => !this.skipped(entry)).map((entry) => JSON.parse(entry.json) as ChangeBatch);
+    if (batches.length > 0) {
+      try {
+        await handler(batches);
+      } catch (error) {
+        this.stream.log(`a read of ${batches.length} change batches failed in ${this.name}, redelivered after ${this.stream.claimIdleMs}ms`, error);
+        return;
+      }
     }
+    for (const entry of entries) this.stream.ack(this.group, entry.seq);
+  }
+
+  /** A batch without the `containing` text: acknowledged unread. */
+  private skipped(entry: Entry): boolean {
+    if (this.containing === null || entry.json.includes(this.containing)) return false;
+    this.stream.ack(this.group, entry.seq);
+    return true;
+  }
+
+  private async deliver(handler: ChangeHandler, entry: Entry): Promise<void> {
+    if (this.skipped(entry)) return;
+    const batch = JSON.parse(entry.json) as ChangeBatch;
+    if (!this.stream.wasHandled(this.group, batch.id)) {
+      if (!(await this.handle(handler, batch, entry))) return;
+      this.stream.markHandled(this.group, batch.id);
+    }
+    this.stream.ack(this.group, entry.seq);
+  }
+
+  /** Runs the handler; false if it threw (the entry stays pending and is claimed again later). */
+  private async handle(handler: ChangeHandler, batch: ChangeBatch, entry: Entry): Promise<boolean> {
     try {
-      await this.handler(batch, positionOf(entry.seq));
+      await handler(batch, positionOf(entry.seq));
+      return true;
     } catch (error) {
       this.stream.log(`change batch ${batch.id} failed in ${this.name}, redelivered after ${this.stream.claimIdleMs}ms`, error);
-      return;
+      return false;
     }
-    this.stream.markHandled(batch.id);
-    this.stream.ack(entry.seq);
   }
 }

@@ -1,6 +1,6 @@
-import { backoffDelay, DEFAULT_BACKOFF_MS, KEEP_COMPLETED_JOBS_S, KEEP_FAILED_JOBS_S } from "../defaults";
+import { backoffDelay, chunked, DEFAULT_BACKOFF_MS, KEEP_COMPLETED_JOBS_S, KEEP_FAILED_JOBS_S } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import type { JobOptions, JobQueue, Stoppable } from "../types";
+import type { AddEachOptions, JobHandler, JobItem, JobOptions, JobQueue, Stoppable } from "../types";
 
 export interface MemoryJobQueueOptions {
   log?: BusLog;
@@ -16,35 +16,37 @@ interface Job {
   attempts: number;
   backoffMs: number;
   attemptsMade: number;
+  keepCompletedMs: number;
 }
 
 interface Worker {
   name: string;
-  handler: (data: JobData) => Promise<void>;
+  handler: JobHandler;
   concurrency: number;
   active: number;
   stopped: Promise<void> | null;
   idle: (() => void) | null;
 }
 
-/** Finished job ids in finishing order; with one retention per list, expiry order is the same. */
-class FinishedIds {
-  private readonly ids = new Map<string, number>();
-  constructor(private readonly keepMs: number) {}
-  add(id: string): void {
+/** Ids kept for a time, each with a value, and when each may be forgotten (one retention per use). */
+class FinishedIds<V = true> {
+  private readonly ids = new Map<string, { value: V; expiresAt: number }>();
+  add(id: string, keepMs: number, value: V = true as V): void {
     this.ids.delete(id);
-    this.ids.set(id, Date.now() + this.keepMs);
+    this.ids.set(id, { value, expiresAt: Date.now() + keepMs });
+    // Ids arrive roughly in expiry order; prune the expired ones at the front.
+    const now = Date.now();
+    for (const [old, { expiresAt }] of this.ids) {
+      if (expiresAt > now) break;
+      this.ids.delete(old);
+    }
+  }
+  get(id: string): V | undefined {
+    const found = this.ids.get(id);
+    return found !== undefined && found.expiresAt > Date.now() ? found.value : undefined;
   }
   has(id: string): boolean {
-    this.prune();
-    return this.ids.has(id);
-  }
-  private prune(): void {
-    const now = Date.now();
-    for (const [id, expiresAt] of this.ids) {
-      if (expiresAt > now) break;
-      this.ids.delete(id);
-    }
+    return this.get(id) !== undefined;
   }
 }
 
@@ -54,9 +56,11 @@ export class MemoryJobQueue implements JobQueue {
   private readonly workers = new Set<Worker>();
   /** Waiting, active or backing off; keyed by name too, as BullMQ ids are per queue. */
   private readonly liveIds = new Set<string>();
-  private readonly completedIds = new FinishedIds(KEEP_COMPLETED_JOBS_S * 1000);
-  private readonly failedIds = new FinishedIds(KEEP_FAILED_JOBS_S * 1000);
+  private readonly completedIds = new FinishedIds();
+  private readonly failedIds = new FinishedIds();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** addEach's claims: an item's key (with its queue's name) to the id of the job carrying it. */
+  private readonly itemClaims = new FinishedIds<string>();
   private readonly log: BusLog;
   private closed = false;
 
@@ -65,23 +69,56 @@ export class MemoryJobQueue implements JobQueue {
   }
 
   async add(name: string, data: JobData, options: JobOptions = {}): Promise<void> {
+    this.addJob(name, data, options.jobId === undefined ? undefined : `${name}\0${options.jobId}`, options);
+  }
+
+  /**
+   * As Redis's: each item once, in jobs named after their first free item. Claim and add happen
+   * in one step here, so no claim is ever left without its job (nothing to take over).
+   */
+  async addEach(name: string, items: JobItem[], options: AddEachOptions): Promise<number> {
     if (this.closed) throw new Error("job queue is closed");
-    const jobId = options.jobId === undefined ? undefined : `${name}\0${options.jobId}`;
+    const keepMs = (options.keepCompletedSeconds ?? KEEP_COMPLETED_JOBS_S) * 1000;
+    let queued = 0;
+    for (const chunk of chunked(items, options.perJob)) {
+      const free = chunk.filter((item) => {
+        const owner = this.itemClaims.get(`${name}\0${item.key}`);
+        return (owner === undefined || !this.exists(owner)) && !this.exists(`${name}\0${item.key}`);
+      });
+      if (free.length === 0) continue;
+      const jobId = `${name}\0${free[0].key}`;
+      for (const item of free) this.itemClaims.add(`${name}\0${item.key}`, keepMs, jobId);
+      this.addJob(name, { items: free.map((item) => item.data) }, jobId, options);
+      queued += free.length;
+    }
+    return queued;
+  }
+
+  /** Whether a job of this id is waiting, running, backing off, or finished and kept. */
+  private exists(jobId: string): boolean {
+    return this.liveIds.has(jobId) || this.completedIds.has(jobId) || this.failedIds.has(jobId);
+  }
+
+  private addJob(name: string, data: JobData, jobId: string | undefined, options: Omit<JobOptions, "jobId">): void {
+    if (this.closed) throw new Error("job queue is closed");
     if (jobId !== undefined) {
-      if (this.liveIds.has(jobId) || this.completedIds.has(jobId) || this.failedIds.has(jobId)) return;
+      if (this.exists(jobId)) return;
       this.liveIds.add(jobId);
     }
-    this.enqueue({
+    const job: Job = {
       name,
       json: JSON.stringify(data),
       jobId,
       attempts: options.attempts ?? 1,
       backoffMs: options.backoffMs ?? DEFAULT_BACKOFF_MS,
       attemptsMade: 0,
-    });
+      keepCompletedMs: (options.keepCompletedSeconds ?? KEEP_COMPLETED_JOBS_S) * 1000,
+    };
+    if (options.delayMs !== undefined && options.delayMs > 0) this.later(job, options.delayMs);
+    else this.enqueue(job);
   }
 
-  process(name: string, handler: (data: JobData) => Promise<void>, concurrency = 1): Stoppable {
+  process(name: string, handler: JobHandler, concurrency = 1): Stoppable {
     const worker: Worker = { name, handler, concurrency: Math.max(1, concurrency), active: 0, stopped: null, idle: null };
     this.workers.add(worker);
     this.dispatch(name);
@@ -117,12 +154,12 @@ export class MemoryJobQueue implements JobQueue {
     worker.active++;
     job.attemptsMade++;
     try {
-      await worker.handler(JSON.parse(job.json) as JobData);
-      this.finish(job, this.completedIds);
+      await worker.handler(JSON.parse(job.json) as JobData, { attempt: job.attemptsMade, attempts: job.attempts });
+      this.finish(job, this.completedIds, job.keepCompletedMs);
     } catch (error) {
       this.log(`job ${job.name} failed (attempt ${job.attemptsMade} of ${job.attempts})`, error);
       if (job.attemptsMade < job.attempts && !this.closed) this.retryLater(job);
-      else this.finish(job, this.failedIds);
+      else this.finish(job, this.failedIds, KEEP_FAILED_JOBS_S * 1000);
     } finally {
       worker.active--;
       if (worker.active === 0) worker.idle?.();
@@ -132,19 +169,23 @@ export class MemoryJobQueue implements JobQueue {
   }
 
   private retryLater(job: Job): void {
+    this.later(job, backoffDelay(job.backoffMs, job.attemptsMade));
+  }
+
+  private later(job: Job, delayMs: number): void {
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
       this.enqueue(job);
-    }, backoffDelay(job.backoffMs, job.attemptsMade));
+    }, delayMs);
     // unref: the embedded bus alone must not keep the process alive.
     timer.unref();
     this.retryTimers.add(timer);
   }
 
-  private finish(job: Job, list: FinishedIds): void {
+  private finish(job: Job, list: FinishedIds, keepMs: number): void {
     if (job.jobId === undefined) return;
     this.liveIds.delete(job.jobId);
-    list.add(job.jobId);
+    list.add(job.jobId, keepMs);
   }
 
   /** Like BullMQ's Worker.close: takes no new jobs, waits for the running ones. */

@@ -80,13 +80,18 @@ export class MemoryQueueStore implements QueueStore {
     if (ready.size > 0) setImmediate(() => this.announce(ready));
   }
 
-  async read(queueId: string, lastEventId: number): Promise<QueuedEvent[] | null> {
+  async read(queueId: string, lastEventId: number, ownerId?: number): Promise<QueuedEvent[] | null> {
+    const events = await this.readJson(queueId, lastEventId, ownerId);
+    return events === null ? null : events.map((json) => JSON.parse(json) as QueuedEvent);
+  }
+
+  async readJson(queueId: string, lastEventId: number, ownerId?: number): Promise<string[] | null> {
     const queue = this.queues.get(queueId);
-    if (!queue) return null;
+    if (!queue || (ownerId !== undefined && queue.info.userId !== ownerId)) return null;
     const firstKept = queue.events.findIndex((event) => event.id > lastEventId);
     queue.events.splice(0, firstKept === -1 ? queue.events.length : firstKept);
     queue.info.lastPollMs = Date.now();
-    return queue.events.map((event) => JSON.parse(event.json) as QueuedEvent);
+    return queue.events.map((event) => event.json);
   }
 
   async lastEventId(queueId: string): Promise<number | null> {

@@ -2,7 +2,18 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type Redis from "ioredis";
 import { DEFAULT_CLAIM_IDLE_MS, DEDUPE_WINDOW_MS, DEFAULT_SHARDS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import { STREAM_START, type ChangeBatch, type ChangeHandler, type ChangeStream, type Stoppable, type StreamPosition } from "../types";
+import {
+  CHANGE_GROUPS,
+  STREAM_START,
+  type ChangeBatch,
+  type ChangeGroup,
+  type ChangeHandler,
+  type ChangeReadHandler,
+  type ChangeStream,
+  type ConsumeOptions,
+  type Stoppable,
+  type StreamPosition,
+} from "../types";
 import { changeBatchJson } from "../batch-json";
 import { connectRedis, REDIS_COMMAND_TIMEOUT_MS } from "./connection";
 import { BusKeys } from "./keys";
@@ -20,8 +31,6 @@ export interface RedisChangeStreamOptions {
   log?: BusLog;
 }
 
-/** One group for the whole event tier: each batch goes to exactly one event node. */
-const GROUP = "events";
 const READ_COUNT = 100;
 const MAX_BLOCK_MS = 5000;
 const ERROR_PAUSE_MS = 1000;
@@ -75,15 +84,26 @@ export class RedisChangeStream implements ChangeStream {
     return last?.[0] ?? STREAM_START;
   }
 
-  consume(consumerName: string, handler: ChangeHandler): Stoppable {
+  consume(consumerName: string, handler: ChangeHandler, options: ConsumeOptions = {}): Stoppable {
+    return this.startConsumer(consumerName, { batch: handler }, options);
+  }
+
+  consumeReads(consumerName: string, handler: ChangeReadHandler, options: ConsumeOptions = {}): Stoppable {
+    return this.startConsumer(consumerName, { read: handler }, options);
+  }
+
+  private startConsumer(consumerName: string, handler: ConsumerHandler, options: ConsumeOptions): Stoppable {
+    const group = options.group ?? "events";
     const consumer = new StreamConsumer({
+      group,
+      containing: options.containing ?? null,
       // Its reads block for up to MAX_BLOCK_MS on purpose: time out only well after that.
       connection: connectRedis(this.url, `change stream consumer ${consumerName}`, this.log, { commandTimeout: MAX_BLOCK_MS + REDIS_COMMAND_TIMEOUT_MS }),
       streamKeys: this.streamKeys,
       name: consumerName,
       handler,
       claimIdleMs: this.claimIdleMs,
-      handledKey: (batchId) => this.keys.handledBatch(batchId),
+      handledKey: (batchId) => this.keys.handledBatch(group, batchId),
       dedupeWindowMs: this.dedupeWindowMs,
       log: this.log,
       ensureGroups: (recreate) => {
@@ -122,20 +142,26 @@ export class RedisChangeStream implements ChangeStream {
 
 async function createGroups(redis: Redis, streamKeys: string[]): Promise<void> {
   const pipeline = redis.pipeline();
-  // From 0, not $: entries added before the group existed are still delivered.
-  for (const key of streamKeys) pipeline.xgroup("CREATE", key, GROUP, "0", "MKSTREAM");
+  // From 0, not $: entries added before the group existed are still delivered. Every group is
+  // made with the stream, by its first publisher, so none starts after entries it should read.
+  for (const key of streamKeys) for (const group of CHANGE_GROUPS) pipeline.xgroup("CREATE", key, group, "0", "MKSTREAM");
   const results = (await pipeline.exec()) ?? [];
   for (const [error] of results) {
     if (error && !error.message.startsWith("BUSYGROUP")) throw error;
   }
 }
 
+/** One batch at a time, in order, with handled marks; or each read at once (consumeReads). */
+type ConsumerHandler = { batch: ChangeHandler } | { read: ChangeReadHandler };
+
 interface ConsumerOptions {
+  group: ChangeGroup;
+  containing: string | null;
   /** Dedicated: it spends most of its time blocked in XREADGROUP. */
   connection: Redis;
   streamKeys: string[];
   name: string;
-  handler: ChangeHandler;
+  handler: ConsumerHandler;
   claimIdleMs: number;
   handledKey: (batchId: string) => string;
   dedupeWindowMs: number;
@@ -193,7 +219,7 @@ class StreamConsumer {
         let reply: ReadReply;
         try {
           reply = (await this.o.connection.xreadgroup(
-            "GROUP", GROUP, this.o.name,
+            "GROUP", this.o.group, this.o.name,
             "COUNT", READ_COUNT,
             "BLOCK", blockMs,
             "STREAMS", ...this.o.streamKeys, ...this.o.streamKeys.map(() => ">"),
@@ -236,7 +262,7 @@ class StreamConsumer {
     for (const key of this.o.streamKeys) {
       let after = "0-0";
       while (!this.stopping) {
-        const reply = (await this.o.connection.xreadgroup("GROUP", GROUP, this.o.name, "COUNT", READ_COUNT, "STREAMS", key, after)) as ReadReply;
+        const reply = (await this.o.connection.xreadgroup("GROUP", this.o.group, this.o.name, "COUNT", READ_COUNT, "STREAMS", key, after)) as ReadReply;
         const entries = reply?.[0]?.[1] ?? [];
         if (entries.length === 0) break;
         await this.deliverAll(key, entries);
@@ -251,7 +277,7 @@ class StreamConsumer {
       let cursor = "0-0";
       do {
         const [next, entries] = (await this.o.connection.xautoclaim(
-          key, GROUP, this.o.name, this.o.claimIdleMs, cursor, "COUNT", READ_COUNT,
+          key, this.o.group, this.o.name, this.o.claimIdleMs, cursor, "COUNT", READ_COUNT,
         )) as AutoClaimReply;
         await this.deliverAll(key, entries.filter((entry): entry is StreamEntry => entry !== null));
         cursor = next;
@@ -260,45 +286,79 @@ class StreamConsumer {
   }
 
   private async deliverAll(key: string, entries: StreamEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const handler = this.o.handler;
+    if ("read" in handler) {
+      const batches: ChangeBatch[] = [];
+      for (const [id, fields] of entries) {
+        const batch = this.readable(key, id, fields);
+        if (batch !== null) batches.push(batch);
+      }
+      if (batches.length > 0) {
+        try {
+          await handler.read(batches);
+        } catch (error) {
+          // The whole read stays pending and is claimed again later.
+          this.o.log(`a read of ${batches.length} change batches (${key} ${entries[0][0]}..) failed in ${this.o.name}, redelivered after ${this.o.claimIdleMs}ms`, error);
+          return;
+        }
+      }
+      await this.o.connection.xack(key, this.o.group, ...entries.map(([id]) => id));
+      return;
+    }
     for (let i = 0; i < entries.length; i++) {
       if (this.stopping) {
         await this.release(key, entries.slice(i).map(([id]) => id));
         return;
       }
       const [id, fields] = entries[i];
-      await this.deliver(key, id, fields);
+      await this.deliver(key, id, fields, handler.batch);
     }
   }
 
-  private async deliver(key: string, id: string, fields: string[]): Promise<void> {
-    let batch: ChangeBatch;
-    try {
-      batch = parseBatch(fields);
-    } catch (error) {
-      // Redelivering it would fail the same way forever.
-      this.o.log(`change stream entry ${key} ${id} is malformed, dropping it`, error);
-      await this.o.connection.xack(key, GROUP, id);
+  private async deliver(key: string, id: string, fields: string[], handler: ChangeHandler): Promise<void> {
+    const batch = this.readable(key, id, fields);
+    if (batch === null) {
+      await this.o.connection.xack(key, this.o.group, id);
       return;
     }
     const handledKey = this.o.handledKey(batch.id);
     if ((await this.o.connection.exists(handledKey)) === 1) {
-      await this.o.connection.xack(key, GROUP, id);
+      await this.o.connection.xack(key, this.o.group, id);
       return;
     }
+    if (!(await this.handle(handler, batch, key, id))) return;
+    throwFirstError(await this.o.connection.multi().set(handledKey, "1", "PX", this.o.dedupeWindowMs).xack(key, this.o.group, id).exec());
+  }
+
+  /** The entry's batch, or null for one to acknowledge unread: without the `containing` text, or malformed. */
+  private readable(key: string, id: string, fields: string[]): ChangeBatch | null {
+    if (this.o.containing !== null && !fields.some((field) => field.includes(this.o.containing!))) return null;
     try {
-      await this.o.handler(batch, id);
+      return parseBatch(fields);
+    } catch (error) {
+      // Redelivering it would fail the same way forever.
+      this.o.log(`change stream entry ${key} ${id} is malformed, dropping it`, error);
+      return null;
+    }
+  }
+
+  /** Runs the handler; false if it threw (the entry stays pending and is claimed again later). */
+  private async handle(handler: ChangeHandler, batch: ChangeBatch, key: string, id: string): Promise<boolean> {
+    try {
+      await handler(batch, id);
+      return true;
     } catch (error) {
       this.o.log(`change batch ${batch.id} (${key} ${id}) failed in ${this.o.name}, redelivered after ${this.o.claimIdleMs}ms`, error);
-      return;
+      return false;
     }
-    throwFirstError(await this.o.connection.multi().set(handledKey, "1", "PX", this.o.dedupeWindowMs).xack(key, GROUP, id).exec());
   }
 
   /** Entries read but not handled before stop: mark them idle so another consumer claims them now. */
   private async release(key: string, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.o.connection
-      .xclaim(key, GROUP, this.o.name, 0, ...ids, "IDLE", this.o.claimIdleMs, "JUSTID")
+      .xclaim(key, this.o.group, this.o.name, 0, ...ids, "IDLE", this.o.claimIdleMs, "JUSTID")
       .catch((error: unknown) => this.o.log(`change stream consumer ${this.o.name}: release failed`, error));
   }
 }

@@ -15,6 +15,10 @@ export interface RedisBusOptions {
   /** Change stream shards (realmId % shards); every node must agree. */
   shards?: number;
   claimIdleMs?: number;
+  /** How soon a job whose worker died runs again elsewhere (RedisJobQueueOptions.stallMs). */
+  jobStallMs?: number;
+  /** How long JobQueue.addEach leaves an item to a claimer whose job is not there (RedisJobQueueOptions). */
+  itemClaimGraceMs?: number;
   log?: BusLog;
 }
 
@@ -22,7 +26,7 @@ export interface RedisBusOptions {
 export function createRedisBus(options: RedisBusOptions): Bus {
   const changes = new RedisChangeStream(options);
   const queues = new RedisQueueStore(options);
-  const jobs = new RedisJobQueue(options);
+  const jobs = new RedisJobQueue({ ...options, stallMs: options.jobStallMs });
   return {
     changes,
     queues,

@@ -7,9 +7,10 @@ export class BusKeys {
   changeStream(shard: number): string {
     return `${this.prefix}changes:${shard}`;
   }
-  /** Marks a change batch id as handled, so a republished copy is dropped. */
-  handledBatch(batchId: string): string {
-    return `${this.prefix}handled:${batchId}`;
+  /** Marks a change batch id as handled by a group, so a republished copy is dropped. */
+  handledBatch(group: string, batchId: string): string {
+    // The event tier's keys keep their old form, so a rolling upgrade still drops its copies.
+    return group === "events" ? `${this.prefix}handled:${batchId}` : `${this.prefix}handled:${group}:${batchId}`;
   }
   queue(queueId: string): string {
     return `${this.prefix}q:${queueId}`;

@@ -11,9 +11,10 @@ declare module "ioredis" {
       sourceId: string, nowMs: number, dedupeWindowMs: number, ...eventsJson: string[]
     ): Result<number, Context>;
     /** Remaining events as JSON, or null if the queue is gone. */
+    /** Given an owner ('' for any), null also if the queue is another user's. */
     busQueueRead(
       queueKey: string, eventsKey: string, pollKey: string, deadlineKey: string,
-      lastEventId: number, nowMs: number, queueId: string,
+      lastEventId: number, nowMs: number, queueId: string, ownerId: number | "",
     ): Result<string[] | null, Context>;
     /** 1 if deleted; 0 if missing or (when expiring, given the time) not idle for its timeout. */
     busQueueDelete(
@@ -53,7 +54,11 @@ return n
 
 // A queue with its own idle timeout is kept by its deadline (KEYS[4]), any other by its last poll (KEYS[3]).
 const READ = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if ARGV[4] == '' then
+  if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+elseif redis.call('HGET', KEYS[1], 'userId') ~= ARGV[4] then
+  return false
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 redis.call('HSET', KEYS[1], 'lastPollMs', ARGV[2])
 local timeout = redis.call('HGET', KEYS[1], 'idleTimeoutMs')

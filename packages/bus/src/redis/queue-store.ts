@@ -34,7 +34,9 @@ export class RedisQueueStore implements QueueStore {
     this.keys = new BusKeys(options.prefix);
     this.log = options.log ?? stderrLog;
     this.url = options.url;
-    this.redis = connectRedis(options.url, "queue store", this.log);
+    // Auto-pipelined: when a message reaches a big stream a thousand woken polls read their queues
+    // in the same turn, and a write each cost more than the rest of a poll.
+    this.redis = connectRedis(options.url, "queue store", this.log, { enableAutoPipelining: true });
     defineQueueScripts(this.redis);
   }
 
@@ -111,12 +113,16 @@ export class RedisQueueStore implements QueueStore {
     if (failure) throw failure;
   }
 
-  async read(queueId: string, lastEventId: number): Promise<QueuedEvent[] | null> {
-    const events = await this.redis.busQueueRead(
-      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
-      lastEventId, Date.now(), queueId,
-    );
+  async read(queueId: string, lastEventId: number, ownerId?: number): Promise<QueuedEvent[] | null> {
+    const events = await this.readJson(queueId, lastEventId, ownerId);
     return events === null ? null : events.map((json) => JSON.parse(json) as QueuedEvent);
+  }
+
+  readJson(queueId: string, lastEventId: number, ownerId?: number): Promise<string[] | null> {
+    return this.redis.busQueueRead(
+      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
+      lastEventId, Date.now(), queueId, ownerId ?? "",
+    );
   }
 
   async lastEventId(queueId: string): Promise<number | null> {

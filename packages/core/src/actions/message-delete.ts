@@ -1,6 +1,8 @@
 // Deleting a message (Zulip's zerver/actions/message_delete.py and validate_can_delete_message).
 // The message row goes, and with it (FK cascades) its per-user rows, reactions, edits and
 // submessages; everyone who had a row for it gets `delete_message`.
+import { notifyAttachmentsChanged } from "./attachments.ts";
+import { attachmentsOfMessages } from "../queries/attachments.ts";
 import type { Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
@@ -26,7 +28,10 @@ export async function deleteMessage(tx: Tx, events: EventRecorder, actor: Actor,
   checkCanDeleteMessage(actor, message);
   // Read before deleting: the rows go with the message.
   const recipients = await messageRecipientUserIds(tx, message.id);
+  const attachments = await attachmentsOfMessages(tx, [message.id]);
   await tx.$executeRaw`DELETE FROM message WHERE id = ${message.id}`;
+  // The uploads it linked lose it from their messages (the files stay until their uploader removes them).
+  await notifyAttachmentsChanged(tx, events, message.realm_id, attachments.map((a) => a.id));
 
   const stream = message.stream;
   if (stream && stream.first_message_id === message.id) {

@@ -1,6 +1,7 @@
 // Editing a message (Zulip's update_message_backend + do_update_message): content, topic with a
 // propagate mode, or a move to another stream. Each changed message gets a message_edit row (its
 // state before the edit) and one update_message event reaches everyone who has any of them.
+import { relinkAttachments } from "./attachments.ts";
 import { Prisma, type MessageModel, type Tx } from "@chat/db";
 import type { EventRecipient } from "@chat/bus";
 import type { EventRecorder } from "../events.ts";
@@ -212,6 +213,10 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
   if (newStream) losingAccess = await moveUserMessages(tx, events, oldStream!, newStream, changedIds, message.subject);
 
   await tx.message.update({ where: { id: message.id }, data: { ...update, ...sharedUpdate } });
+  if (newContent !== undefined && (newContent.includes("/user_uploads/") || message.has_attachment)) {
+    const stream = newStream ?? oldStream;
+    await relinkAttachments(tx, events, actor, { id: message.id, content: newContent, realmPublic: stream !== null && !stream.invite_only });
+  }
   await tx.messageEdit.create({ data: { message_id: message.id, user_id: actor.id, timestamp: now, ...edit, ...shared } });
   if (others.length > 0) {
     await tx.message.updateMany({ where: { id: { in: others } }, data: { ...sharedUpdate, last_edit_time: now } });

@@ -2,7 +2,7 @@
 // streams' first_message_id, and the outbox rows of their events. Concurrent sends share it
 // (ActionRunner.runGrouped); a message sent inside another action's transaction writes alone.
 import { leanSql, Prisma, type PrismaClient, type Tx } from "@chat/db";
-import { serializedChangeBatch, type ChangeBatch, type RoutedEvent } from "@chat/bus";
+import { serializedChangeBatch, type ChangeBatch, type RoutedEvent, type ServiceTrigger } from "@chat/bus";
 import type { GroupedWrite } from "../events.ts";
 import { MARKDOWN_VERSION, type RenderedMessage } from "../lib/markdown.ts";
 import { CLIENT_FLAGS, FLAG_BITS } from "../lib/message-flags.ts";
@@ -25,6 +25,8 @@ export interface MessageWrite {
   mentionedUserIds: number[];
   /** Whether every recipient gets `wildcard_mentioned`. */
   wildcard: boolean;
+  /** Service bots the message triggers; they travel with its event to the worker tier. */
+  services: ServiceTrigger[];
   /** The `message` event's message, but for `id` and `timestamp` (known once inserted). */
   event: Omit<WireMessage, "id" | "timestamp">;
   allPublicStreams: boolean;
@@ -101,9 +103,10 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
         ${column((w) => w.rendered.isMeMessage)}::boolean[],
         ${column((w) => ("subscribersOf" in w.recipients ? w.recipients.subscribersOf : null))}::int[],
         ${column((w) => w.streamId)}::int[], ${column((w) => w.baseFlags)}::int[], ${column((w) => w.wildcard)}::boolean[],
-        ${column((w) => JSON.stringify(w.event))}::text[], ${column((w) => w.allPublicStreams)}::boolean[]
+        ${column((w) => JSON.stringify(w.event))}::text[], ${column((w) => w.allPublicStreams)}::boolean[],
+        ${column((w) => (w.services.length > 0 ? JSON.stringify(w.services) : null))}::text[]
       ) WITH ORDINALITY AS t(realm_id, sender_id, recipient_id, subject, content, rendered, client, has_link, has_image,
-                             is_me, subscribers_of, stream_id, base_flags, wildcard, event, all_public, ord)
+                             is_me, subscribers_of, stream_id, base_flags, wildcard, event, all_public, services, ord)
     ), ids AS (
       -- Drawn in the writes' order (a CTE with nextval is evaluated once, row by row).
       SELECT ord, nextval('message_id_seq')::int AS id FROM (SELECT ord FROM input ORDER BY ord) o
@@ -161,7 +164,8 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
              CASE WHEN ${outbox}::boolean THEN
                '{"event":{"type":"message","message":{"id":' || ids.id || ',"timestamp":' || floor(extract(epoch FROM now()))::bigint
                || ',' || substr(i.event, 2) || '},"users":' || coalesce(d.users, '[]')
-               || CASE WHEN i.all_public THEN ',"allPublicStreams":true' ELSE '' END || '}' END AS event
+               || CASE WHEN i.all_public THEN ',"allPublicStreams":true' ELSE '' END
+               || CASE WHEN i.services IS NOT NULL THEN ',"services":' || i.services ELSE '' END || '}' END AS event
       -- One row per message, whatever its recipients: the caller maps results by it.
       FROM input i JOIN ids USING (ord) LEFT JOIN delivered d ON d.message_id = ids.id
     ), outbox AS (
@@ -180,9 +184,10 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
 function routedEvent(write: MessageWrite, row: WrittenRow): RoutedEvent {
   const message = { ...write.event, id: row.id, timestamp: row.timestamp };
   const users = JSON.parse(row.users!) as Array<{ ids: number[]; flags: string[] }>;
-  return write.allPublicStreams
-    ? { event: { type: "message", message }, users, allPublicStreams: true }
-    : { event: { type: "message", message }, users };
+  const routed: RoutedEvent = { event: { type: "message", message }, users };
+  if (write.allPublicStreams) routed.allPublicStreams = true;
+  if (write.services.length > 0) routed.services = write.services;
+  return routed;
 }
 
 /** Writes one message inside a transaction, without an outbox row: the action's batch carries its event. */

@@ -2,20 +2,24 @@
 // (message-write.ts) is one raw statement shared by concurrent sends.
 import { createHash } from "node:crypto";
 import { leanSql, Prisma, type StreamModel, type Tx } from "@chat/db";
+import type { ServiceTrigger } from "@chat/bus";
 import type { ActionRunner, EventRecorder } from "../events.ts";
+import { referencedPathIds } from "../lib/uploads.ts";
+import { claimAttachments } from "./attachments.ts";
 import { MESSAGE_WRITES, writeMessage, type MessageWrite } from "./message-write.ts";
 import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { topicLinks } from "../lib/linkifiers.ts";
-import { fetchRenderContext, mentionFlagUserIds, renderMarkdown } from "../lib/markdown.ts";
+import { fetchRenderContext, mentionedServiceBotIds, mentionFlagUserIds, renderMarkdown } from "../lib/markdown.ts";
+import { isServiceBotType } from "../lib/bots.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
+import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../lib/message-limits.ts";
 import { RECIPIENT_HUDDLE } from "../lib/recipients.ts";
 import { isAdmin, ROLE_GUEST } from "../lib/roles.ts";
 import { findStreamForHotPath, findStreamWithSubscription } from "../queries/streams.ts";
 import { STREAM_POST_POLICY_ADMINS, STREAM_POST_POLICY_RESTRICT_NEW_MEMBERS } from "../lib/stream-format.ts";
 
-export const MAX_TOPIC_LENGTH = 60;
-export const MAX_MESSAGE_LENGTH = 10000;
+export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../lib/message-limits.ts";
 
 export type StreamIndicator = string | number;
 export type PrivateRecipients = number[] | string[];
@@ -127,6 +131,23 @@ async function privateRecipientId(tx: Tx, sender: Actor, participants: UserProfi
   return recipient.id;
 }
 
+/**
+ * The service bots a stream message mentions that may read it: any of the realm's for a public
+ * stream, subscribers only for a private one (Zulip would call an unsubscribed bot with a private
+ * stream's message; here nothing reaches a bot that could not read it through the API).
+ */
+async function streamServiceTriggers(db: Tx, stream: StreamModel, botIds: number[]): Promise<ServiceTrigger[]> {
+  if (botIds.length === 0) return [];
+  let allowed = botIds;
+  if (stream.invite_only) {
+    const rows = await leanSql(db).query<{ user_id: number }>(Prisma.sql`
+      SELECT user_id FROM subscription WHERE recipient_id = ${stream.recipient_id} AND user_id = ANY(${botIds}::int[]) AND active`);
+    const subscribed = new Set(rows.map((row) => row.user_id));
+    allowed = botIds.filter((id) => subscribed.has(id));
+  }
+  return allowed.map((botId) => ({ botId, trigger: "mention" }));
+}
+
 /** Validates a message, renders it, and resolves where it goes (Zulip's check_message). */
 async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest, findStream: StreamLookup): Promise<MessageWrite> {
   const content = checkContent(request.content);
@@ -139,6 +160,8 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
   ]);
   const rendered = renderMarkdown(content, context);
   const mentionedUserIds = mentionFlagUserIds(rendered, context);
+  // Bots never trigger service bots: two bots answering each other would never stop (as in Zulip).
+  const mentionedBots = sender.is_bot ? [] : mentionedServiceBotIds(rendered, context);
   const base = {
     sender_id: sender.id,
     sender_full_name: sender.full_name,
@@ -168,6 +191,7 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
       baseFlags: 0,
       mentionedUserIds,
       wildcard: rendered.mentionsWildcard,
+      services: await streamServiceTriggers(db, stream, mentionedBots),
       event: {
         ...base,
         recipient_id: stream.recipient_id!,
@@ -192,6 +216,10 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
     baseFlags: FLAG_BITS.is_private,
     mentionedUserIds,
     wildcard: false,
+    // Every service bot in the conversation; a mention there is no separate trigger.
+    services: sender.is_bot
+      ? []
+      : recipients.filter((u) => u.id !== sender.id && isServiceBotType(u.bot_type)).map((u) => ({ botId: u.id, trigger: "private_message" as const })),
     event: {
       ...base,
       recipient_id: recipientId,
@@ -206,8 +234,11 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
 /** Sends inside an action's transaction (notification bot messages): the event joins its batch. */
 export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
   const inTransaction: StreamLookup = (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds);
-  const written = await writeMessage(tx, await prepareMessage(tx, sender, request, inTransaction));
+  const write = await prepareMessage(tx, sender, request, inTransaction);
+  const written = await writeMessage(tx, write);
   events.record([written.event]);
+  // Links to uploads attach them (nothing to do, and no query, when the content has none).
+  await claimAttachments(tx, events, sender, { id: written.id, content: write.content, realmPublic: write.streamId !== null && write.allPublicStreams });
   return { id: written.id };
 }
 
@@ -216,6 +247,8 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
  * by side, then the message joins the next statement writing concurrent sends (group commit).
  */
 export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
+  // A message that links uploads is written with its links in one transaction (rare, so not grouped).
+  if (referencedPathIds(request.content).length > 0) return actions.run(sender.realm_id, (tx, events) => sendMessage(tx, events, sender, request));
   const written = await actions.runGrouped(MESSAGE_WRITES, (db) =>
     prepareMessage(db, sender, request, (actor, indicator, userIds) => findStreamForHotPath(db, actor, indicator, userIds)),
   );

@@ -50,6 +50,7 @@ export interface RealmSettingsChanges {
   name_changes_disabled?: boolean;
   email_changes_disabled?: boolean;
   avatar_changes_disabled?: boolean;
+  add_emoji_by_admins_only?: boolean;
   /** A stream id, or -1 for none. */
   notifications_stream_id?: number;
   signup_notifications_stream_id?: number;
@@ -81,6 +82,7 @@ const SIMPLE_PROPERTIES = [
   "name_changes_disabled",
   "email_changes_disabled",
   "avatar_changes_disabled",
+  "add_emoji_by_admins_only",
 ] as const;
 
 /** Changed together and announced as one `realm update_dict` (Zulip's do_set_realm_message_editing). */

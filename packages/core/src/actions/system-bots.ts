@@ -35,8 +35,13 @@ export function formatSystemBot(bot: UserProfile): Record<string, unknown> {
   return { ...formatUser(bot, { clientGravatar: false, forAdmin: false }), bot_owner_id: null, is_cross_realm_bot: true };
 }
 
+/** The domain of bots' addresses (Zulip's get_bot_domain): the server's host without its port. */
+export function botDomain(ctx: ServerContext): string {
+  return ctx.externalHost.replace(/:\d+$/, "");
+}
+
 function botEmail(ctx: ServerContext, localPart: string): string {
-  return `${localPart}@${ctx.externalHost.replace(/:\d+$/, "")}`;
+  return `${localPart}@${botDomain(ctx)}`;
 }
 
 async function findSystemBot(tx: Tx, realmId: number, name: SystemBotName): Promise<UserProfile | null> {

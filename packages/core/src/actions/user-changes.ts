@@ -1,20 +1,33 @@
-// Changes to a user's avatar, address and (for a bot) owner, with the `realm_user update` and
-// `realm_bot` events Zulip sends for them (do_change_avatar_fields, do_change_user_delivery_email,
-// do_change_bot_owner).
+// Changes to a user's name, avatar, address and (for a bot) owner, with the `realm_user update`
+// and `realm_bot` events Zulip sends for them (do_change_full_name, do_change_avatar_fields,
+// do_change_user_delivery_email, do_change_bot_owner).
 import type { Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { avatarUrl } from "../lib/avatars.ts";
 import { isAdmin } from "../lib/roles.ts";
-import { formatOwnedBot } from "../lib/user-format.ts";
 import { isValidEmail } from "../lib/validation.ts";
+import { ownedBotDict } from "../queries/bots.ts";
 import { activeAdminIds, activeUserIds, getUserByDeliveryEmail } from "../queries/users.ts";
 
 /** Who keeps a bot in `realm_bots`: its owner and the realm's administrators (Zulip's bot_owner_user_ids). */
 export async function botAdministratorIds(tx: Tx, bot: UserProfile): Promise<number[]> {
   const admins = await activeAdminIds(tx, bot.realm_id);
   return [...new Set(bot.bot_owner_id === null ? admins : [...admins, bot.bot_owner_id])];
+}
+
+/**
+ * Sets a user's full name, already checked (Zulip's do_change_full_name): everyone gets
+ * `realm_user update`, and a bot's administrators `realm_bot update`.
+ */
+export async function changeFullName(tx: Tx, events: EventRecorder, user: UserProfile, fullName: string): Promise<UserProfile> {
+  const updated = await tx.userProfile.update({ where: { id: user.id }, data: { full_name: fullName } });
+  events.send({ type: "realm_user", op: "update", person: { user_id: user.id, full_name: fullName } }, await activeUserIds(tx, user.realm_id));
+  if (user.is_bot) {
+    events.send({ type: "realm_bot", op: "update", bot: { email: user.email, user_id: user.id, full_name: fullName } }, await botAdministratorIds(tx, updated));
+  }
+  return updated;
 }
 
 async function notifyAvatarChange(tx: Tx, events: EventRecorder, user: UserProfile): Promise<void> {
@@ -31,12 +44,18 @@ async function notifyAvatarChange(tx: Tx, events: EventRecorder, user: UserProfi
   }
 }
 
+/** Zulip's avatar_changes_disabled rule: administrators may change avatars regardless. */
+export function checkAvatarChangesAllowed(actor: Actor): void {
+  if (actor.realm.avatar_changes_disabled && !isAdmin(actor)) throw badRequest("Avatar changes are disabled in this organization.");
+}
+
 /**
  * Sets where a user's avatar comes from (`G` gravatar, `U` uploaded) and bumps its version, so
- * every client fetches the new image. DELETE /users/me/avatar sets `G`.
+ * every client fetches the new image. DELETE /users/me/avatar sets `G`. avatar_changes_disabled
+ * covers one's own avatar; a bot's is its administrators' to change (Zulip's patch_bot_backend).
  */
 export async function changeAvatarSource(tx: Tx, events: EventRecorder, actor: Actor, user: UserProfile, source: "G" | "U"): Promise<UserProfile> {
-  if (actor.realm.avatar_changes_disabled && !isAdmin(actor)) throw badRequest("Avatar changes are disabled in this organization.");
+  if (user.id === actor.id) checkAvatarChangesAllowed(actor);
   const updated = await tx.userProfile.update({ where: { id: user.id }, data: { avatar_source: source, avatar_version: { increment: 1 } } });
   await notifyAvatarChange(tx, events, updated);
   return updated;
@@ -84,7 +103,7 @@ export async function changeBotOwner(tx: Tx, events: EventRecorder, actor: Actor
     updateUsers.delete(previous.id);
   }
   if (!isAdmin(owner)) {
-    events.send({ type: "realm_bot", op: "add", bot: formatOwnedBot(updated) }, [owner.id]);
+    events.send({ type: "realm_bot", op: "add", bot: await ownedBotDict(tx, updated) }, [owner.id]);
     updateUsers.delete(owner.id);
   }
   events.send({ type: "realm_bot", op: "update", bot: { email: bot.email, user_id: bot.id, owner_id: owner.id } }, [...updateUsers]);

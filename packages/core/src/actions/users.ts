@@ -6,12 +6,15 @@ import type { Actor, Realm, UserProfile } from "../models.ts";
 import { RECIPIENT_PERSONAL } from "../lib/recipients.ts";
 import { isAdmin, isOwner, ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_OWNER, ROLES } from "../lib/roles.ts";
 import { generateApiKey, hashPassword } from "../lib/secrets.ts";
-import { formatUser } from "../lib/user-format.ts";
+import { formatUser, type ProfileData } from "../lib/user-format.ts";
 import { checkFullName, isValidEmail } from "../lib/validation.ts";
-import { activeAdminIds, activeUserIds, getUserByDeliveryEmail } from "../queries/users.ts";
+import { BOT_CREATION_ADMINS_ONLY, BOT_CREATION_LIMIT_GENERIC_BOTS, BOT_TYPE_GENERIC } from "../lib/bots.ts";
+import { ownedBotDict } from "../queries/bots.ts";
+import { activeAdminIds, activeUserIds, getProfileData, getUserByDeliveryEmail } from "../queries/users.ts";
 import { bulkAddSubscriptions } from "./subscriptions.ts";
 import { checkProfileFieldValue } from "./profile-fields.ts";
-import { botAdministratorIds } from "./user-changes.ts";
+import { isSystemBot } from "./system-bots.ts";
+import { botAdministratorIds, changeFullName } from "./user-changes.ts";
 
 export const MIN_PASSWORD_LENGTH = 6;
 
@@ -36,39 +39,86 @@ export async function checkNewUser(tx: Tx, realm: Realm, user: NewUser): Promise
   return { email, fullName: checkFullName(user.fullName) };
 }
 
+/** The columns a new user's row takes besides the realm's defaults (bots set the bot ones). */
+export interface UserRow {
+  /** A user id drawn beforehand (nextUserId), when files named after it were written first. */
+  id?: number;
+  email: string;
+  fullName: string;
+  shortName: string;
+  passwordHash: string | null;
+  role: number;
+  timezone: string;
+  bot?: {
+    botType: number;
+    ownerId: number | null;
+    avatarSource: "G" | "U";
+    defaultSendingStreamId: number | null;
+    defaultEventsRegisterStreamId: number | null;
+    defaultAllPublicStreams: boolean;
+  };
+}
+
+/** Writes a new user's row and personal recipient, with no checks and no events. */
+export async function insertUser(tx: Tx, realm: Realm, row: UserRow): Promise<UserProfile> {
+  const created = await tx.userProfile.create({
+    data: {
+      ...(row.id === undefined ? {} : { id: row.id }),
+      realm_id: realm.id,
+      email: row.email,
+      delivery_email: row.email,
+      full_name: row.fullName,
+      short_name: row.shortName,
+      password_hash: row.passwordHash,
+      api_key: generateApiKey(),
+      role: row.role,
+      is_bot: row.bot !== undefined,
+      bot_type: row.bot?.botType ?? null,
+      bot_owner_id: row.bot?.ownerId ?? null,
+      avatar_source: row.bot?.avatarSource ?? "G",
+      default_sending_stream_id: row.bot?.defaultSendingStreamId ?? null,
+      default_events_register_stream_id: row.bot?.defaultEventsRegisterStreamId ?? null,
+      default_all_public_streams: row.bot?.defaultAllPublicStreams ?? false,
+      timezone: row.timezone,
+      default_language: realm.default_language,
+      twenty_four_hour_time: realm.default_twenty_four_hour_time,
+    },
+  });
+  const recipient = await tx.recipient.create({ data: { type: RECIPIENT_PERSONAL, type_id: created.id } });
+  return tx.userProfile.update({ where: { id: created.id }, data: { recipient_id: recipient.id } });
+}
+
+/**
+ * `realm_user add` to everyone in the realm, the user included (Zulip's notify_created_user): at
+ * creation, and at reactivation. Administrators' copy carries delivery_email.
+ */
+export async function notifyCreatedUser(tx: Tx, events: EventRecorder, user: UserProfile, profileData: ProfileData = {}): Promise<void> {
+  const everyone = await activeUserIds(tx, user.realm_id);
+  const admins = new Set(await activeAdminIds(tx, user.realm_id));
+  for (const forAdmin of [true, false]) {
+    const person = formatUser(user, { clientGravatar: false, forAdmin, profileData });
+    events.send({ type: "realm_user", op: "add", person }, everyone.filter((id) => admins.has(id) === forAdmin));
+  }
+}
+
 /**
  * Creates a user (Zulip's do_create_user): the account with its personal recipient, subscriptions
  * to the realm's default streams, and `realm_user add` to everyone in the realm.
  */
 export async function createUser(tx: Tx, events: EventRecorder, ctx: ServerContext, realm: Realm, user: NewUser): Promise<UserProfile> {
   const { email, fullName } = await checkNewUser(tx, realm, user);
-  const created = await tx.userProfile.create({
-    data: {
-      realm_id: realm.id,
-      email,
-      delivery_email: email,
-      full_name: fullName,
-      short_name: user.shortName?.trim() ?? "",
-      password_hash: user.password === null ? null : await hashPassword(user.password),
-      api_key: generateApiKey(),
-      role: user.role ?? ROLE_MEMBER,
-      is_bot: user.isBot ?? false,
-      bot_type: user.isBot ? (user.botType ?? 1) : null,
-      bot_owner_id: user.isBot ? (user.botOwnerId ?? null) : null,
-      timezone: user.timezone ?? "",
-      default_language: realm.default_language,
-      twenty_four_hour_time: realm.default_twenty_four_hour_time,
-    },
+  const profile = await insertUser(tx, realm, {
+    email,
+    fullName,
+    shortName: user.shortName?.trim() ?? "",
+    passwordHash: user.password === null ? null : await hashPassword(user.password),
+    role: user.role ?? ROLE_MEMBER,
+    timezone: user.timezone ?? "",
+    bot: user.isBot
+      ? { botType: user.botType ?? 1, ownerId: user.botOwnerId ?? null, avatarSource: "G", defaultSendingStreamId: null, defaultEventsRegisterStreamId: null, defaultAllPublicStreams: false }
+      : undefined,
   });
-  const recipient = await tx.recipient.create({ data: { type: RECIPIENT_PERSONAL, type_id: created.id } });
-  const profile = await tx.userProfile.update({ where: { id: created.id }, data: { recipient_id: recipient.id } });
-
-  const everyone = await activeUserIds(tx, realm.id);
-  const admins = new Set(await activeAdminIds(tx, realm.id));
-  for (const forAdmin of [true, false]) {
-    const person = formatUser(profile, { clientGravatar: false, forAdmin, profileData: {} });
-    events.send({ type: "realm_user", op: "add", person }, everyone.filter((id) => admins.has(id) === forAdmin));
-  }
+  await notifyCreatedUser(tx, events, profile);
 
   const defaults = await tx.defaultStream.findMany({ where: { realm_id: realm.id }, include: { stream: true } });
   const streams = defaults.map((d) => d.stream).filter((s) => !s.deactivated && !(profile.role === ROLE_GUEST && s.invite_only));
@@ -105,13 +155,7 @@ export async function updateUser(tx: Tx, events: EventRecorder, actor: Actor, ta
 
   if (changes.fullName !== undefined) {
     const fullName = checkFullName(changes.fullName);
-    if (fullName !== target.full_name) {
-      await tx.userProfile.update({ where: { id: target.id }, data: { full_name: fullName } });
-      events.send({ type: "realm_user", op: "update", person: { user_id: target.id, full_name: fullName } }, everyone);
-      if (target.is_bot) {
-        events.send({ type: "realm_bot", op: "update", bot: { email: target.email, user_id: target.id, full_name: fullName } }, await botAdministratorIds(tx, target));
-      }
-    }
+    if (fullName !== target.full_name) await changeFullName(tx, events, target, fullName);
   }
 
   if (role !== undefined && role !== target.role) {
@@ -133,7 +177,8 @@ export async function updateUser(tx: Tx, events: EventRecorder, actor: Actor, ta
  * deactivate others; anyone may deactivate themselves; the realm keeps at least one administrator.
  */
 export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor, target: UserProfile): Promise<void> {
-  if (actor.id !== target.id && !isAdmin(actor)) throw new AdministratorRequiredError();
+  // A bot's owner may deactivate it too (Zulip's can_admin_user).
+  if (actor.id !== target.id && !isAdmin(actor) && !(target.is_bot && target.bot_owner_id === actor.id)) throw new AdministratorRequiredError();
   if (isOwner(target) && !isOwner(actor)) throw new OwnerRequiredError();
   if (isAdmin(target) && !target.is_bot) {
     const admins = await activeAdminIds(tx, target.realm_id);
@@ -153,10 +198,48 @@ export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor
   }
 }
 
-export async function regenerateApiKey(tx: Tx, userId: number): Promise<string> {
+/**
+ * A new API key for a user (Zulip's do_regenerate_api_key); the old one stops working at once on
+ * every node, since authentication reads the key from the row on every request (and the actor
+ * cache's copy is checked against the row's version). The administrators of a bot get the new
+ * key in `realm_bot update`.
+ */
+export async function regenerateApiKey(tx: Tx, events: EventRecorder, user: UserProfile): Promise<string> {
   const apiKey = generateApiKey();
-  await tx.userProfile.update({ where: { id: userId }, data: { api_key: apiKey } });
+  const updated = await tx.userProfile.update({ where: { id: user.id }, data: { api_key: apiKey } });
+  if (updated.is_bot && !isSystemBot(updated)) {
+    events.send({ type: "realm_bot", op: "update", bot: { email: updated.email, user_id: updated.id, api_key: apiKey } }, await botAdministratorIds(tx, updated));
+  }
   return apiKey;
+}
+
+/**
+ * Reactivates a user (Zulip's do_reactivate_user): administrators may, and a bot's owner may
+ * reactivate the bot (Zulip's can_admin_user), within the bot creation policy for its type.
+ * Everyone gets `realm_user add`; a bot's administrators get it back in realm_bots.
+ */
+export async function reactivateUser(tx: Tx, events: EventRecorder, actor: Actor, target: UserProfile): Promise<UserProfile> {
+  if (!isAdmin(actor) && !(target.is_bot && target.bot_owner_id === actor.id)) throw badRequest("Insufficient permission");
+  if (target.is_active) throw badRequest("User is already active");
+  if (target.is_bot) checkBotCreationPolicy(actor, target.bot_type ?? BOT_TYPE_GENERIC);
+  const user = await tx.userProfile.update({ where: { id: target.id }, data: { is_active: true } });
+  await tx.subscription.updateMany({ where: { user_id: user.id }, data: { is_user_active: true } });
+  // A returning user's custom profile fields are as they left them.
+  await notifyCreatedUser(tx, events, user, user.is_bot ? {} : (await getProfileData(tx, [user.id])).get(user.id));
+  if (user.is_bot) events.send({ type: "realm_bot", op: "add", bot: await ownedBotDict(tx, user) }, await botAdministratorIds(tx, user));
+  return user;
+}
+
+/**
+ * Zulip's check_bot_creation_policy: administrators may always add bots; otherwise the realm's
+ * bot_creation_policy (1 everyone, 2 everyone but generic bots, 3 administrators only) decides.
+ */
+export function checkBotCreationPolicy(actor: Actor, botType: number): void {
+  if (isAdmin(actor)) return;
+  const policy = actor.realm.bot_creation_policy;
+  if (policy === BOT_CREATION_ADMINS_ONLY || (policy === BOT_CREATION_LIMIT_GENERIC_BOTS && botType === BOT_TYPE_GENERIC)) {
+    throw new AdministratorRequiredError();
+  }
 }
 
 export interface ProfileDataChange {

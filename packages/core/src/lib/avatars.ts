@@ -32,6 +32,21 @@ export function avatarUrl(user: AvatarSource, clientGravatar: boolean, medium = 
   return `https://secure.gravatar.com/avatar/${gravatarHash(user.email)}?d=identicon${medium ? "&s=500" : ""}&version=${user.avatar_version}`;
 }
 
+/**
+ * Where a user's uploaded avatar lives in storage (Zulip's user_avatar_path, by id rather than a
+ * salted hash): served at /user_avatars/<realm>/<user>.png and -medium.png; the original is kept
+ * beside them, never served.
+ */
+export function avatarStorageKeys(realmId: number, userId: number): { small: string; medium: string; original: string } {
+  const base = `avatars/${realmId}/${userId}`;
+  return { small: `${base}.png`, medium: `${base}-medium.png`, original: `${base}.original` };
+}
+
+/** Where a custom emoji's image lives (Zulip's RealmEmoji.PATH_ID_TEMPLATE under avatars/); its original is `<key>.original`. */
+export function customEmojiStorageKey(realmId: number, fileName: string): string {
+  return `avatars/${realmId}/emoji/images/${fileName}`;
+}
+
 /** The organization's icon (Zulip's get_realm_icon_url): uploaded, else a gravatar identicon of its subdomain. */
 export function realmIconUrl(realm: { id: number; string_id: string; icon_source: string }): string {
   if (realm.icon_source === "U") return `/user_avatars/${realm.id}/realm/icon.png`;

@@ -7,6 +7,7 @@ import MarkdownIt from "markdown-it";
 import type { Token } from "markdown-it";
 import { linkifierMatches, newLinkifierBudget, type Linkifier, type LinkifierBudget } from "./linkifiers.ts";
 import type { RenderContext } from "./markdown/render-context.ts";
+import { isServiceBotType } from "./bots.ts";
 import { escapeAttribute, escapeText, syntaxEnv, zulipSyntax, type SyntaxEnv } from "./markdown/zulip-syntax.ts";
 
 export * from "./markdown/render-context.ts";
@@ -187,6 +188,19 @@ export function renderMarkdown(content: string, context: RenderContext = {}): Re
     mentionedGroupIds: [...syntax.findings.mentionedGroupIds],
     mentionsWildcard: syntax.findings.mentionsWildcard,
   };
+}
+
+/**
+ * The active service bots (outgoing webhook, embedded) a message mentions, by name or through a
+ * mentioned group (Zulip counts a group's members as mentioned); silent mentions are not mentions.
+ */
+export function mentionedServiceBotIds(rendered: RenderedMessage, context: RenderContext): number[] {
+  const ids = new Set<number>();
+  const mentioned = new Set(rendered.mentionedUserIds);
+  for (const user of context.users ?? []) if (mentioned.has(user.id) && isServiceBotType(user.bot_type)) ids.add(user.id);
+  const groups = new Set(rendered.mentionedGroupIds);
+  for (const group of context.groups ?? []) if (groups.has(group.id)) for (const id of group.service_bot_ids) ids.add(id);
+  return [...ids].sort((a, b) => a - b);
 }
 
 /** The users a message's `mentioned` flag goes to: mentioned users and members of mentioned groups. */

@@ -1,5 +1,6 @@
 import type { UserProfile } from "../models.ts";
 import { avatarUrl } from "./avatars.ts";
+import type { BotExtras } from "./bots.ts";
 import { ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_OWNER } from "./roles.ts";
 
 export type ProfileData = Record<string, { value: string; rendered_value?: string | null }>;
@@ -38,8 +39,11 @@ export function formatUser(user: UserProfile, options: UserFormatOptions): Recor
   return result;
 }
 
-/** A bot as `realm_bots` and `realm_bot add` show it to those who administer it (Zulip's get_owned_bot_dicts). */
-export function formatOwnedBot(bot: UserProfile): Record<string, unknown> {
+/**
+ * A bot as `realm_bots` and `realm_bot add` show it to those who administer it (Zulip's
+ * get_owned_bot_dicts); queries/bots.ts reads the extras (services, default stream names).
+ */
+export function formatOwnedBot(bot: UserProfile, extras: BotExtras): Record<string, unknown> {
   return {
     email: bot.email,
     user_id: bot.id,
@@ -47,11 +51,25 @@ export function formatOwnedBot(bot: UserProfile): Record<string, unknown> {
     bot_type: bot.bot_type,
     is_active: bot.is_active,
     api_key: bot.api_key,
-    default_sending_stream: null,
-    default_events_register_stream: null,
-    default_all_public_streams: false,
+    default_sending_stream: extras.defaultSendingStream,
+    default_events_register_stream: extras.defaultEventsRegisterStream,
+    default_all_public_streams: bot.default_all_public_streams,
     owner_id: bot.bot_owner_id,
     avatar_url: avatarUrl(bot, false),
-    services: [],
+    services: extras.services,
+  };
+}
+
+/** A bot as GET /bots lists it (Zulip's bot_info), with its id. */
+export function formatBotInfo(bot: UserProfile, extras: BotExtras): Record<string, unknown> {
+  return {
+    user_id: bot.id,
+    username: bot.email,
+    full_name: bot.full_name,
+    api_key: bot.api_key,
+    avatar_url: avatarUrl(bot, false),
+    default_sending_stream: extras.defaultSendingStream,
+    default_events_register_stream: extras.defaultEventsRegisterStream,
+    default_all_public_streams: bot.default_all_public_streams,
   };
 }

@@ -13,7 +13,7 @@ export interface RealmEmojiObject {
 export async function getRealmEmojiDicts(db: Pick<Tx, "realmEmoji">, realmId: number): Promise<Record<string, RealmEmojiObject>> {
   const rows = await db.realmEmoji.findMany({
     where: { realm_id: realmId },
-    select: { id: true, realm_id: true, name: true, deactivated: true, author: { select: { id: true, email: true, full_name: true } } },
+    select: { id: true, realm_id: true, name: true, file_name: true, deactivated: true, author: { select: { id: true, email: true, full_name: true } } },
     orderBy: { id: "asc" },
   });
   const result: Record<string, RealmEmojiObject> = {};

@@ -81,10 +81,10 @@ export async function accessStreamByName(db: Reader, actor: Actor, name: string)
  * GET /streams and /register's `streams` list. A public stream leaves the list with `stream vacate`
  * and comes back with `stream occupy`; a private one is deactivated when its last subscriber goes.
  */
-export async function occupiedStreams(db: Reader, realmId: number): Promise<StreamModel[]> {
-  const rows = await db.$queryRaw<{ id: number }[]>`
-    SELECT st.id FROM stream st
+export async function occupiedStreams(db: Pick<Tx, "$queryRaw">, realmId: number): Promise<StreamModel[]> {
+  return db.$queryRaw<StreamModel[]>`
+    SELECT st.* FROM stream st
     WHERE st.realm_id = ${realmId} AND NOT st.deactivated
-      AND EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.is_user_active)`;
-  return db.stream.findMany({ where: { id: { in: rows.map((row) => row.id) } }, orderBy: { id: "asc" } });
+      AND EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.is_user_active)
+    ORDER BY st.id`;
 }

@@ -6,6 +6,10 @@ import { ORGANIZATION_APPLIERS } from "./organization-state.ts";
 import { RECENT_CONVERSATION_APPLIERS } from "./recent-conversations.ts";
 import { markStale } from "./stale-sections.ts";
 import { applyUnreadMessageEvent, UNREAD_APPLIERS } from "./unread-state.ts";
+import { materializeSections } from "./json-text.ts";
+
+/** The sections an event node may hold as JSON text (realm-state-cache.ts). */
+const REALM_USERS_TEXT_SECTIONS = ["realm_users", "realm_non_active_users"];
 
 type Person = Record<string, unknown> & { user_id: number };
 type Applier = (state: State, event: Record<string, unknown>, userId: number) => void;
@@ -55,11 +59,14 @@ const APPLIERS: Record<string, Applier> = {
 
   realm_user(state, event, userId) {
     if (!("realm_users" in state)) return;
+    materializeSections(state, REALM_USERS_TEXT_SECTIONS);
     const person = event.person as Person;
     const active = state.realm_users as Person[];
     const inactive = state.realm_non_active_users as Person[];
     const systemBots = state.cross_realm_bots as Person[];
     if (event.op === "add") {
+      // A reactivated user comes back from the deactivated ones (Zulip keeps one list, split by is_active).
+      if (!person.is_cross_realm_bot) removeById(inactive, person.user_id, "user_id");
       upsertById(person.is_cross_realm_bot ? systemBots : active, person, "user_id");
     } else if (event.op === "remove") {
       const removed = removeById(active, person.user_id, "user_id");

@@ -1,27 +1,28 @@
 // The state POST /register returns, section by section (Zulip's fetch_initial_state_data). Each
 // section has Zulip's name, which `event_types` and `fetch_event_types` select; mostly the name of
 // the event type that keeps it current (see EVENT_SECTIONS for the others).
-import type { PrismaClient } from "@chat/db";
+import type { PrismaClient, StreamModel } from "@chat/db";
 import type { ServerContext } from "../context.ts";
-import type { Actor } from "../models.ts";
+import type { Actor, UserProfile } from "../models.ts";
 import { avatarUrl, realmIconUrl } from "../lib/avatars.ts";
 import { formatStream, formatSubscription, inheritedNotificationSettings, resolveNullNotificationSettings } from "../lib/stream-format.ts";
 import { subscribersByRecipient, subscriptionsOf, type SubscriptionWithStream } from "../queries/subscriptions.ts";
 import { mutedTopicsOf } from "../actions/muted-topics.ts";
-import { formatOwnedBot, formatUser } from "../lib/user-format.ts";
+import { EMBEDDED_BOTS } from "../lib/embedded-bots.ts";
+import { ownedBotDicts } from "../queries/bots.ts";
 import { isAdmin, isGuest, isOwner } from "../lib/roles.ts";
-import { getProfileData } from "../queries/users.ts";
 import { getAlertWords } from "../queries/alert-words.ts";
 import { getRealmPresences } from "../queries/presence.ts";
 import { getUserStatuses } from "../queries/user-status.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
-import { getRealmEmojiDicts } from "../queries/realm-emoji.ts";
 import { occupiedStreams } from "../queries/streams.ts";
-import { formatSystemBot, isSystemBot } from "../actions/system-bots.ts";
+import { botDomain, isSystemBot } from "../actions/system-bots.ts";
 import { EMOJISETS, NOTIFICATION_SOUNDS } from "../actions/settings.ts";
 import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
 import { fetchRecentConversations } from "./recent-conversations.ts";
 import { fetchRawUnreadMessages, finishUnreadState } from "./unread-state.ts";
+import { JsonText } from "./json-text.ts";
+import { readRealmUsers } from "./realm-state-cache.ts";
 
 export interface RegisterOptions {
   /** Section names (Zulip's, or an alias) to fetch; null for all. */
@@ -39,6 +40,11 @@ export interface RegisterOptions {
 }
 
 export type State = Record<string, unknown>;
+
+function realmQuota(own: bigint | null, serverDefault: number): number | null {
+  if (own !== null) return Number(own);
+  return serverDefault > 0 ? serverDefault : null;
+}
 
 type Section = (prisma: PrismaClient, actor: Actor, options: RegisterOptions, ctx: ServerContext) => Promise<State>;
 
@@ -103,6 +109,7 @@ const REALM_SETTINGS = [
   "name_changes_disabled",
   "email_changes_disabled",
   "avatar_changes_disabled",
+  "add_emoji_by_admins_only",
   "inline_image_preview",
   "inline_url_embed_preview",
   "send_welcome_emails",
@@ -148,7 +155,7 @@ const AUTHENTICATION_METHODS = { Email: true, Google: false, GitHub: false, GitL
 async function liveStreamIds(prisma: PrismaClient, ids: Array<number | null>): Promise<Set<number>> {
   const wanted = ids.filter((id): id is number => id !== null);
   if (wanted.length === 0) return new Set();
-  const rows = await prisma.stream.findMany({ where: { id: { in: wanted }, deactivated: false }, select: { id: true } });
+  const rows = await prisma.$queryRaw<{ id: number }[]>`SELECT id FROM stream WHERE id = ANY(${wanted}::int[]) AND NOT deactivated`;
   return new Set(rows.map((row) => row.id));
 }
 
@@ -181,19 +188,20 @@ export const STATE_SECTIONS: Record<string, Section> = {
     return { pointer: actor.pointer };
   },
 
-  // Every user of the realm, bots included, as Zulip's realm_users; the server's own bots are
-  // `cross_realm_bots`, as Zulip's live in another realm.
-  async realm_user(prisma, actor, options) {
-    const all = await prisma.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: "asc" } });
-    const users = all.filter((user) => !isSystemBot(user));
-    const profiles = await getProfileData(prisma, users.filter((u) => !u.is_bot).map((u) => u.id));
-    const forAdmin = isAdmin(actor);
-    const format = (user: (typeof users)[number]) =>
-      formatUser(user, { clientGravatar: options.clientGravatar, forAdmin, profileData: profiles.get(user.id) });
+  // Every user of the realm, bots included, as Zulip's realm_users (realm-state-cache.ts); from an
+  // event node's copy as JSON text when it keeps one (realm-state-cache.ts).
+  async realm_user(prisma, actor, options, ctx) {
+    const view = { clientGravatar: options.clientGravatar, forAdmin: isAdmin(actor) };
+    let users: State;
+    if (ctx.realmState) {
+      const text = await ctx.realmState.realmUsers(actor.realm_id, view);
+      users = { realm_users: new JsonText(text.active), realm_non_active_users: new JsonText(text.inactive), cross_realm_bots: JSON.parse(text.systemBots) as unknown };
+    } else {
+      const read = await readRealmUsers(prisma, actor.realm_id, view);
+      users = { realm_users: read.active, realm_non_active_users: read.inactive, cross_realm_bots: read.systemBots };
+    }
     return {
-      realm_users: users.filter((u) => u.is_active).map(format),
-      realm_non_active_users: users.filter((u) => !u.is_active).map(format),
-      cross_realm_bots: all.filter(isSystemBot).map(formatSystemBot),
+      ...users,
       user_id: actor.id,
       email: actor.email,
       delivery_email: actor.delivery_email,
@@ -212,26 +220,22 @@ export const STATE_SECTIONS: Record<string, Section> = {
     };
   },
 
-  // The bots one administers (Zulip's get_owned_bot_dicts): all of the realm's for administrators.
+  // The bots one administers (Zulip's get_owned_bot_dicts): all of the realm's for administrators,
+  // deactivated ones included, with their services and default streams.
   async realm_bot(prisma, actor) {
-    const bots = await prisma.userProfile.findMany({
-      where: { realm_id: actor.realm_id, is_bot: true, ...(isAdmin(actor) ? {} : { bot_owner_id: actor.id }) },
-      orderBy: { id: "asc" },
-    });
-    return { realm_bots: bots.filter((bot) => !isSystemBot(bot)).map(formatOwnedBot) };
+    const bots = await prisma.$queryRaw<UserProfile[]>`
+      SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND is_bot AND (${isAdmin(actor)} OR bot_owner_id = ${actor.id}) ORDER BY id`;
+    return { realm_bots: await ownedBotDicts(prisma, bots.filter((bot) => !isSystemBot(bot))) };
   },
 
-  // This server runs no embedded bots and no incoming webhook integrations.
+  // The embedded bots this server runs, with the configuration each asks for (Zulip's
+  // get_embedded_bots). It has no incoming webhook integrations.
   async realm_embedded_bots() {
-    return { realm_embedded_bots: [] };
+    return { realm_embedded_bots: EMBEDDED_BOTS.map((bot) => ({ name: bot.name, config: { ...bot.config } })) };
   },
 
   async realm_incoming_webhook_bots() {
     return { realm_incoming_webhook_bots: [] };
-  },
-
-  async realm_emoji(prisma, actor) {
-    return { realm_emoji: await getRealmEmojiDicts(prisma, actor.realm_id) };
   },
 
   // Organizations here restrict no email domains.
@@ -246,7 +250,8 @@ export const STATE_SECTIONS: Record<string, Section> = {
 
   async subscription(prisma, actor, options, ctx) {
     const all = await subscriptionsOf(prisma, actor.id, { activeOnly: false });
-    const streams = await prisma.stream.findMany({ where: { realm_id: actor.realm_id, deactivated: false, invite_only: false }, orderBy: { id: "asc" } });
+    const streams = await prisma.$queryRaw<StreamModel[]>`
+      SELECT * FROM stream WHERE realm_id = ${actor.realm_id} AND NOT deactivated AND NOT invite_only ORDER BY id`;
     const known = new Set(all.map((s) => s.stream.id));
     const neverSubscribed = isGuest(actor) ? [] : streams.filter((s) => !known.has(s.id));
     const recipients = [...all.filter((s) => s.subscription.active || !s.stream.invite_only).map((s) => s.stream), ...neverSubscribed].map((s) => s.recipient_id!);
@@ -276,7 +281,7 @@ export const STATE_SECTIONS: Record<string, Section> = {
   async stream(prisma, actor) {
     const streams = await occupiedStreams(prisma, actor.realm_id);
     const subscribed = new Set(
-      (await prisma.subscription.findMany({ where: { user_id: actor.id, active: true }, select: { recipient_id: true } })).map((s) => s.recipient_id),
+      (await prisma.$queryRaw<{ recipient_id: number }[]>`SELECT recipient_id FROM subscription WHERE user_id = ${actor.id} AND active`).map((s) => s.recipient_id),
     );
     const visible = streams.filter((s) => (s.invite_only || isGuest(actor) ? subscribed.has(s.recipient_id!) : true));
     return { streams: visible.map(formatStream), stream_name_max_length: STREAM_NAME_MAX_LENGTH, stream_description_max_length: STREAM_DESCRIPTION_MAX_LENGTH };
@@ -292,7 +297,7 @@ export const STATE_SECTIONS: Record<string, Section> = {
       realm_signup_notifications_stream_id: liveOrNone(realm.signup_notifications_stream_id),
       realm_uri: options.realmUri,
       realm_icon_url: realmIconUrl(realm),
-      realm_bot_domain: ctx.externalHost.replace(/:\d+$/, ""),
+      realm_bot_domain: botDomain(ctx),
       realm_authentication_methods: AUTHENTICATION_METHODS,
       realm_email_auth_enabled: true,
       realm_password_auth_enabled: true,
@@ -304,6 +309,9 @@ export const STATE_SECTIONS: Record<string, Section> = {
       max_stream_description_length: STREAM_DESCRIPTION_MAX_LENGTH,
       max_topic_length: 60,
       max_message_length: 10000,
+      // Zulip 3.x: the largest upload in MiB, and the organization's quota in bytes (null: none).
+      max_file_upload_size_mib: Math.floor((ctx.uploads?.maxFileBytes ?? 25 * 1024 * 1024) / (1024 * 1024)),
+      realm_upload_quota: realmQuota(realm.upload_quota_bytes, ctx.uploads?.realmQuotaBytes ?? 0),
     };
   },
 

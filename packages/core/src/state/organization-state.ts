@@ -1,39 +1,63 @@
 // The organization's /register sections (user groups, linkifiers, default streams and stream
-// groups, custom profile fields) and the appliers that keep them and the `realm` settings current.
-// initial-state.ts and apply-events.ts spread these into their tables.
+// groups, custom profile fields, custom emoji) and the appliers that keep them and the `realm`
+// settings current. initial-state.ts and apply-events.ts spread these into their tables. The
+// sections are the same for every member of a realm (default streams aside, which guests do not
+// get), so an event node serves them from its copy (realm-state-cache.ts).
 import type { PrismaClient } from "@chat/db";
+import type { ServerContext } from "../context.ts";
 import type { Actor } from "../models.ts";
 import type { State } from "./initial-state.ts";
 import { getUserGroups } from "../actions/user-groups.ts";
 import { linkifierTuples } from "../actions/linkifiers.ts";
 import { getDefaultStreamGroups, getDefaultStreams } from "../actions/default-streams.ts";
 import { getCustomProfileFields, PROFILE_FIELD_TYPE_CHOICES } from "../actions/profile-fields.ts";
+import { getRealmEmojiDicts } from "../queries/realm-emoji.ts";
 import { isGuest } from "../lib/roles.ts";
 
-type Section = (prisma: PrismaClient, actor: Actor) => Promise<State>;
+type Section = (prisma: PrismaClient, actor: Actor, options: unknown, ctx: ServerContext) => Promise<State>;
 type Applier = (state: State, event: Record<string, unknown>, userId: number) => void;
 
-export const ORGANIZATION_STATE_SECTIONS: Record<string, Section> = {
-  async realm_user_groups(prisma, actor) {
-    return { realm_user_groups: await getUserGroups(prisma, actor.realm_id) };
+/** Each organization section as read from the database, for a guest or anyone else. */
+export const ORGANIZATION_READERS: Record<string, (prisma: PrismaClient, realmId: number, guest: boolean) => Promise<State>> = {
+  async realm_user_groups(prisma, realmId) {
+    return { realm_user_groups: await getUserGroups(prisma, realmId) };
   },
 
-  async realm_filters(prisma, actor) {
-    return { realm_filters: await linkifierTuples(prisma, actor.realm_id) };
+  async realm_filters(prisma, realmId) {
+    return { realm_filters: await linkifierTuples(prisma, realmId) };
   },
 
-  async default_streams(prisma, actor) {
-    return { realm_default_streams: isGuest(actor) ? [] : await getDefaultStreams(prisma, actor.realm_id) };
+  async default_streams(prisma, realmId, guest) {
+    return { realm_default_streams: guest ? [] : await getDefaultStreams(prisma, realmId) };
   },
 
-  async default_stream_groups(prisma, actor) {
-    return { realm_default_stream_groups: isGuest(actor) ? [] : await getDefaultStreamGroups(prisma, actor.realm_id) };
+  async default_stream_groups(prisma, realmId, guest) {
+    return { realm_default_stream_groups: guest ? [] : await getDefaultStreamGroups(prisma, realmId) };
   },
 
-  async custom_profile_fields(prisma, actor) {
-    return { custom_profile_fields: await getCustomProfileFields(prisma, actor.realm_id), custom_profile_field_types: PROFILE_FIELD_TYPE_CHOICES };
+  async custom_profile_fields(prisma, realmId) {
+    return { custom_profile_fields: await getCustomProfileFields(prisma, realmId), custom_profile_field_types: PROFILE_FIELD_TYPE_CHOICES };
+  },
+
+  async realm_emoji(prisma, realmId) {
+    return { realm_emoji: await getRealmEmojiDicts(prisma, realmId) };
   },
 };
+
+/** Every organization section, by section name. */
+export async function readOrganizationSections(prisma: PrismaClient, realmId: number, guest: boolean): Promise<Record<string, State>> {
+  const names = Object.keys(ORGANIZATION_READERS);
+  const parts = await Promise.all(names.map((name) => ORGANIZATION_READERS[name](prisma, realmId, guest)));
+  return Object.fromEntries(names.map((name, i) => [name, parts[i]]));
+}
+
+export const ORGANIZATION_STATE_SECTIONS: Record<string, Section> = Object.fromEntries(
+  Object.entries(ORGANIZATION_READERS).map(([name, read]) => [
+    name,
+    async (prisma: PrismaClient, actor: Actor, _options: unknown, ctx: ServerContext): Promise<State> =>
+      ctx.realmState ? (await ctx.realmState.organizationSections(actor.realm_id, isGuest(actor)))[name] : read(prisma, actor.realm_id, isGuest(actor)),
+  ]),
+);
 
 interface GroupState {
   id: number;

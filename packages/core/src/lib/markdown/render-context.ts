@@ -5,16 +5,21 @@ import { fitsPostgresInteger } from "../validation.ts";
 import { leanSql, Prisma } from "@chat/db";
 import type { Linkifier } from "../linkifiers.ts";
 import { realmLinkifiers } from "../../queries/linkifiers.ts";
+import { SERVICE_BOT_TYPES } from "../bots.ts";
 
 export interface MentionableUser {
   id: number;
   full_name: string;
+  /** Read with the name, so a send learns which mentions trigger a service bot at no extra query. */
+  bot_type: number | null;
 }
 
 export interface MentionableGroup {
   id: number;
   name: string;
   member_ids: number[];
+  /** Active outgoing-webhook and embedded bots among the members. */
+  service_bot_ids: number[];
 }
 
 export interface LinkableStream {
@@ -26,6 +31,8 @@ export interface CustomEmoji {
   id: number;
   name: string;
   realm_id: number;
+  /** The image's name in storage (`<id>.png`, `<id>.gif`), which its URL ends with. */
+  file_name: string;
 }
 
 /** Everything the renderer looks up; every list is scoped to the sender's realm by the caller. */
@@ -90,15 +97,16 @@ export async function fetchRenderContext(db: Reader, realmId: number, content: s
     scan && (scan.names.length > 0 || scan.ids.length > 0)
       ? // Deactivated users are never mentioned; the renderer leaves their syntax as text.
         sql.query<MentionableUser>(Prisma.sql`
-          SELECT id, full_name FROM user_profile
+          SELECT id, full_name, bot_type FROM user_profile
           WHERE realm_id = ${realmId} AND is_active
             AND (lower(full_name) = ANY(${scan.names}::text[]) OR id = ANY(${scan.ids}::int[]))
           ORDER BY id`)
       : undefined,
     scan && scan.groups.length > 0
       ? sql.query<MentionableGroup>(Prisma.sql`
-          SELECT g.id, g.name, COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE m.user_id IS NOT NULL), '{}') AS member_ids
-          FROM user_group g LEFT JOIN user_group_membership m ON m.user_group_id = g.id
+          SELECT g.id, g.name, COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE m.user_id IS NOT NULL), '{}') AS member_ids,
+                 COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE u.is_active AND u.bot_type = ANY(${SERVICE_BOT_TYPES}::int[])), '{}') AS service_bot_ids
+          FROM user_group g LEFT JOIN user_group_membership m ON m.user_group_id = g.id LEFT JOIN user_profile u ON u.id = m.user_id
           WHERE g.realm_id = ${realmId} AND lower(g.name) = ANY(${scan.groups}::text[])
           GROUP BY g.id ORDER BY g.id`)
       : undefined,
@@ -110,7 +118,7 @@ export async function fetchRenderContext(db: Reader, realmId: number, content: s
       : undefined,
     scan && scan.emoji.length > 0
       ? sql.query<CustomEmoji>(Prisma.sql`
-          SELECT id, name, realm_id FROM realm_emoji
+          SELECT id, name, realm_id, file_name FROM realm_emoji
           WHERE realm_id = ${realmId} AND NOT deactivated AND name = ANY(${scan.emoji}::text[])
           ORDER BY id`)
       : undefined,

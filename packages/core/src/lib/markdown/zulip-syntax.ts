@@ -61,9 +61,9 @@ export function streamNarrowUrl(stream: LinkableStream): string {
   return `/#narrow/stream/${stream.id}-${encodeHashComponent(stream.name.replace(/ /g, "-"))}`;
 }
 
-/** Custom emoji images, where the upload backend serves them. */
-export function customEmojiUrl(emoji: CustomEmoji): string {
-  return `/user_avatars/${emoji.realm_id}/emoji/images/${emoji.id}.png`;
+/** Custom emoji images, where the public file routes serve them (Zulip's get_emoji_url). */
+export function customEmojiUrl(emoji: Pick<CustomEmoji, "realm_id" | "file_name">): string {
+  return `/user_avatars/${emoji.realm_id}/emoji/images/${encodeURIComponent(emoji.file_name)}`;
 }
 
 // Zulip's mention and stream patterns match only at the start or after one of these.

@@ -1,0 +1,155 @@
+// Bots their owners manage (Zulip 3.x's /bots endpoints). POST /bots and PATCH /bots/{id} may
+// carry the bot's avatar, so they read their own body (multipart.ts leaves it to them), after
+// the checks that need none of it.
+import { Router } from "express";
+import {
+  accessBotById,
+  addBot,
+  avatarUrl,
+  badRequest,
+  botExtras,
+  checkMayManageBots,
+  deactivateBot,
+  formatBotInfo,
+  isPayloadUrl,
+  MAX_PAYLOAD_URL_LENGTH,
+  ownBots,
+  patchBot,
+  patchBotResult,
+  regenerateApiKey,
+  type BotChanges,
+} from "@chat/core";
+import { actorOf, params, parseParams, route, success } from "@chat/http";
+import type { ApiServices } from "../services.ts";
+import { checkBeforeFileBody, receiveFormWithImage } from "./file-bodies.ts";
+import { pathId } from "./path-ids.ts";
+
+/** Zulip's Service.name: at most a name's length. */
+const MAX_SERVICE_NAME_LENGTH = 100;
+
+/** Zulip reads the URLs JSON-encoded (check_url); a plain one is taken as sent. */
+const payloadUrl = () => params.jsonOrPlainString().maxLength(MAX_PAYLOAD_URL_LENGTH);
+
+/** A URL a client sent must be one, whatever the bot (Zulip's REQ validator runs first). */
+function checkUrlParam(value: string | undefined, name: string): void {
+  if (value !== undefined && value !== "" && !isPayloadUrl(value)) throw badRequest(`${name} is not a URL`);
+}
+
+export function botRoutes(services: ApiServices): Router {
+  const router = Router();
+  const { prisma, actions, ctx } = services;
+  const { maxImageBytes } = services.uploads;
+
+  router.get(
+    "/bots",
+    route(async (_req, res) => {
+      const actor = actorOf(res);
+      const bots = await ownBots(prisma, actor);
+      const extras = await botExtras(prisma, bots);
+      success(res, { bots: bots.map((bot) => formatBotInfo(bot, extras.get(bot.id)!)) });
+    }),
+  );
+
+  router.post(
+    "/bots",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      await checkBeforeFileBody(res, () => checkMayManageBots(actor));
+      const upload = await receiveFormWithImage(req, res, maxImageBytes);
+      const p = parseParams(req, {
+        full_name: params.string(),
+        short_name: params.string(),
+        bot_type: params.int().default(1),
+        payload_url: payloadUrl().default(""),
+        service_name: params.string().maxLength(MAX_SERVICE_NAME_LENGTH).optional(),
+        config_data: params.stringDict().default({}),
+        interface_type: params.int().default(1),
+        default_sending_stream: params.string().optional(),
+        default_events_register_stream: params.string().optional(),
+        default_all_public_streams: params.bool().optional(),
+      });
+      checkUrlParam(p.payload_url, "payload_url");
+      const bot = await addBot(services, ctx, actor, {
+        fullName: p.full_name,
+        shortName: p.short_name,
+        botType: p.bot_type,
+        payloadUrl: p.payload_url,
+        serviceName: p.service_name ?? null,
+        interfaceType: p.interface_type,
+        configData: p.config_data,
+        defaultSendingStream: p.default_sending_stream ?? null,
+        defaultEventsRegisterStream: p.default_events_register_stream ?? null,
+        defaultAllPublicStreams: p.default_all_public_streams ?? null,
+      }, upload);
+      const extras = (await botExtras(prisma, [bot])).get(bot.id)!;
+      success(res, {
+        user_id: bot.id,
+        api_key: bot.api_key,
+        avatar_url: avatarUrl(bot, false),
+        default_sending_stream: extras.defaultSendingStream,
+        default_events_register_stream: extras.defaultEventsRegisterStream,
+        default_all_public_streams: bot.default_all_public_streams,
+      });
+    }),
+  );
+
+  router.patch(
+    "/bots/:bot_id",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      // Which bot, and whether the actor may change it, before its body is read.
+      const botId = await checkBeforeFileBody(res, async () => {
+        const id = pathId(req, "bot_id");
+        checkMayManageBots(actor);
+        await accessBotById(prisma, actor, id);
+        return id;
+      });
+      const upload = await receiveFormWithImage(req, res, maxImageBytes);
+      const p = parseParams(req, {
+        full_name: params.string().optional(),
+        bot_owner_id: params.int().optional(),
+        config_data: params.stringDict().optional(),
+        service_payload_url: payloadUrl().optional(),
+        service_interface: params.int().optional(),
+        default_sending_stream: params.string().optional(),
+        default_events_register_stream: params.string().optional(),
+        default_all_public_streams: params.bool().optional(),
+      });
+      if (p.service_payload_url !== undefined && !isPayloadUrl(p.service_payload_url)) throw badRequest("service_payload_url is not a URL");
+      const changes: BotChanges = {
+        fullName: p.full_name,
+        botOwnerId: p.bot_owner_id,
+        configData: p.config_data,
+        servicePayloadUrl: p.service_payload_url,
+        serviceInterface: p.service_interface,
+        defaultSendingStream: p.default_sending_stream,
+        defaultEventsRegisterStream: p.default_events_register_stream,
+        defaultAllPublicStreams: p.default_all_public_streams,
+      };
+      const bot = await patchBot(services, actor, botId, changes, upload);
+      success(res, await patchBotResult(prisma, bot, changes));
+    }),
+  );
+
+  router.delete(
+    "/bots/:bot_id",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const botId = pathId(req, "bot_id");
+      await actions.run(actor.realm_id, (tx, events) => deactivateBot(tx, events, actor, botId));
+      success(res);
+    }),
+  );
+
+  router.post(
+    "/bots/:bot_id/api_key/regenerate",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const botId = pathId(req, "bot_id");
+      checkMayManageBots(actor);
+      const apiKey = await actions.run(actor.realm_id, async (tx, events) => regenerateApiKey(tx, events, await accessBotById(tx, actor, botId)));
+      success(res, { api_key: apiKey });
+    }),
+  );
+  return router;
+}

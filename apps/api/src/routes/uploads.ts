@@ -1,0 +1,160 @@
+// Uploaded files: POST /user_uploads, the API's temporary URL for one, and the download paths
+// outside /api/v1 that message links name (/user_uploads/<realm>/<...>, authenticated by HTTP
+// Basic or the `api_key` parameter, and /user_uploads/temporary/<token>/<name>, by its signature).
+import { Router, type Request, type Response } from "express";
+import rangeParser from "range-parser";
+import {
+  accessAttachment,
+  attachmentByPathId,
+  contentDisposition,
+  discardUploadedFile,
+  fileNameOfPathId,
+  isInlineType,
+  isValidPathId,
+  JsonableError,
+  recordUploadedFile,
+  serverSecret,
+  signTemporaryToken,
+  storeUploadedFile,
+  TEMPORARY_URL_SECONDS,
+  uploadLimit,
+  uploadStorageKey,
+  verifyTemporaryToken,
+  type Actor,
+  type AttachmentFile,
+} from "@chat/core";
+import { actorOf, receiveSingleFile, requireUser, route, success } from "@chat/http";
+import type { ByteRange } from "@chat/storage";
+import type { ApiServices } from "../services.ts";
+import { checkBeforeFileBody } from "./file-bodies.ts";
+import { fileNotFound, streamStoredBody } from "./stored-files.ts";
+
+const notAuthorized = () => new JsonableError("You are not authorized to view this file.", { status: 403 });
+
+/** The path id a download URL names (`/user_uploads/<realm>/<rest>`), or a 404 for anything malformed. */
+function pathIdOf(req: Request): string {
+  const realm = String(req.params.realm_id ?? "");
+  const rest = req.params.path;
+  const segments = Array.isArray(rest) ? rest : [String(rest ?? "")];
+  const pathId = `${realm}/${segments.join("/")}`;
+  if (!/^\d{1,10}$/.test(realm) || !isValidPathId(pathId)) throw fileNotFound();
+  return pathId;
+}
+
+async function accessibleFile(services: ApiServices, actor: Actor, pathId: string): Promise<AttachmentFile> {
+  const access = await accessAttachment(services.prisma, actor, pathId);
+  if (access.allowed) return access.attachment;
+  throw access.reason === "missing" ? fileNotFound() : notAuthorized();
+}
+
+/**
+ * Sends a stored upload: its type, inline only for types that cannot script the origin, never
+ * sniffed, sandboxed; single byte ranges (players and resumed downloads ask for them).
+ */
+async function sendFile(services: ApiServices, req: Request, res: Response, file: AttachmentFile): Promise<void> {
+  let range: ByteRange | undefined;
+  const header = req.headers.range;
+  if (header !== undefined && file.size > 0) {
+    const ranges = rangeParser(file.size, header, { combine: true });
+    if (ranges === -1) {
+      res.status(416).set("Content-Range", `bytes */${file.size}`).json({ result: "error", msg: "Requested range not satisfiable", code: "BAD_REQUEST" });
+      return;
+    }
+    // Malformed or several ranges: the whole file, as a server may answer.
+    if (ranges !== -2 && ranges.type === "bytes" && ranges.length === 1) range = { start: ranges[0]!.start, end: ranges[0]!.end };
+  }
+  const object = await services.storage.get(uploadStorageKey(file.path_id), range);
+  if (!object) throw fileNotFound();
+  const contentType = file.content_type ?? "application/octet-stream";
+  const fileName = fileNameOfPathId(file.path_id);
+  res.set({
+    "Content-Type": contentType,
+    "Content-Disposition": contentDisposition(isInlineType(contentType), fileName),
+    "X-Content-Type-Options": "nosniff",
+    // Whatever the bytes are, they never run as a page of this origin.
+    "Content-Security-Policy": "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox",
+    // Per user (credentials decide), but a path id never names other bytes.
+    "Cache-Control": "private, max-age=86400, immutable",
+    "Accept-Ranges": "bytes",
+  });
+  if (object.range) {
+    res.status(206).set("Content-Range", `bytes ${object.range.start}-${object.range.end}/${object.size}`);
+    res.set("Content-Length", String(object.range.end - object.range.start + 1));
+  } else {
+    res.set("Content-Length", String(object.size));
+  }
+  await streamStoredBody(req, res, object, uploadStorageKey(file.path_id));
+}
+
+const secrets = new WeakMap<object, Promise<string>>();
+
+/** The key temporary URLs are signed with: one for the cluster, read once per process. */
+function signingSecret(services: ApiServices): Promise<string> {
+  let secret = secrets.get(services.prisma);
+  if (!secret) {
+    secret = serverSecret(services.prisma, "temporary-file-urls");
+    secret.catch(() => secrets.delete(services.prisma));
+    secrets.set(services.prisma, secret);
+  }
+  return secret;
+}
+
+/** The API's upload endpoints (under /api/v1, after HTTP Basic). */
+export function uploadRoutes(services: ApiServices): Router {
+  const router = Router();
+
+  router.post(
+    "/user_uploads",
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const limit = await checkBeforeFileBody(res, () => uploadLimit(services, actor));
+      const upload = await receiveSingleFile(req, res, {
+        maxBytes: limit.maxBytes,
+        tooLarge: limit.tooLarge,
+        store: (file, info) => storeUploadedFile(services, actor, file, info, limit.maxBytes),
+        discard: (stored) => discardUploadedFile(services, stored),
+      });
+      success(res, { uri: await recordUploadedFile(services, actor, upload) });
+    }),
+  );
+
+  // Zulip's serve_file_url_backend: a URL that works without credentials, for a minute.
+  router.get(
+    "/user_uploads/:realm_id/*path",
+    route(async (req, res) => {
+      const file = await accessibleFile(services, actorOf(res), pathIdOf(req));
+      const expiresAt = Math.floor(Date.now() / 1000) + TEMPORARY_URL_SECONDS;
+      const token = signTemporaryToken(await signingSecret(services), file.path_id, expiresAt);
+      const name = fileNameOfPathId(file.path_id);
+      success(res, { url: `/user_uploads/temporary/${token}/${encodeURIComponent(name)}` });
+    }),
+  );
+  return router;
+}
+
+/** Downloads at the paths message links name, outside /api/v1. */
+export function uploadFileRoutes(services: ApiServices): Router {
+  const router = Router();
+
+  const temporary = route(async (req, res) => {
+    const pathId = verifyTemporaryToken(await signingSecret(services), String(req.params.token), Math.floor(Date.now() / 1000));
+    if (!pathId) throw fileNotFound();
+    const file = await attachmentByPathId(services.prisma, pathId);
+    if (!file) throw fileNotFound();
+    await sendFile(services, req, res, file);
+  });
+  router.get("/user_uploads/temporary/:token", temporary);
+  router.get("/user_uploads/temporary/:token/:filename", temporary);
+
+  // HTTP Basic, or Zulip's `api_key` parameter for clients that cannot set headers on a link.
+  const authenticate = requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits, apiKeyParameter: true });
+  router.get(
+    "/user_uploads/:realm_id/*path",
+    authenticate,
+    route(async (req, res) => {
+      const file = await accessibleFile(services, actorOf(res), pathIdOf(req));
+      await sendFile(services, req, res, file);
+    }),
+  );
+  return router;
+}

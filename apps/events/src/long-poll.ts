@@ -1,0 +1,72 @@
+// GET /events as Zulip's get_events: the events after last_event_id, at once if there are any or
+// the client asked not to block, else when some arrive (the fan-out announces the queue), else a
+// heartbeat after the heartbeat wait. Shared by the hot route (events-hot-route.ts) and Express's.
+import { randomBytes } from "node:crypto";
+import type { ServerResponse } from "node:http";
+import type { QueuedEvent, QueueStore } from "@chat/bus";
+import type { LongPollWaiters } from "./waiters.ts";
+
+export interface PollRequest {
+  queueId: string;
+  lastEventId: number;
+  dontBlock: boolean;
+  /** The user polling: another user's queue reads as no queue. */
+  userId: number;
+}
+
+/** Whether the client went away, and what to stop then (a plain object: see waiters.ts). */
+export interface PollConnection {
+  closed: boolean;
+  onClose: (() => void) | null;
+}
+
+/** The connection of a poll's response: closed when the client goes away (or once answered). */
+export function pollConnection(res: ServerResponse): PollConnection {
+  const connection: PollConnection = { closed: false, onClose: null };
+  res.once("close", () => {
+    connection.closed = true;
+    connection.onClose?.();
+  });
+  return connection;
+}
+
+/** The queue's events as objects (the ordinary route), or as JSON text (the hot route). */
+export type PollRead<E> = (queues: QueueStore, poll: PollRequest) => Promise<E[] | null>;
+export const readEvents: PollRead<QueuedEvent> = (queues, poll) => queues.read(poll.queueId, poll.lastEventId, poll.userId);
+export const readEventsJson: PollRead<string> = (queues, poll) => queues.readJson(poll.queueId, poll.lastEventId, poll.userId);
+
+/**
+ * The events to answer with; null if the queue is gone or not the user's; "closed" if the client
+ * went away while it waited, when there is nothing to answer.
+ */
+export async function pollEvents<E>(
+  queues: QueueStore,
+  waiters: LongPollWaiters,
+  heartbeatMs: number,
+  poll: PollRequest,
+  connection: PollConnection,
+  readQueue: PollRead<E>,
+): Promise<E[] | null | "closed"> {
+  const read = () => readQueue(queues, poll);
+  let events = await read();
+  if (events === null || events.length > 0 || poll.dontBlock) return events;
+  const deadline = Date.now() + heartbeatMs;
+  while (!connection.closed) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
+      await queues.append(`heartbeat:${poll.queueId}:${randomBytes(8).toString("hex")}`, [{ queueId: poll.queueId, events: [{ type: "heartbeat" }] }]);
+      return read();
+    }
+    // Waiting starts before the read, so an announcement between the two is not missed.
+    const waiting = waiters.wait(poll.queueId, remaining);
+    connection.onClose = waiting.cancel;
+    events = await read();
+    if (events !== null && events.length === 0) await waiting.announced;
+    else waiting.cancel();
+    connection.onClose = null;
+    if (events === null || events.length > 0) return events;
+    events = await read();
+    if (events === null || events.length > 0) return events;
+  }
+  return "closed";
+}

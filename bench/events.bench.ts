@@ -1,0 +1,236 @@
+// The event tier (issue 16), on Postgres and Redis with the tiers in their own processes (an API
+// process for sends, an events process for /register and /events), on a realm of 1,000 users and
+// 100 streams. Each figure is printed beside a ceiling from the same run:
+//   - POST /register with the full state, 4 at once, as different users: p50 and p95, and the
+//     events process's CPU per register. Ceiling: a bare Node server answering the same bytes.
+//   - Fan-out: 1,000 users each long-poll their queue; a message to the stream they all read; the
+//     time until the last of them has it (median of the rounds), and the events process's CPU per
+//     delivery, the client's next poll included. Ceiling: a bare Node server holding 1,000 polls
+//     and answering them all at once.
+import http from "node:http";
+import { startProcess, type ServerProcess } from "../test/support/processes.ts";
+import { createRedisPrefix, createTestDatabase } from "../test/support/services.ts";
+import { startBareFanout } from "./lib/bare-fanout.ts";
+import { startBareServer } from "./lib/bare-server.ts";
+import { runConcurrent } from "./lib/concurrency.ts";
+import { basicAuth, benchServerEnv, settlePostgres } from "./lib/environment.ts";
+import { request } from "./lib/http-client.ts";
+import { machineCpuMs, processCpuMs, redisCpuMs } from "./lib/process-cpu.ts";
+import { seedRealm, type SeededUser } from "./lib/seed.ts";
+import { percentile, report } from "./lib/stats.ts";
+import { waitUntil } from "./lib/wait.ts";
+
+const USERS = 1000;
+const STREAMS = 100;
+const REGISTERS = Number(process.env.BENCH_REGISTERS ?? 200);
+const REGISTER_WARMUP = 40;
+const FANOUT_ROUNDS = Number(process.env.BENCH_FANOUT_ROUNDS ?? 15);
+const FANOUT_WARMUP_ROUNDS = 3;
+
+/** The long polls' own connections: one per poller, all held at once. */
+const pollAgent = new http.Agent({ keepAlive: true, maxSockets: 20_000 });
+const FORM = "application/x-www-form-urlencoded";
+
+interface Poller {
+  user: SeededUser;
+  queueId: string;
+  lastEventId: number;
+}
+
+/**
+ * Holds one long poll per poller until `stop`, polling again as soon as each answers; `onEvents`
+ * sees every answer's events. Resolves once every poll has ended.
+ */
+function pollForever(baseUrl: string, pollers: Poller[], onEvents: (events: Array<Record<string, unknown>>) => void): { stop: () => void; done: Promise<void> } {
+  let stopped = false;
+  const done = Promise.all(
+    pollers.map(async (poller) => {
+      const auth = basicAuth(poller.user.email, poller.user.apiKey);
+      while (!stopped) {
+        const res = await request(`${baseUrl}/api/v1/events?queue_id=${encodeURIComponent(poller.queueId)}&last_event_id=${poller.lastEventId}`, { headers: { Authorization: auth }, agent: pollAgent }).catch(() => null);
+        if (stopped || res === null) return;
+        if (res.status !== 200) throw new Error(`GET /events: ${res.status} ${res.body}`);
+        const { events } = JSON.parse(res.body) as { events: Array<Record<string, unknown> & { id: number }> };
+        if (events.length > 0) poller.lastEventId = events[events.length - 1].id;
+        onEvents(events);
+      }
+    }),
+  ).then(() => undefined);
+  return {
+    stop: () => {
+      stopped = true;
+    },
+    done,
+  };
+}
+
+export async function benchEvents(): Promise<boolean> {
+  const database = await createTestDatabase();
+  const redis = createRedisPrefix();
+  const env = benchServerEnv(database.url, redis.prefix);
+  const processes: ServerProcess[] = [];
+  try {
+    const apiProcess = await startProcess({ ...env, ROLE: "api" });
+    processes.push(apiProcess);
+    const apiUrl = `http://127.0.0.1:${apiProcess.port}`;
+    process.stdout.write(`seeding ${USERS} users and ${STREAMS} streams...\n`);
+    const { users } = await seedRealm(database.url, { users: USERS, streams: STREAMS, subscribersPerStream: [10, 100] });
+    await settlePostgres(database.url);
+    const eventsProcess = await startProcess({ ...env, ROLE: "events" }, { nodeArgs: process.env.BENCH_EVENTS_NODE_ARGS?.split(/\s+/).filter(Boolean) });
+    processes.push(eventsProcess);
+    const eventsUrl = `http://127.0.0.1:${eventsProcess.port}`;
+    const eventsCpu = () => processCpuMs(eventsProcess.child.pid);
+
+    // /register with the full state, 4 at once, each as another user.
+    let registerBody = "";
+    const register = async (i: number) => {
+      const user = users[i % users.length];
+      const res = await request(`${eventsUrl}/api/v1/register`, { method: "POST", headers: { Authorization: basicAuth(user.email, user.apiKey), "Content-Type": FORM }, body: "" });
+      if (res.status !== 200) throw new Error(`POST /register: ${res.status} ${res.body.slice(0, 200)}`);
+      registerBody = res.body;
+      // Every 16th answer is parsed in full; the rest only for their queue id: parsing 452 KiB
+      // takes the load generator CPU that the server and Postgres then lack.
+      const queue_id = i % 16 === 0 ? (JSON.parse(res.body) as { queue_id: string }).queue_id : /"queue_id":"([^"]+)"/.exec(res.body)?.[1];
+      if (!queue_id) throw new Error("POST /register: no queue_id in the answer");
+      // The queue is not what is measured: deleted, so the store holds only the fan-out's.
+      await request(`${eventsUrl}/api/v1/events?queue_id=${encodeURIComponent(queue_id)}`, { method: "DELETE", headers: { Authorization: basicAuth(user.email, user.apiKey) } });
+    };
+    await runConcurrent(REGISTER_WARMUP, 4, (i) => register(REGISTERS + i));
+    const registerCpuStart = eventsCpu();
+    const machineStart = machineCpuMs();
+    const registers = await runConcurrent(REGISTERS, 4, register);
+    const registerCpuMs = (eventsCpu() - registerCpuStart) / REGISTERS;
+    const machine = machineCpuMs();
+    process.stdout.write(`  machine per /register: busy ${((machine.busy - machineStart.busy) / REGISTERS).toFixed(1)} ms, idle ${((machine.idle - machineStart.idle) / REGISTERS).toFixed(1)} ms\n`);
+    const bare = await startBareServer(registerBody);
+    let bareRegisters;
+    try {
+      bareRegisters = await runConcurrent(REGISTERS, 4, () => request(`${bare.url}/api/v1/register`, { method: "POST", headers: { "Content-Type": FORM }, body: "" }), { warmup: REGISTER_WARMUP });
+    } finally {
+      await bare.close();
+    }
+    process.stdout.write(`  /register answers ${Math.round(registerBody.length / 1024)} KiB; p95 ${percentile(registers.samples, 95).toFixed(1)} ms (bare ${percentile(bareRegisters.samples, 95).toFixed(2)} ms)\n`);
+    const registerMet = report({
+      name: "POST /register, full state, 4 concurrent, p50",
+      value: percentile(registers.samples, 50),
+      unit: "ms",
+      ceilings: [{ name: "bare Node HTTP answering the same bytes, 4 concurrent", value: percentile(bareRegisters.samples, 50) }],
+      target: { limit: 40 },
+    });
+    const registerCpuMet = report({ name: "events process CPU per /register", value: registerCpuMs, unit: "ms", ceilings: [], target: { limit: 10 } });
+
+    // Fan-out: every user long-polls a queue of their own; a message to `general` reaches them all.
+    const pollers: Poller[] = [];
+    await runConcurrent(USERS, 8, async (i) => {
+      const user = users[i];
+      const res = await request(`${eventsUrl}/api/v1/register`, {
+        method: "POST",
+        headers: { Authorization: basicAuth(user.email, user.apiKey), "Content-Type": FORM },
+        body: new URLSearchParams({ event_types: JSON.stringify(["message"]) }).toString(),
+      });
+      if (res.status !== 200) throw new Error(`POST /register: ${res.status} ${res.body.slice(0, 200)}`);
+      const { queue_id, last_event_id } = JSON.parse(res.body) as { queue_id: string; last_event_id: number };
+      pollers.push({ user, queueId: queue_id, lastEventId: last_event_id });
+    });
+    const sender = users[0];
+    const arrivals = new Map<string, number[]>();
+    const polls = pollForever(eventsUrl, pollers, (events) => {
+      const now = performance.now();
+      for (const event of events) {
+        const content = (event.message as { content?: string } | undefined)?.content;
+        if (event.type !== "message" || !content) continue;
+        const round = /fanout round (\d+)/.exec(content)?.[1];
+        if (round !== undefined) (arrivals.get(round) ?? arrivals.set(round, []).get(round)!).push(now);
+      }
+    });
+    const sendMs: number[] = [];
+    const fanoutRound = async (round: number): Promise<number> => {
+      const start = performance.now();
+      const res = await request(`${apiUrl}/api/v1/messages`, {
+        method: "POST",
+        headers: { Authorization: basicAuth(sender.email, sender.apiKey), "Content-Type": FORM },
+        body: new URLSearchParams({ type: "stream", to: "general", topic: "fan-out", content: `fanout round ${round}` }).toString(),
+      });
+      if (res.status !== 200) throw new Error(`POST /messages: ${res.status} ${res.body}`);
+      sendMs.push(performance.now() - start);
+      await waitUntil(`round ${round} at every poller`, () => (arrivals.get(String(round))?.length ?? 0) >= USERS, 30_000);
+      const last = Math.max(...arrivals.get(String(round))!);
+      // Every poller polls again before the next round.
+      await new Promise((r) => setTimeout(r, 200));
+      return last - start;
+    };
+    // Until every poll is held.
+    await new Promise((r) => setTimeout(r, 1000));
+    for (let r = 0; r < FANOUT_WARMUP_ROUNDS; r++) await fanoutRound(1000 + r);
+    const fanoutCpuStart = eventsCpu();
+    const fanoutRedisStart = redisCpuMs();
+    const lastClientMs: number[] = [];
+    for (let r = 0; r < FANOUT_ROUNDS; r++) lastClientMs.push(await fanoutRound(r));
+    // The pauses between rounds cost the process nothing: its CPU is the deliveries' and re-polls'.
+    const fanoutCpuUs = ((eventsCpu() - fanoutCpuStart) * 1000) / (FANOUT_ROUNDS * USERS);
+    process.stdout.write(`  Redis CPU per delivery: ${(((redisCpuMs() - fanoutRedisStart) * 1000) / (FANOUT_ROUNDS * USERS)).toFixed(1)} µs; send alone ${percentile(sendMs, 50).toFixed(1)} ms (median)\n`);
+    polls.stop();
+    pollAgent.destroy();
+    await polls.done;
+
+    // The same fan-out from a bare Node server: 1,000 held polls answered at once.
+    const bareFanout = await startBareFanout(JSON.stringify({ result: "success", msg: "", events: [{ type: "message", id: 1, message: { content: "x".repeat(600) } }], queue_id: "x" }));
+    let bareLastMs: number[] = [];
+    let bareCpuUs = 0;
+    try {
+      const barePollers: Poller[] = users.map((user) => ({ user, queueId: "bare", lastEventId: -1 }));
+      let answered = 0;
+      const bareAgent = new http.Agent({ keepAlive: true, maxSockets: 20_000 });
+      let stopped = false;
+      let lastAt = 0;
+      const barePolls = Promise.all(
+        barePollers.map(async () => {
+          while (!stopped) {
+            const res = await request(`${bareFanout.url}/poll`, { agent: bareAgent }).catch(() => null);
+            if (stopped || res === null) return;
+            JSON.parse(res.body);
+            answered++;
+            lastAt = performance.now();
+          }
+        }),
+      );
+      const bareRound = async (): Promise<number> => {
+        await new Promise((r) => setTimeout(r, 200));
+        answered = 0;
+        const start = performance.now();
+        await request(`${bareFanout.url}/trigger`, { method: "POST", body: "" });
+        await waitUntil("the bare fan-out", () => answered >= USERS, 30_000);
+        return lastAt - start;
+      };
+      await new Promise((r) => setTimeout(r, 1000));
+      for (let r = 0; r < FANOUT_WARMUP_ROUNDS; r++) await bareRound();
+      const bareCpuStart = processCpuMs(bareFanout.pid);
+      for (let r = 0; r < FANOUT_ROUNDS; r++) bareLastMs.push(await bareRound());
+      bareCpuUs = ((processCpuMs(bareFanout.pid) - bareCpuStart) * 1000) / (FANOUT_ROUNDS * USERS);
+      stopped = true;
+      bareAgent.destroy();
+      await barePolls;
+    } finally {
+      await bareFanout.close();
+    }
+    const fanoutMet = report({
+      name: `a message to a stream of ${USERS} long-polling users: the last client has it, median of ${FANOUT_ROUNDS}`,
+      value: percentile(lastClientMs, 50),
+      unit: "ms",
+      ceilings: [{ name: `bare Node server answering ${USERS} held polls`, value: percentile(bareLastMs, 50) }],
+      target: { limit: percentile(bareLastMs, 50) * 1.5 },
+    });
+    const fanoutCpuMet = report({
+      name: "events process CPU per delivery, the next poll included",
+      value: fanoutCpuUs,
+      unit: "µs",
+      ceilings: [{ name: "bare Node server per held poll answered and polled again", value: bareCpuUs }],
+      target: { limit: 150 },
+    });
+    return registerMet && registerCpuMet && fanoutMet && fanoutCpuMet;
+  } finally {
+    for (const child of processes.reverse()) await child.stop();
+    await database.drop();
+    await redis.clear();
+  }
+}

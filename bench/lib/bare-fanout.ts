@@ -1,0 +1,35 @@
+// The fan-out ceiling: a bare Node HTTP server in its own process that holds every GET it gets
+// (a long poll) and answers all of them, with a fixed body of about an event's size, when a POST
+// arrives. What waking N held polls costs Node itself, with no queue, no authentication, no Redis.
+import { spawnBareServer, type BareServer } from "./bare-server.ts";
+
+const SCRIPT = `
+const body = require("node:fs").readFileSync(process.env.BARE_BODY_FILE);
+require("node:fs").unlinkSync(process.env.BARE_BODY_FILE);
+let held = [];
+const server = require("node:http").createServer((req, res) => {
+  req.resume();
+  req.on("end", () => {
+    if (req.method === "GET") {
+      held.push(res);
+      return;
+    }
+    const waiting = held;
+    held = [];
+    for (const poll of waiting) {
+      poll.writeHead(200, { "Content-Type": "application/json", "Content-Length": body.length });
+      poll.end(body);
+    }
+    res.writeHead(200, { "Content-Length": 2 });
+    res.end("{}");
+  });
+});
+server.keepAliveTimeout = 65000;
+server.headersTimeout = 0;
+server.requestTimeout = 0;
+server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"));
+`;
+
+export function startBareFanout(body: string): Promise<BareServer> {
+  return spawnBareServer(SCRIPT, body);
+}

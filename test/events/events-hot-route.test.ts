@@ -1,0 +1,81 @@
+// GET /events before Express (events-hot-route.ts): plain polls are served there, with the node's
+// copy of the user checked against the database on every poll (many polls in one statement), so a
+// new API key, a deactivation or another user's queue is refused as the ordinary route refuses it.
+import type { HotRoute } from "@chat/http";
+import { MODES, startTestServer, type TestServer } from "../support/server.ts";
+import { createTestUser, type TestUser } from "../support/users.ts";
+
+describe.each(MODES)("GET /events before Express (%s)", (mode) => {
+  let server: TestServer;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    server = await startTestServer(mode);
+    alice = await createTestUser(server, "Alice Poller");
+  });
+  afterAll(() => server.stop());
+
+  const hotRoute = (): HotRoute => server.running.hotRoutes.find((route) => route.method === "GET" && route.path === "/api/v1/events")!;
+  async function register(user: TestUser): Promise<string> {
+    const res = await user.client.post("/register", { event_types: ["message"] });
+    expect(res.body.result).toBe("success");
+    return res.body.queue_id as string;
+  }
+  const poll = (user: TestUser, queueId: string, extra: Record<string, unknown> = {}) => user.client.get("/events", { queue_id: queueId, last_event_id: -1, dont_block: true, ...extra });
+
+  test("plain polls, and a held poll woken by a message, are served before Express", async () => {
+    const queueId = await register(alice);
+    const before = { ...hotRoute().stats };
+    expect((await poll(alice, queueId)).body).toEqual({ result: "success", msg: "", events: [], queue_id: queueId });
+    const held = alice.client.get("/events", { queue_id: queueId, last_event_id: -1 });
+    await new Promise((r) => setTimeout(r, 100));
+    await alice.client.post("/messages", { type: "private", to: JSON.stringify([alice.id]), content: "wake up" });
+    const woken = await held;
+    expect(woken.body.events.map((e: { type: string; message?: { content: string } }) => [e.type, e.message?.content])).toEqual([["message", "wake up"]]);
+    expect(hotRoute().stats.served).toBe(before.served + 2);
+    expect(hotRoute().stats.declined).toBe(before.declined);
+  });
+
+  test("a new API key refuses the old one at once, though this node kept a copy of the user", async () => {
+    const user = await createTestUser(server, "Rekeyed Poller");
+    const queueId = await register(user);
+    expect((await poll(user, queueId)).status).toBe(200);
+    expect((await poll(user, queueId)).status).toBe(200);
+    const renewed = await user.client.post("/users/me/api_key/regenerate");
+    expect(renewed.body.result).toBe("success");
+    const refused = await poll(user, queueId);
+    expect(refused.status).toBe(401);
+    expect(refused.body).toMatchObject({ result: "error", msg: "Invalid API key" });
+    expect((await poll({ ...user, client: server.client(user.email, renewed.body.api_key) }, queueId)).status).toBe(200);
+  });
+
+  test("a deactivated user is refused at once; a change to the realm only renews the copy", async () => {
+    const user = await createTestUser(server, "Deactivated Poller");
+    const queueId = await register(user);
+    expect((await poll(user, queueId)).status).toBe(200);
+    expect((await server.owner.patch("/realm", { description: "renewed" })).body.result).toBe("success");
+    expect((await poll(user, queueId)).status).toBe(200);
+    expect((await server.owner.delete(`/users/${user.id}`)).body.result).toBe("success");
+    const refused = await poll(user, queueId);
+    expect(refused.body).toMatchObject({ result: "error", code: "USER_DEACTIVATED" });
+  });
+
+  test("another user's queue, a bad parameter and no credentials get the ordinary route's errors", async () => {
+    const queueId = await register(alice);
+    const bob = await createTestUser(server, "Bob Intruder");
+    const declined = hotRoute().stats.declined;
+    expect((await poll(bob, queueId)).body).toEqual({ result: "error", msg: `Bad event queue id: ${queueId}`, code: "BAD_EVENT_QUEUE_ID", queue_id: queueId });
+    expect((await poll(alice, queueId, { last_event_id: "soon" })).body).toMatchObject({ result: "error", code: "BAD_REQUEST" });
+    expect((await server.anonymous.get("/events", { queue_id: queueId })).status).toBe(401);
+    expect(hotRoute().stats.declined).toBe(declined + 3);
+    // Bob's attempt left Alice's queue as it was.
+    expect((await poll(alice, queueId)).body.result).toBe("success");
+  });
+
+  test("many polls at once are answered, each with its own queue", async () => {
+    const users = await Promise.all(Array.from({ length: 20 }, (_, i) => createTestUser(server, `Crowd Member ${i}`)));
+    const queues = await Promise.all(users.map(register));
+    const answers = await Promise.all(users.map((user, i) => poll(user, queues[i])));
+    expect(answers.map((res) => res.body.queue_id)).toEqual(queues);
+  });
+});
