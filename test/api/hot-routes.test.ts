@@ -14,10 +14,12 @@ import { createTestUser } from "../support/users.ts";
 describe("withHotRoutes", () => {
   let server: http.Server;
   let baseUrl: string;
-  let behaviour: "serve" | "decline" | "throw" = "serve";
+  let behaviour: "serve" | "decline" | "throw" | "outage" = "serve";
   const handle: HotRoute["handle"] = async ({ query, body }, res) => {
     if (behaviour === "decline") return false;
     if (behaviour === "throw") throw new Error("hot route failed");
+    // As ioredis reports a command to a server that does not answer.
+    if (behaviour === "outage") throw new Error("Command timed out");
     sendJsonBody(res, 200, JSON.stringify({ from: "hot", query, body: body ?? null }));
     return true;
   };
@@ -64,6 +66,15 @@ describe("withHotRoutes", () => {
     expect(declined.body).toEqual(plain.body);
     expect(failed.body).toEqual(plain.body);
     expect(stats()).toEqual([{ served: 0, declined: 0 }, { served: 1, declined: 2 }]);
+  });
+
+  test("a backing service unreachable gets the 503 at once, not a second wait in the ordinary route", async () => {
+    behaviour = "outage";
+    for (const res of [await request(baseUrl).get("/api/v1/hot?a=1"), await request(baseUrl).post("/api/v1/hot").type("form").send("a=1")]) {
+      expect([res.status, res.headers["retry-after"], res.headers["content-type"]]).toEqual([503, "5", "application/json; charset=utf-8"]);
+      expect(res.body).toEqual({ result: "error", msg: "Service temporarily unavailable", code: "SERVICE_UNAVAILABLE" });
+    }
+    expect(stats()).toEqual([{ served: 1, declined: 0 }, { served: 1, declined: 0 }]);
   });
 
   test("a form past the parameter limit gets Express's answer", async () => {

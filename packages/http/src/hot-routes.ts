@@ -6,6 +6,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import querystring from "node:querystring";
 import qs from "qs";
+import { serviceUnavailableFor } from "@chat/core";
 import { bodyErrorJson } from "./app.ts";
 
 /** As express.urlencoded is configured (app.ts): larger bodies go to Express, which refuses them. */
@@ -110,8 +111,18 @@ export function withHotRoutes(app: RequestListener, routes: HotRoute[]): Request
     };
     handle().then(
       (handled) => (handled ? route.stats.served++ : decline()),
-      () => {
-        if (!res.headersSent) decline();
+      (error: unknown) => {
+        if (res.headersSent) return;
+        // Postgres or Redis unreachable: the ordinary route would wait out the same timeout again
+        // before giving the same 503, so the answer is given here, at once.
+        const unavailable = serviceUnavailableFor(error);
+        if (unavailable === null) {
+          decline();
+          return;
+        }
+        route.stats.served++;
+        res.writeHead(unavailable.status, { ...unavailable.headers, "Content-Type": "application/json; charset=utf-8" });
+        res.end(JSON.stringify(unavailable.toJSON()));
       },
     );
   };
