@@ -232,3 +232,58 @@ describe.each(MODES)("event queues (%s)", (mode) => {
     expect(await drainEvents(member, queue)).toEqual([]);
   });
 });
+
+describe.each(MODES)("bounded event queues (%s)", (mode) => {
+  let server: TestServer;
+  let member: ApiClient;
+
+  beforeAll(async () => {
+    // A heartbeat far off: a poll answered soon was answered because its queue went.
+    server = await startTestServer(mode, { EVENT_HEARTBEAT_SECONDS: "30", EVENT_QUEUE_MAX_EVENTS: "10", EVENT_QUEUES_PER_USER: "2" });
+    await server.owner.post("/users", { email: "bounded@example.com", password: "bounded-pass", full_name: "Bo Bounded", short_name: "bo" });
+    const key = (await server.anonymous.post("/fetch_api_key", { username: "bounded@example.com", password: "bounded-pass" })).body.api_key;
+    member = server.client("bounded@example.com", key);
+  });
+  afterAll(() => server.stop());
+
+  const send = (content: string) => server.owner.post("/messages", { type: "stream", to: "general", topic: "bounded", content });
+
+  test("a queue its client lets pass the event limit is dropped: its next poll is BAD_EVENT_QUEUE_ID, and registering again works", async () => {
+    const queue = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+    for (let i = 0; i < 10; i++) await send(`filling ${i}`);
+    const full = await member.get("/events", { queue_id: queue, last_event_id: -1, dont_block: true });
+    expect(full.body.events).toHaveLength(10);
+    // Acknowledging (the next poll's last_event_id) frees room: ten more fit.
+    expect((await member.get("/events", { queue_id: queue, last_event_id: 9, dont_block: true })).body.events).toEqual([]);
+    for (let i = 0; i < 10; i++) await send(`after the acknowledgement ${i}`);
+    await waitForEvent(member, queue, (e) => e.type === "message" && e.message.content.includes("acknowledgement 9"), { acknowledge: false });
+    await send("one too many");
+    await waitForGone(queue);
+    const again = await member.post("/register", { event_types: ["message"] });
+    await send("to the new queue");
+    const event = await waitForEvent(member, again.body.queue_id, (e) => e.type === "message");
+    expect(event.message.content).toContain("to the new queue");
+  });
+
+  test("a user's third queue evicts the least recently polled, and a poll held on it answers BAD_EVENT_QUEUE_ID at once", async () => {
+    const first = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+    const held = member.get("/events", { queue_id: first, last_event_id: -1 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+    const started = Date.now();
+    const third = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
+    const res = await held;
+    expect(res.body).toEqual({ result: "error", msg: `Bad event queue id: ${first}`, code: "BAD_EVENT_QUEUE_ID", queue_id: first });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    for (const kept of [second, third]) expect((await member.get("/events", { queue_id: kept, dont_block: true })).body.result).toBe("success");
+  });
+
+  async function waitForGone(queue: string): Promise<void> {
+    for (let i = 0; i < 100; i++) {
+      const res = await member.get("/events", { queue_id: queue, last_event_id: 9, dont_block: true });
+      if (res.body.code === "BAD_EVENT_QUEUE_ID") return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`queue ${queue} was not dropped`);
+  }
+});

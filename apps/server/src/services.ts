@@ -37,9 +37,17 @@ function connected(redis: Redis, timeoutMs: number): Promise<void> {
 
 export async function openServices(config: Config, options: { migrate: boolean }): Promise<Services> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrate: options.migrate });
+  const queueLimits = { maxEventsPerQueue: config.eventQueueMaxEvents, maxQueuesPerUser: config.eventQueuesPerUser };
   const bus = config.redisUrl
-    ? createRedisBus({ url: config.redisUrl, prefix: config.redisPrefix, shards: config.changeStreamShards, jobStallMs: config.jobStallSeconds * 1000 })
-    : createMemoryBus();
+    ? createRedisBus({
+        url: config.redisUrl,
+        prefix: config.redisPrefix,
+        shards: config.changeStreamShards,
+        maxEntries: config.changeStreamMaxEntries,
+        jobStallMs: config.jobStallSeconds * 1000,
+        ...queueLimits,
+      })
+    : createMemoryBus({ maxEntries: config.changeStreamMaxEntries, ...queueLimits });
   const actions = new ActionRunner(db.prisma, bus.changes);
   // Its own connection, which fails a command at once while Redis is away rather than queueing it:
   // the limiter then lets requests through (rate-limit.ts).

@@ -6,6 +6,13 @@ export const DEFAULT_CLAIM_IDLE_MS = 30_000;
 /** A redelivered batch is recognised by its source id for this long. */
 export const DEDUPE_WINDOW_MS = 60 * 60 * 1000;
 export const DEFAULT_BACKOFF_MS = 1000;
+/**
+ * Events a queue holds before it is dropped (its next poll: BAD_EVENT_QUEUE_ID). A client gone
+ * quiet without deleting its queue would otherwise hold every event of a busy realm until expiry.
+ */
+export const DEFAULT_MAX_EVENTS_PER_QUEUE = 20_000;
+/** Queues one user may hold; a new one evicts the least recently polled. */
+export const DEFAULT_MAX_QUEUES_PER_USER = 50;
 /** Finished jobs are kept (and so their jobId still dedupes) for this long. */
 export const KEEP_COMPLETED_JOBS_S = 24 * 3600;
 export const KEEP_FAILED_JOBS_S = 7 * 24 * 3600;

@@ -111,7 +111,20 @@ export interface ConsumeOptions {
 /** A read's batches at once, in stream order (ChangeStream.consumeReads). */
 export type ChangeReadHandler = (batches: ChangeBatch[]) => Promise<void>;
 
-/** The change log: API nodes publish after commit, the event tier consumes as one group. */
+/** Batches a consumer group will never read: dropped past the stream's cap before it read them. */
+export interface DroppedChanges {
+  group: ChangeGroup;
+  count: number;
+  /** Each realm that lost batches, with the position of the last it lost. */
+  realms: Map<number, StreamPosition>;
+}
+
+/**
+ * The change log: API nodes publish after commit, the event tier consumes as one group. Entries
+ * stay until every group has acknowledged them; only past `maxEntries` unread ones (a tier down
+ * for a long time) are the oldest dropped, and then `onDropped` listeners hear which realms lost
+ * what, so that no event queue is left silently missing events.
+ */
 export interface ChangeStream {
   publish(batches: ChangeBatch[]): Promise<void>;
   /** The position of the last batch published for this realm so far (STREAM_START if none). */
@@ -135,6 +148,12 @@ export interface ChangeStream {
    * drop from five to a share of one.
    */
   consumeReads(consumerName: string, handler: ChangeReadHandler, options?: ConsumeOptions): Stoppable;
+  /**
+   * Removes what every group has acknowledged, then drops the oldest entries past the cap and
+   * tells `onDropped` listeners. Publishing runs it by itself (at most once a second per node).
+   */
+  trim(): Promise<void>;
+  onDropped(listener: (dropped: DroppedChanges) => Promise<void> | void): void;
   close(): Promise<void>;
 }
 
@@ -173,7 +192,19 @@ export interface QueueAppend {
   events: EventPayload[];
 }
 
-/** The per-client event queues. Ids within a queue start at 0 and increase by one. */
+/** Bounds on what clients make the queue store hold (defaults.ts). */
+export interface QueueLimits {
+  /** Events one queue holds; an append past it drops the queue (its next poll: BAD_EVENT_QUEUE_ID). 0: no limit. */
+  maxEventsPerQueue?: number;
+  /** Queues one user holds; creating one more deletes the least recently polled. */
+  maxQueuesPerUser?: number;
+}
+
+/**
+ * The per-client event queues. Ids within a queue start at 0 and increase by one. A queue is
+ * bounded (QueueLimits): one that overflows, or is evicted by its user's newer queues, is deleted
+ * and announced, so its next or waiting poll finds it gone.
+ */
 export interface QueueStore {
   create(options: QueueOptions): Promise<QueueInfo>;
   get(queueId: string): Promise<QueueInfo | null>;
@@ -199,6 +230,12 @@ export interface QueueStore {
   /** Highest id assigned so far in the queue, -1 if none; null if the queue does not exist. */
   lastEventId(queueId: string): Promise<number | null>;
   delete(queueId: string): Promise<boolean>;
+  /**
+   * Deletes (and announces) the realm's queues created before `through`: the change stream dropped
+   * a batch of the realm at that position before the fan-out read it, so they may lack its events.
+   * Returns how many.
+   */
+  invalidateRealm(realmId: number, through: StreamPosition): Promise<number>;
   /** Deletes queues not polled for their own idle timeout, or for `idleMs` if they have none; returns how many. */
   deleteIdle(idleMs: number): Promise<number>;
   /** Called with the id of each queue that received events, on every node. One subscription per node. */

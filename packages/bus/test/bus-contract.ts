@@ -1,7 +1,7 @@
 // The one behaviour both adapters must have. Each adapter's test file runs it with a harness.
 import { serializedChangeBatch } from "../src/batch-json";
 import type { BusLog } from "../src/log";
-import { isAfterPosition, STREAM_START, type Bus, type ChangeBatch, type EventPayload, type QueueOptions } from "../src/types";
+import { isAfterPosition, STREAM_START, type DroppedChanges, type QueueLimits, type Bus, type ChangeBatch, type EventPayload, type QueueOptions } from "../src/types";
 import { batch, collectingLog, gate, sleep, waitFor } from "./helpers";
 
 export interface BusHarness {
@@ -9,7 +9,7 @@ export interface BusHarness {
    * A bus in `space`. Redis: every call is another node, and buses in one space share state.
    * Memory: every call is a world of its own, so only one bus per test is meaningful.
    */
-  createBus(space: string, options: { claimIdleMs?: number; log: BusLog }): Bus;
+  createBus(space: string, options: { claimIdleMs?: number; maxEntries?: number; log: BusLog } & QueueLimits): Bus;
   /** Whether two buses of one space see each other (several nodes). */
   multiNode: boolean;
 }
@@ -40,7 +40,7 @@ export function busContract(harness: BusHarness): void {
     open = [];
   });
 
-  function newBus(options: { claimIdleMs?: number } = {}): Bus {
+  function newBus(options: { claimIdleMs?: number; maxEntries?: number } & QueueLimits = {}): Bus {
     const bus = harness.createBus(space, { claimIdleMs: CLAIM_IDLE_MS, log, ...options });
     open.push(bus);
     return bus;
@@ -95,6 +95,56 @@ export function busContract(harness: BusHarness): void {
       await changes.publish([serializedChangeBatch("as-text", 3, JSON.stringify(expected.events)), batch("as-object", 3)]);
       await waitFor("both batches", () => seen.length === 2);
       expect(seen).toEqual([expected, batch("as-object", 3)]);
+    });
+
+    it("keeps every batch a group has not acknowledged, however often it is trimmed", async () => {
+      const { changes } = newBus({ maxEntries: 1000 });
+      const slow = held();
+      const seen: string[] = [];
+      changes.consume("c1", async (b) => {
+        await slow.wait;
+        seen.push(b.id);
+      });
+      const published = Array.from({ length: 250 }, (_, i) => batch(`b${i}`, 5));
+      for (let i = 0; i < published.length; i += 50) {
+        await changes.publish(published.slice(i, i + 50));
+        await changes.trim();
+      }
+      slow.open();
+      await waitFor("every batch", () => seen.length === published.length);
+      expect(seen).toEqual(published.map((b) => b.id));
+      // The other group has read none of them: they are all still there for it.
+      const workers: string[] = [];
+      await changes.trim();
+      changes.consume("w1", async (b) => void workers.push(b.id), { group: "workers" });
+      await waitFor("every batch for the workers", () => workers.length === published.length);
+    });
+
+    it("past maxEntries drops the oldest unread batches and invalidates the queues of their realms that may miss them", async () => {
+      const { changes, queues } = newBus({ maxEntries: 10 });
+      const dropped: DroppedChanges[] = [];
+      changes.onDropped((d) => void dropped.push(d));
+      const queue = (realmId: number, since?: string) => queues.create({ userId: 1, realmId, allPublicStreams: false, settings: {}, since });
+      const missing = await queue(1);
+      const otherRealm = await queue(2);
+      const announced: string[] = [];
+      await queues.onReady((id) => announced.push(id));
+      const published = Array.from({ length: 15 }, (_, i) => batch(`b${i}`, 1));
+      await changes.publish(published);
+      await changes.trim();
+      const events = dropped.find((d) => d.group === "events");
+      expect(events).toEqual({ group: "events", count: 5, realms: new Map([[1, expect.any(String)]]) });
+      // A queue that may lack those batches' events is gone, and a poll waiting on it hears so.
+      expect(await queues.read(missing.id, -1)).toBeNull();
+      await waitFor("the invalidated queue announced", () => announced.includes(missing.id));
+      expect(await queues.get(otherRealm.id)).not.toBeNull();
+      // A queue registered now starts after them, and the fan-out reads the ten kept.
+      const later = await queue(1, await changes.position(1));
+      const seen: string[] = [];
+      changes.consume("c1", async (b) => void seen.push(b.id));
+      await waitFor("the kept batches", () => seen.length === 10);
+      expect(seen).toEqual(published.slice(5).map((b) => b.id));
+      expect(await queues.get(later.id)).not.toBeNull();
     });
 
     it("drops a batch whose id was already handled, as when the outbox sweeper republishes it", async () => {
@@ -428,6 +478,56 @@ export function busContract(harness: BusHarness): void {
       expect(await queues.read("never-existed", -1)).toBeNull();
       expect(await queues.queuesOfUsers(1, [1])).toEqual([expect.objectContaining({ id: live.id })]);
       expect((await queues.read(live.id, -1))!.map((e) => e.id)).toEqual([0]);
+    });
+
+    it("drops a queue that would hold more than its limit of events, announcing it; other queues keep theirs", async () => {
+      const { queues } = newBus({ maxEventsPerQueue: 5 });
+      const full = await queues.create(options(1));
+      const polled = await queues.create(options(2));
+      const announced: string[] = [];
+      await queues.onReady((id) => announced.push(id));
+      await queues.append("s1", [{ queueId: full.id, events: [event(0), event(1), event(2)] }, { queueId: polled.id, events: [event(0), event(1), event(2)] }]);
+      expect((await queues.read(polled.id, 2))!).toEqual([]);
+      await queues.append("s2", [{ queueId: full.id, events: [event(3), event(4)] }, { queueId: polled.id, events: [event(3), event(4)] }]);
+      expect((await queues.read(full.id, -1))!.map((e) => e.id)).toEqual([0, 1, 2, 3, 4]);
+      announced.length = 0;
+      // One more than the client left unacknowledged room for: the queue goes, whole.
+      await queues.append("s3", [{ queueId: full.id, events: [event(5)] }, { queueId: polled.id, events: [event(5)] }]);
+      expect(await queues.read(full.id, -1)).toBeNull();
+      expect(await queues.get(full.id)).toBeNull();
+      expect(await queues.queuesOfUsers(1, [1])).toEqual([]);
+      expect((await queues.read(polled.id, 2))!.map((e) => e.id)).toEqual([3, 4, 5]);
+      await waitFor("the dropped queue announced", () => announced.includes(full.id));
+      // Appends to it afterwards are no-ops, as to any queue that is gone.
+      await queues.append("s4", [{ queueId: full.id, events: [event(6)] }]);
+      expect(await queues.get(full.id)).toBeNull();
+    });
+
+    it("keeps at most maxQueuesPerUser queues per user, evicting the least recently polled and announcing it", async () => {
+      const { queues } = newBus({ maxQueuesPerUser: 3 });
+      const announced: string[] = [];
+      await queues.onReady((id) => announced.push(id));
+      const first = await queues.create(options(1, { allPublicStreams: true }));
+      await sleep(3);
+      const second = await queues.create(options(1));
+      await sleep(3);
+      const third = await queues.create(options(1));
+      const otherUser = await queues.create(options(2));
+      await sleep(3);
+      // The first is polled now, so the second is the least recently polled.
+      await queues.read(first.id, -1);
+      const fourth = await queues.create(options(1));
+      const ids = (list: { id: string }[]) => list.map((q) => q.id).sort();
+      expect(ids(await queues.queuesOfUsers(1, [1]))).toEqual([first.id, third.id, fourth.id].sort());
+      expect(await queues.read(second.id, -1)).toBeNull();
+      await waitFor("the evicted queue announced", () => announced.includes(second.id));
+      expect(await queues.get(otherUser.id)).not.toBeNull();
+      await sleep(3);
+      await queues.read(fourth.id, -1);
+      await queues.read(third.id, -1);
+      await queues.create(options(1));
+      expect(await queues.get(first.id)).toBeNull();
+      expect(await queues.allPublicStreamsQueues(1)).toEqual([]);
     });
 
     it("read drops acknowledged events, records the poll, and keeps numbering", async () => {

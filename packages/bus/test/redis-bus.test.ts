@@ -67,6 +67,49 @@ describe("redis change stream", () => {
     }
   });
 
+  it("trims what every group has acknowledged, keeping the last entry for position()", async () => {
+    const prefix = `${filePrefix}trim:`;
+    const bus = createRedisBus({ url, prefix, shards: 1, log: collectingLog() });
+    try {
+      await bus.changes.publish(Array.from({ length: 30 }, (_, i) => batch(`b${i}`, 1)));
+      const last = await bus.changes.position(1);
+      const read = { events: 0, workers: 0 };
+      bus.changes.consume("e", async () => void read.events++);
+      bus.changes.consume("w", async () => void read.workers++, { group: "workers" });
+      await waitFor("both groups", () => read.events === 30 && read.workers === 30);
+      await waitFor("both acknowledged", async () => {
+        const pending = await Promise.all(["events", "workers"].map(async (group) => ((await redis.xpending(`${prefix}changes:0`, group)) as [number])[0]));
+        return pending.every((count) => count === 0);
+      });
+      await bus.changes.trim();
+      expect(await redis.xlen(`${prefix}changes:0`)).toBe(1);
+      expect(await bus.changes.position(1)).toEqual(last);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("an entry dropped past the cap while a dead consumer held it is counted lost, and the claim goes on without it", async () => {
+    const prefix = `${filePrefix}dropped-pending:`;
+    const bus = createRedisBus({ url, prefix, shards: 1, claimIdleMs: 200, maxEntries: 10, log: collectingLog() });
+    try {
+      const lost: number[] = [];
+      bus.changes.onDropped((d) => void (d.group === "events" && lost.push(d.count)));
+      await bus.changes.publish(Array.from({ length: 15 }, (_, i) => batch(`b${i}`, 1)));
+      // A consumer that read them all and died.
+      await redis.xreadgroup("GROUP", "events", "dead", "COUNT", 100, "STREAMS", `${prefix}changes:0`, ">");
+      await bus.changes.trim();
+      expect(lost).toEqual([5]);
+      const seen: string[] = [];
+      bus.changes.consume("alive", async (b) => void seen.push(b.id));
+      await waitFor("the kept ones, claimed", () => seen.length === 10);
+      expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => `b${i + 5}`));
+      await waitFor("nothing pending", async () => ((await redis.xpending(`${prefix}changes:0`, "events")) as [number])[0] === 0);
+    } finally {
+      await bus.close();
+    }
+  });
+
   it("logs and acknowledges a malformed entry instead of wedging the stream", async () => {
     const prefix = `${filePrefix}malformed:`;
     const log = collectingLog();

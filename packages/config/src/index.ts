@@ -26,9 +26,18 @@ export interface Config {
   eventHeartbeatSeconds: number;
   /** Queues not polled for this long are deleted (Zulip: 10 minutes). */
   eventQueueIdleSeconds: number;
+  /** Events one queue holds unread before it is dropped (its client registers again). */
+  eventQueueMaxEvents: number;
+  /** Event queues one user holds; a new one evicts the least recently polled. */
+  eventQueuesPerUser: number;
   /** Outbox rows older than this are published by the worker's sweeper. */
   outboxSweepAfterSeconds: number;
   changeStreamShards: number;
+  /**
+   * Entries a change stream shard keeps unread by a consumer group before the oldest are dropped
+   * (their realms' event queues invalidated). Read entries are trimmed at once.
+   */
+  changeStreamMaxEntries: number;
   /** Memory each API process may keep fetched messages in; 0 reads every message from the database. */
   messageCacheMb: number;
   logLevel: string;
@@ -207,8 +216,11 @@ export function loadConfig(env: Env = process.env): Config {
     },
     eventHeartbeatSeconds: readInt(env, "EVENT_HEARTBEAT_SECONDS", 50, 1, 600),
     eventQueueIdleSeconds: readInt(env, "EVENT_QUEUE_IDLE_SECONDS", 600, 10, 7 * 24 * 3600),
+    eventQueueMaxEvents: readInt(env, "EVENT_QUEUE_MAX_EVENTS", 20_000, 10, 10_000_000),
+    eventQueuesPerUser: readInt(env, "EVENT_QUEUES_PER_USER", 50, 1, 10_000),
     outboxSweepAfterSeconds: readInt(env, "OUTBOX_SWEEP_AFTER_SECONDS", 5, 1, 3600),
     changeStreamShards: readInt(env, "CHANGE_STREAM_SHARDS", 4, 1, 1024),
+    changeStreamMaxEntries: readInt(env, "CHANGE_STREAM_MAX_ENTRIES", 200_000, 100, 100_000_000),
     messageCacheMb: readInt(env, "MESSAGE_CACHE_MB", 64, 0, 1024 * 1024),
     logLevel: readString(env, "LOG_LEVEL", "info"),
     rateLimits: {

@@ -1,12 +1,12 @@
 import { DEDUPE_WINDOW_MS, DEFAULT_CLAIM_IDLE_MS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import { CHANGE_GROUPS, type ChangeBatch, type ChangeGroup, type ChangeHandler, type ChangeReadHandler, type ChangeStream, type ConsumeOptions, type Stoppable, type StreamPosition } from "../types";
+import { CHANGE_GROUPS, type DroppedChanges, type ChangeBatch, type ChangeGroup, type ChangeHandler, type ChangeReadHandler, type ChangeStream, type ConsumeOptions, type Stoppable, type StreamPosition } from "../types";
 import { changeBatchJson } from "../batch-json";
 
 export interface MemoryChangeStreamOptions {
   claimIdleMs?: number;
-  /** Undelivered batches kept at most; the oldest are dropped, as Redis MAXLEN trims. */
-  maxLen?: number;
+  /** Batches kept that some group has not read; past it the oldest are dropped (onDropped), as in Redis. */
+  maxEntries?: number;
   /** How long a handled batch id is remembered, to drop republished copies. */
   dedupeWindowMs?: number;
   log?: BusLog;
@@ -50,8 +50,9 @@ class GroupState {
 export class MemoryChangeStream implements ChangeStream {
   readonly claimIdleMs: number;
   readonly log: BusLog;
-  private readonly maxLen: number;
-  /** Entries from seq `firstSeq` on; trimmed to maxLen, as Redis MAXLEN trims. */
+  private readonly maxEntries: number;
+  private readonly droppedListeners: ((dropped: DroppedChanges) => Promise<void> | void)[] = [];
+  /** Entries from seq `firstSeq` on: those some group has not read, and perhaps some all have. */
   private entries: Entry[] = [];
   private firstSeq = 0;
   private nextSeq = 0;
@@ -62,13 +63,13 @@ export class MemoryChangeStream implements ChangeStream {
   constructor(options: MemoryChangeStreamOptions = {}) {
     this.claimIdleMs = options.claimIdleMs ?? DEFAULT_CLAIM_IDLE_MS;
     this.dedupeWindowMs = options.dedupeWindowMs ?? DEDUPE_WINDOW_MS;
-    this.maxLen = options.maxLen ?? 100_000;
+    this.maxEntries = options.maxEntries ?? 200_000;
     this.log = options.log ?? stderrLog;
   }
 
   async publish(batches: ChangeBatch[]): Promise<void> {
     for (const batch of batches) this.entries.push({ seq: this.nextSeq++, json: changeBatchJson(batch) });
-    this.trim();
+    if (this.entries.length > this.maxEntries) await this.trim();
     for (const consumer of this.consumers) consumer.wake();
   }
 
@@ -155,20 +156,37 @@ export class MemoryChangeStream implements ChangeStream {
     for (const consumer of this.consumers) consumer.wake();
   }
 
-  /** Keeps at most maxLen entries; a group that had not read the dropped ones never will. */
-  private trim(): void {
-    const excess = this.entries.length - this.maxLen;
-    if (excess <= 0) return;
-    this.entries = this.entries.slice(excess);
-    this.firstSeq += excess;
+  onDropped(listener: (dropped: DroppedChanges) => Promise<void> | void): void {
+    this.droppedListeners.push(listener);
   }
 
-  /** Drops entries every group has read (pending ones keep their own reference). */
-  private compact(): void {
+  /**
+   * Drops what every group has read (pending entries keep their own reference), then the oldest
+   * past maxEntries, telling onDropped listeners what each group had not read.
+   */
+  async trim(): Promise<void> {
+    this.compact(0);
+    const excess = this.entries.length - this.maxEntries;
+    if (excess <= 0) return;
+    const dropped = this.entries.slice(0, excess);
+    this.entries = this.entries.slice(excess);
+    this.firstSeq += excess;
+    for (const [group, state] of this.groups) {
+      const unread = dropped.filter((entry) => entry.seq >= state.next);
+      if (unread.length === 0) continue;
+      const realms = new Map<number, StreamPosition>();
+      for (const entry of unread) realms.set((JSON.parse(entry.json) as ChangeBatch).realmId, positionOf(entry.seq));
+      this.log(`change stream: dropped ${unread.length} batches group ${group} had not read (past ${this.maxEntries} kept)`);
+      for (const listener of this.droppedListeners) await listener({ group, count: unread.length, realms });
+    }
+  }
+
+  /** Drops entries every group has read (pending ones keep their own reference), once there are `atLeast`. */
+  private compact(atLeast = 1024): void {
     let read = Infinity;
     for (const state of this.groups.values()) read = Math.min(read, state.next);
     const drop = read - this.firstSeq;
-    if (drop > 1024 && drop * 2 > this.entries.length) {
+    if (drop > 0 && drop >= atLeast && (atLeast === 0 || drop * 2 > this.entries.length)) {
       this.entries = this.entries.slice(drop);
       this.firstSeq = read;
     }

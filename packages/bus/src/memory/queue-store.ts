@@ -1,8 +1,8 @@
-import { DEDUPE_WINDOW_MS, newQueueId } from "../defaults";
+import { DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import { STREAM_START, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
+import { isAfterPosition, STREAM_START, type StreamPosition, type QueueLimits, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
 
-export interface MemoryQueueStoreOptions {
+export interface MemoryQueueStoreOptions extends QueueLimits {
   log?: BusLog;
 }
 
@@ -22,9 +22,13 @@ export class MemoryQueueStore implements QueueStore {
   private readonly allPublic = new Map<number, Set<string>>();
   private readonly listeners: ((queueId: string) => void)[] = [];
   private readonly log: BusLog;
+  private readonly maxEventsPerQueue: number;
+  private readonly maxQueuesPerUser: number;
 
   constructor(options: MemoryQueueStoreOptions = {}) {
     this.log = options.log ?? stderrLog;
+    this.maxEventsPerQueue = options.maxEventsPerQueue ?? DEFAULT_MAX_EVENTS_PER_QUEUE;
+    this.maxQueuesPerUser = options.maxQueuesPerUser ?? DEFAULT_MAX_QUEUES_PER_USER;
   }
 
   async create(options: QueueOptions): Promise<QueueInfo> {
@@ -41,6 +45,7 @@ export class MemoryQueueStore implements QueueStore {
     this.queues.set(info.id, { info, events: [], nextId: 0, sources: new Map() });
     addTo(this.byUser, userKey(info.realmId, info.userId), info.id);
     if (info.allPublicStreams) addTo(this.allPublic, info.realmId, info.id);
+    this.evictPastLimit(info);
     return copyInfo(info);
   }
 
@@ -70,6 +75,10 @@ export class MemoryQueueStore implements QueueStore {
       // Announced even when already applied, as the Redis store does: see there.
       ready.add(queueId);
       if (queue.sources.has(sourceId)) continue;
+      if (this.maxEventsPerQueue > 0 && queue.events.length + events.length > this.maxEventsPerQueue) {
+        await this.delete(queueId);
+        continue;
+      }
       queue.sources.set(sourceId, now);
       for (const { id: _callersId, ...event } of events) {
         const id = queue.nextId++;
@@ -109,6 +118,13 @@ export class MemoryQueueStore implements QueueStore {
     return true;
   }
 
+  async invalidateRealm(realmId: number, through: StreamPosition): Promise<number> {
+    const invalid = [...this.queues.values()].filter(({ info }) => info.realmId === realmId && isAfterPosition(through, info.since)).map(({ info }) => info.id);
+    for (const queueId of invalid) await this.delete(queueId);
+    if (invalid.length > 0) setImmediate(() => this.announce(new Set(invalid)));
+    return invalid.length;
+  }
+
   async deleteIdle(idleMs: number): Promise<number> {
     const now = Date.now();
     let deleted = 0;
@@ -129,6 +145,16 @@ export class MemoryQueueStore implements QueueStore {
 
   async close(): Promise<void> {
     this.listeners.length = 0;
+  }
+
+  /** Deletes the user's least recently polled queues past the limit (never the new one), announcing them. */
+  private evictPastLimit(created: QueueInfo): void {
+    const others = this.infos(this.byUser.get(userKey(created.realmId, created.userId))).filter((info) => info.id !== created.id);
+    const excess = others.length + 1 - this.maxQueuesPerUser;
+    if (excess <= 0) return;
+    const evicted = others.sort((a, b) => a.lastPollMs - b.lastPollMs).slice(0, excess).map((info) => info.id);
+    for (const queueId of evicted) void this.delete(queueId);
+    setImmediate(() => this.announce(new Set(evicted)));
   }
 
   private announce(queueIds: Set<string>): void {

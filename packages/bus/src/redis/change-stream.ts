@@ -4,6 +4,7 @@ import { DEFAULT_CLAIM_IDLE_MS, DEDUPE_WINDOW_MS, DEFAULT_SHARDS } from "../defa
 import { stderrLog, type BusLog } from "../log";
 import {
   CHANGE_GROUPS,
+  isAfterPosition,
   STREAM_START,
   type ChangeBatch,
   type ChangeGroup,
@@ -11,6 +12,7 @@ import {
   type ChangeReadHandler,
   type ChangeStream,
   type ConsumeOptions,
+  type DroppedChanges,
   type Stoppable,
   type StreamPosition,
 } from "../types";
@@ -24,8 +26,8 @@ export interface RedisChangeStreamOptions {
   prefix: string;
   shards?: number;
   claimIdleMs?: number;
-  /** Approximate length each shard stream is trimmed to. */
-  maxLen?: number;
+  /** Entries a shard keeps that some group has not acknowledged; past it the oldest are dropped (onDropped). */
+  maxEntries?: number;
   /** How long a handled batch id is remembered, to drop republished copies. */
   dedupeWindowMs?: number;
   log?: BusLog;
@@ -34,8 +36,16 @@ export interface RedisChangeStreamOptions {
 const READ_COUNT = 100;
 const MAX_BLOCK_MS = 5000;
 const ERROR_PAUSE_MS = 1000;
+/** A publishing node trims its shards at most this often. */
+const TRIM_EVERY_MS = 1000;
+/** Entries read per XRANGE while dropping past the cap. */
+const DROP_PAGE = 500;
+/** Longer than dropping a shard's excess takes; a node that died holding it frees it by then. */
+const DROP_LOCK_MS = 60_000;
+export const DEFAULT_MAX_ENTRIES = 200_000;
 
-type StreamEntry = [id: string, fields: string[]];
+/** Fields are nil for an entry trimmed while it was pending. */
+type StreamEntry = [id: string, fields: string[] | null];
 type ReadReply = [key: string, entries: StreamEntry[]][] | null;
 /** Redis 6.2 has no third element and reports trimmed entries as nil. */
 type AutoClaimReply = [cursor: string, entries: (StreamEntry | null)[], deleted?: string[]];
@@ -46,8 +56,12 @@ export class RedisChangeStream implements ChangeStream {
   private readonly redis: Redis;
   private readonly streamKeys: string[];
   private readonly claimIdleMs: number;
-  private readonly maxLen: number;
+  private readonly maxEntries: number;
   private readonly dedupeWindowMs: number;
+  private readonly droppedListeners: ((dropped: DroppedChanges) => Promise<void> | void)[] = [];
+  private trimming: Promise<void> | null = null;
+  private trimQueue: Promise<void> = Promise.resolve();
+  private nextTrimAt = 0;
   private readonly keys: BusKeys;
   private readonly log: BusLog;
   private readonly consumers = new Set<StreamConsumer>();
@@ -59,7 +73,7 @@ export class RedisChangeStream implements ChangeStream {
     if (!Number.isInteger(shards) || shards < 1) throw new Error(`shards must be a positive integer, got ${shards}`);
     this.streamKeys = Array.from({ length: shards }, (_, shard) => keys.changeStream(shard));
     this.claimIdleMs = options.claimIdleMs ?? DEFAULT_CLAIM_IDLE_MS;
-    this.maxLen = options.maxLen ?? 100_000;
+    this.maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     this.dedupeWindowMs = options.dedupeWindowMs ?? DEDUPE_WINDOW_MS;
     this.keys = keys;
     this.log = options.log ?? stderrLog;
@@ -72,14 +86,111 @@ export class RedisChangeStream implements ChangeStream {
     // The group must exist before the first entry, or a consumer joining later would miss it.
     await this.ensureGroups();
     const pipeline = this.redis.pipeline();
-    for (const batch of batches) {
-      pipeline.xadd(this.streamKey(batch.realmId), "MAXLEN", "~", this.maxLen, "*", "b", changeBatchJson(batch));
-    }
+    // No MAXLEN: an entry some group has not acknowledged is never trimmed (trim() below).
+    for (const batch of batches) pipeline.xadd(this.streamKey(batch.realmId), "*", "b", changeBatchJson(batch));
     throwFirstError(await pipeline.exec());
+    if (Date.now() >= this.nextTrimAt && this.trimming === null) {
+      this.nextTrimAt = Date.now() + TRIM_EVERY_MS;
+      this.trimming = this.trim()
+        .catch((error: unknown) => this.log("change stream trim failed", error))
+        .finally(() => (this.trimming = null));
+    }
+  }
+
+  trim(): Promise<void> {
+    // One at a time on this node: two would each drop the same excess.
+    const run = this.trimQueue.then(async () => {
+      for (const key of this.streamKeys) await this.trimShard(key);
+    });
+    this.trimQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  onDropped(listener: (dropped: DroppedChanges) => Promise<void> | void): void {
+    this.droppedListeners.push(listener);
+  }
+
+  /**
+   * Trims the entries every group has acknowledged: below each group's first pending entry, and
+   * up to its last delivered one (kept, so that position() still finds the realm's last entry).
+   * Past maxEntries it drops the oldest even so, telling onDropped listeners what each group lost.
+   */
+  private async trimShard(key: string): Promise<void> {
+    const cursors = await this.groupCursors(key);
+    if (cursors.length === 0) return;
+    let keepFrom: StreamPosition | null = null;
+    for (const cursor of cursors) if (keepFrom === null || isAfterPosition(keepFrom, cursor.needsFrom)) keepFrom = cursor.needsFrom;
+    if (keepFrom !== null && keepFrom !== STREAM_START) await this.redis.xtrim(key, "MINID", keepFrom);
+    const excess = (await this.redis.xlen(key)) - this.maxEntries;
+    if (excess <= 0) return;
+    // One node at a time, across nodes too: two would each drop the same excess.
+    const lock = `${key}:dropping`;
+    if ((await this.redis.set(lock, "1", "PX", DROP_LOCK_MS, "NX")) === null) return;
+    try {
+      await this.dropOldest(key, excess, cursors);
+    } finally {
+      await this.redis.del(lock);
+    }
+  }
+
+  /** Each group's oldest entry not yet acknowledged (or its last delivered one when all are). */
+  private async groupCursors(key: string): Promise<GroupCursor[]> {
+    let groups: unknown[][];
+    try {
+      groups = (await this.redis.xinfo("GROUPS", key)) as unknown[][];
+    } catch (error) {
+      // Nothing published to this shard yet.
+      if (error instanceof Error && error.message.includes("no such key")) return [];
+      throw error;
+    }
+    return Promise.all(
+      groups.map(async (fields) => {
+        const info = fieldsOf(fields);
+        const group = String(info.name);
+        const lastDelivered = String(info["last-delivered-id"]);
+        if (Number(info.pending) === 0) return { group, needsFrom: lastDelivered, lastDelivered, pending: false };
+        const [, firstPending] = (await this.redis.xpending(key, group)) as [number, string | null];
+        return { group, needsFrom: firstPending ?? lastDelivered, lastDelivered, pending: firstPending !== null };
+      }),
+    );
+  }
+
+  /** Drops the `count` oldest entries; what a group had not read it never will, and listeners hear of it. */
+  private async dropOldest(key: string, count: number, cursors: GroupCursor[]): Promise<void> {
+    const lost = new Map(cursors.map((cursor) => [cursor.group, { count: 0, realms: new Map<number, StreamPosition>() }]));
+    let after = "-";
+    let last: StreamPosition | null = null;
+    for (let remaining = count; remaining > 0; ) {
+      const entries = (await this.redis.xrange(key, after, "+", "COUNT", Math.min(DROP_PAGE, remaining))) as StreamEntry[];
+      if (entries.length === 0) break;
+      for (const [id, fields] of entries) {
+        const realmId = realmOf(fields);
+        for (const cursor of cursors) {
+          // Unread by the group, or read and perhaps not acknowledged (at or after its first pending).
+          const unread = isAfterPosition(id, cursor.lastDelivered);
+          const maybePending = cursor.pending && !isAfterPosition(cursor.needsFrom, id);
+          if (!unread && !maybePending) continue;
+          const groupLost = lost.get(cursor.group)!;
+          groupLost.count++;
+          if (realmId !== null) groupLost.realms.set(realmId, id);
+        }
+      }
+      last = entries[entries.length - 1][0];
+      after = `(${last}`;
+      remaining -= entries.length;
+    }
+    if (last === null) return;
+    await this.redis.xtrim(key, "MINID", "=", nextPosition(last));
+    for (const [group, { count: lostCount, realms }] of lost) {
+      if (lostCount === 0) continue;
+      this.log(`change stream ${key}: dropped ${lostCount} batches group ${group} had not handled (past ${this.maxEntries} kept)`);
+      const dropped: DroppedChanges = { group: group as ChangeGroup, count: lostCount, realms };
+      for (const listener of this.droppedListeners) await listener(dropped);
+    }
   }
 
   async position(realmId: number): Promise<StreamPosition> {
-    // The last entry: MAXLEN trims the oldest only, and entries are never deleted.
+    // The last entry: trimming removes the oldest only, and keeps the last delivered one.
     const [last] = (await this.redis.xrevrange(this.streamKey(realmId), "+", "-", "COUNT", 1)) as StreamEntry[];
     return last?.[0] ?? STREAM_START;
   }
@@ -316,7 +427,7 @@ class StreamConsumer {
     }
   }
 
-  private async deliver(key: string, id: string, fields: string[], handler: ChangeHandler): Promise<void> {
+  private async deliver(key: string, id: string, fields: string[] | null, handler: ChangeHandler): Promise<void> {
     const batch = this.readable(key, id, fields);
     if (batch === null) {
       await this.o.connection.xack(key, this.o.group, id);
@@ -331,8 +442,10 @@ class StreamConsumer {
     throwFirstError(await this.o.connection.multi().set(handledKey, "1", "PX", this.o.dedupeWindowMs).xack(key, this.o.group, id).exec());
   }
 
-  /** The entry's batch, or null for one to acknowledge unread: without the `containing` text, or malformed. */
-  private readable(key: string, id: string, fields: string[]): ChangeBatch | null {
+  /** The entry's batch, or null for one to acknowledge unread: trimmed, without the `containing` text, or malformed. */
+  private readable(key: string, id: string, fields: string[] | null): ChangeBatch | null {
+    // Dropped past the cap while pending here: the listeners of onDropped have been told.
+    if (fields === null) return null;
     if (this.o.containing !== null && !fields.some((field) => field.includes(this.o.containing!))) return null;
     try {
       return parseBatch(fields);
@@ -377,4 +490,36 @@ function isChangeBatch(value: unknown): value is ChangeBatch {
   if (typeof value !== "object" || value === null) return false;
   const batch = value as Partial<ChangeBatch>;
   return typeof batch.id === "string" && typeof batch.realmId === "number" && Array.isArray(batch.events);
+}
+
+/** Where a consumer group stands in a shard. */
+interface GroupCursor {
+  group: string;
+  /** Its first pending entry, or its last delivered one when none is pending. */
+  needsFrom: StreamPosition;
+  lastDelivered: StreamPosition;
+  pending: boolean;
+}
+
+/** XINFO's flat [name, value, ...] reply as an object. */
+function fieldsOf(flat: unknown[]): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = flat[i + 1];
+  return fields;
+}
+
+/** The realm of an entry's batch, or null if it has none readable. */
+function realmOf(fields: string[] | null): number | null {
+  if (fields === null) return null;
+  try {
+    return parseBatch(fields).realmId;
+  } catch {
+    return null;
+  }
+}
+
+/** The smallest stream id after `position`. */
+function nextPosition(position: StreamPosition): StreamPosition {
+  const dash = position.indexOf("-");
+  return `${position.slice(0, dash)}-${BigInt(position.slice(dash + 1)) + 1n}`;
 }

@@ -1,5 +1,5 @@
 import type { BusLog } from "../log";
-import type { Bus } from "../types";
+import type { Bus, QueueLimits } from "../types";
 import { RedisChangeStream } from "./change-stream";
 import { RedisJobQueue } from "./job-queue";
 import { RedisQueueStore } from "./queue-store";
@@ -8,13 +8,15 @@ export { RedisChangeStream, type RedisChangeStreamOptions } from "./change-strea
 export { RedisJobQueue, type RedisJobQueueOptions } from "./job-queue";
 export { RedisQueueStore, type RedisQueueStoreOptions } from "./queue-store";
 
-export interface RedisBusOptions {
+export interface RedisBusOptions extends QueueLimits {
   url: string;
   /** Namespaces every key, channel and BullMQ queue, e.g. "chat:". */
   prefix: string;
   /** Change stream shards (realmId % shards); every node must agree. */
   shards?: number;
   claimIdleMs?: number;
+  /** RedisChangeStreamOptions.maxEntries */
+  maxEntries?: number;
   /** How soon a job whose worker died runs again elsewhere (RedisJobQueueOptions.stallMs). */
   jobStallMs?: number;
   /** How long JobQueue.addEach leaves an item to a claimer whose job is not there (RedisJobQueueOptions). */
@@ -27,6 +29,12 @@ export function createRedisBus(options: RedisBusOptions): Bus {
   const changes = new RedisChangeStream(options);
   const queues = new RedisQueueStore(options);
   const jobs = new RedisJobQueue({ ...options, stallMs: options.jobStallMs });
+  // A batch the fan-out will never read: the queues it should have reached are invalidated, so
+  // their clients register again rather than go on without its events.
+  changes.onDropped(async ({ group, realms }) => {
+    if (group !== "events") return;
+    for (const [realmId, through] of realms) await queues.invalidateRealm(realmId, through);
+  });
   return {
     changes,
     queues,

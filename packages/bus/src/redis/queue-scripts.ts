@@ -5,11 +5,19 @@ import type { Result } from "ioredis";
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
-    /** Returns the number of events added, -1 if sourceId was already applied, 0 if the queue is gone. */
+    /**
+     * Returns the number of events added, -1 if sourceId was already applied, 0 if the queue is
+     * gone, -2 if the events took it past maxEvents (0: no limit) and it was deleted.
+     */
     busQueueAppend(
-      queueKey: string, eventsKey: string, sourcesKey: string,
-      sourceId: string, nowMs: number, dedupeWindowMs: number, ...eventsJson: string[]
+      queueKey: string, eventsKey: string, sourcesKey: string, pollKey: string, deadlineKey: string,
+      sourceId: string, nowMs: number, dedupeWindowMs: number, maxEvents: number, prefix: string, queueId: string, ...eventsJson: string[]
     ): Result<number, Context>;
+    /** Deletes the user's least recently polled queues past `limit`, never `keepId`; returns their ids. */
+    busQueueEvict(
+      userQueuesKey: string, pollKey: string, deadlineKey: string,
+      prefix: string, limit: number, keepId: string,
+    ): Result<string[], Context>;
     /** Remaining events as JSON, or null if the queue is gone. */
     /** Given an owner ('' for any), null also if the queue is another user's. */
     busQueueRead(
@@ -27,20 +35,40 @@ declare module "ioredis" {
   }
 }
 
+// Deletes a queue's keys and its entries in the indexes, given its hash's userId and realmId. The
+// index keys are built from the prefix (ARGV), as keys.ts builds them.
+const DELETE_QUEUE = `
+local function deleteQueue(prefix, queueId, userId, realmId, pollKey, deadlineKey)
+  redis.call('DEL', prefix .. 'q:' .. queueId, prefix .. 'qe:' .. queueId, prefix .. 'qs:' .. queueId)
+  redis.call('SREM', prefix .. 'uq:' .. realmId .. ':' .. userId, queueId)
+  redis.call('SREM', prefix .. 'apq:' .. realmId, queueId)
+  redis.call('ZREM', pollKey, queueId)
+  redis.call('ZREM', deadlineKey, queueId)
+end
+`;
+
 // Each event arrives as JSON without `id`; the id is spliced in as the last member rather than
-// going through cjson, which would rewrite numbers and turn empty arrays into objects.
-const APPEND = `
+// going through cjson, which would rewrite numbers and turn empty arrays into objects. A queue its
+// client lets grow past the limit is dropped whole: its next poll learns BAD_EVENT_QUEUE_ID and
+// registers again, which real clients do, rather than reading a queue with a hole in it.
+const APPEND = `${DELETE_QUEUE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) then return -1 end
 local now = tonumber(ARGV[2])
+local maxEvents = tonumber(ARGV[4])
+local n = #ARGV - 6
+if maxEvents > 0 and redis.call('ZCARD', KEYS[2]) + n > maxEvents then
+  local owner = redis.call('HMGET', KEYS[1], 'userId', 'realmId')
+  deleteQueue(ARGV[5], ARGV[6], owner[1], owner[2], KEYS[4], KEYS[5])
+  return -2
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[3]))
 redis.call('ZADD', KEYS[3], now, ARGV[1])
-local n = #ARGV - 3
 local first = redis.call('HINCRBY', KEYS[1], 'nextId', n) - n
 local args = {}
 for i = 1, n do
   local id = first + i - 1
-  local json = ARGV[i + 3]
+  local json = ARGV[i + 6]
   args[#args + 1] = id
   args[#args + 1] = string.sub(json, 1, -2) .. ',"id":' .. string.format('%d', id) .. '}'
   -- unpack() is bounded by the Lua stack
@@ -50,6 +78,31 @@ for i = 1, n do
   end
 end
 return n
+`;
+
+// A user's queues past the limit, least recently polled first (ARGV: prefix, limit, the id to keep).
+const EVICT = `${DELETE_QUEUE}
+local prefix = ARGV[1]
+local limit = tonumber(ARGV[2])
+local live = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local q = redis.call('HMGET', prefix .. 'q:' .. id, 'userId', 'realmId', 'lastPollMs')
+  if not q[1] then
+    redis.call('SREM', KEYS[1], id)
+  elseif id ~= ARGV[3] then
+    live[#live + 1] = { id = id, userId = q[1], realmId = q[2], polled = tonumber(q[3]) }
+  end
+end
+local evicted = {}
+local excess = #live + 1 - limit
+if excess <= 0 then return evicted end
+table.sort(live, function(a, b) return a.polled < b.polled end)
+for i = 1, excess do
+  local q = live[i]
+  deleteQueue(prefix, q.id, q.userId, q.realmId, KEYS[2], KEYS[3])
+  evicted[#evicted + 1] = q.id
+end
+return evicted
 `;
 
 // A queue with its own idle timeout is kept by its deadline (KEYS[4]), any other by its last poll (KEYS[3]).
@@ -70,7 +123,7 @@ end
 return redis.call('ZRANGE', KEYS[2], 0, -1)
 `;
 
-const DELETE = `
+const DELETE = `${DELETE_QUEUE}
 local q = redis.call('HMGET', KEYS[1], 'userId', 'realmId', 'lastPollMs', 'idleTimeoutMs')
 if not q[1] then
   redis.call('ZREM', KEYS[4], ARGV[2])
@@ -78,11 +131,7 @@ if not q[1] then
   return 0
 end
 if ARGV[3] ~= '' and tonumber(q[3]) + tonumber(q[4] or ARGV[4]) > tonumber(ARGV[3]) then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('SREM', ARGV[1] .. 'uq:' .. q[2] .. ':' .. q[1], ARGV[2])
-redis.call('SREM', ARGV[1] .. 'apq:' .. q[2], ARGV[2])
-redis.call('ZREM', KEYS[4], ARGV[2])
-redis.call('ZREM', KEYS[5], ARGV[2])
+deleteQueue(ARGV[1], ARGV[2], q[1], q[2], KEYS[4], KEYS[5])
 return 1
 `;
 
@@ -120,7 +169,8 @@ return out
 `;
 
 export function defineQueueScripts(redis: Redis): void {
-  redis.defineCommand("busQueueAppend", { numberOfKeys: 3, lua: APPEND });
+  redis.defineCommand("busQueueAppend", { numberOfKeys: 5, lua: APPEND });
+  redis.defineCommand("busQueueEvict", { numberOfKeys: 3, lua: EVICT });
   redis.defineCommand("busQueueRead", { numberOfKeys: 4, lua: READ });
   redis.defineCommand("busQueueDelete", { numberOfKeys: 5, lua: DELETE });
   redis.defineCommand("busQueuesOfSets", { lua: QUEUES_OF_SETS });

@@ -1,13 +1,13 @@
 import type Redis from "ioredis";
-import { DEDUPE_WINDOW_MS, newQueueId } from "../defaults";
+import { DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import { STREAM_START, type EventPayload, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
+import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
 import { connectRedis } from "./connection";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
 import { defineQueueScripts } from "./queue-scripts";
 
-export interface RedisQueueStoreOptions {
+export interface RedisQueueStoreOptions extends QueueLimits {
   url: string;
   prefix: string;
   log?: BusLog;
@@ -25,6 +25,8 @@ export class RedisQueueStore implements QueueStore {
   private readonly redis: Redis;
   private readonly keys: BusKeys;
   private readonly log: BusLog;
+  private readonly maxEventsPerQueue: number;
+  private readonly maxQueuesPerUser: number;
   private readonly listeners: ((queueId: string) => void)[] = [];
   private readonly missedListeners: (() => void)[] = [];
   private subscriber: Redis | null = null;
@@ -34,6 +36,8 @@ export class RedisQueueStore implements QueueStore {
     this.keys = new BusKeys(options.prefix);
     this.log = options.log ?? stderrLog;
     this.url = options.url;
+    this.maxEventsPerQueue = options.maxEventsPerQueue ?? DEFAULT_MAX_EVENTS_PER_QUEUE;
+    this.maxQueuesPerUser = options.maxQueuesPerUser ?? DEFAULT_MAX_QUEUES_PER_USER;
     // Auto-pipelined: when a message reaches a big stream a thousand woken polls read their queues
     // in the same turn, and a write each cost more than the rest of a poll.
     this.redis = connectRedis(options.url, "queue store", this.log, { enableAutoPipelining: true });
@@ -61,7 +65,12 @@ export class RedisQueueStore implements QueueStore {
     if (options.idleTimeoutMs !== undefined) multi.zadd(this.keys.queuesByDeadline(), now + options.idleTimeoutMs, id);
     else multi.zadd(this.keys.queuesByPoll(), now, id);
     if (options.allPublicStreams) multi.sadd(this.keys.allPublicStreamsQueues(options.realmId), id);
-    throwFirstError(await multi.exec());
+    multi.busQueueEvict(this.keys.userQueues(options.realmId, options.userId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(), this.keys.prefix, this.maxQueuesPerUser, id);
+    const results = await multi.exec();
+    throwFirstError(results);
+    // Evicted queues are announced: a poll held on one learns at once that it is gone.
+    const evicted = (results?.[results.length - 1]?.[1] ?? []) as string[];
+    if (evicted.length > 0) await this.redis.publish(this.keys.queueReadyChannel(), JSON.stringify(evicted));
     return {
       id,
       userId: options.userId,
@@ -96,13 +105,14 @@ export class RedisQueueStore implements QueueStore {
     const pipeline = this.redis.pipeline();
     for (const { queueId, events } of work) {
       pipeline.busQueueAppend(
-        this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queueSources(queueId),
-        sourceId, now, DEDUPE_WINDOW_MS, ...events.map(eventJsonWithoutId),
+        this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queueSources(queueId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
+        sourceId, now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, this.keys.prefix, queueId, ...events.map(eventJsonWithoutId),
       );
     }
     const results = (await pipeline.exec()) ?? [];
     // A source id already applied (-1) is announced again: the earlier attempt may have died
-    // between appending and publishing, and a spurious wake-up costs a poller one read.
+    // between appending and publishing, and a spurious wake-up costs a poller one read. A queue
+    // dropped for overflowing (-2) is announced so that a waiting poll learns it is gone.
     const ready = new Set<string>();
     let failure: Error | null = null;
     results.forEach(([error, added], i) => {
@@ -132,6 +142,26 @@ export class RedisQueueStore implements QueueStore {
 
   async delete(queueId: string): Promise<boolean> {
     return (await this.deleteCommand(this.redis, queueId, "", "")) === 1;
+  }
+
+  async invalidateRealm(realmId: number, through: StreamPosition): Promise<number> {
+    // Rare (a tier down long enough for its backlog to pass the cap): a scan, rather than a
+    // per-realm index every queue's creation and deletion would keep.
+    const invalid: string[] = [];
+    const match = `${escapeGlob(`${this.keys.prefix}uq:${realmId}:`)}*`;
+    for await (const setKeys of this.redis.scanStream({ match, count: 1000 })) {
+      for (const setKey of setKeys as string[]) {
+        for (const queueId of await this.redis.smembers(setKey)) {
+          const since = await this.redis.hget(this.keys.queue(queueId), "since");
+          if (isAfterPosition(through, since ?? STREAM_START)) invalid.push(queueId);
+        }
+      }
+    }
+    let deleted = 0;
+    for (const queueId of invalid) if (await this.delete(queueId)) deleted++;
+    // Their waiting polls answer BAD_EVENT_QUEUE_ID now, not at their heartbeat.
+    if (invalid.length > 0) await this.redis.publish(this.keys.queueReadyChannel(), JSON.stringify(invalid));
+    return deleted;
   }
 
   async deleteIdle(idleMs: number): Promise<number> {
@@ -246,6 +276,11 @@ function queueInfos(flat: (string | string[])[]): QueueInfo[] {
     queues.push(toQueueInfo(id, fields));
   }
   return queues;
+}
+
+/** `text` matched literally by a SCAN pattern. */
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, "\\$&");
 }
 
 /** `id` is assigned by the script; one the caller left in the payload would be a duplicate key. */
