@@ -47,14 +47,16 @@ export function eventsHotRoute(services: EventsHotRouteServices): HotRoute {
       // The client went away: nothing to answer.
       if (events === "closed") return true;
       // The events as the queue keeps them, JSON text with their ids: never parsed and written again.
-      sendJsonText(res, `{"result":"success","msg":"","events":[${events.join(",")}],"queue_id":${JSON.stringify(params.queueId)}}`);
+      sendJsonText(res, `{"result":"success","msg":"","events":[${events.join(",")}],"queue_id":${JSON.stringify(params.queueId)}}`, services.waiters.draining);
       return true;
     },
   });
 }
 
 /** A small JSON answer in one write, headers and body together (a Buffer body is a second write). */
-function sendJsonText(res: ServerResponse, body: string): void {
-  res.writeHead(200, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) });
+function sendJsonText(res: ServerResponse, body: string, closeConnection: boolean): void {
+  const headers = { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) };
+  // Shutting down: the client's next poll opens a connection, to another node.
+  res.writeHead(200, closeConnection ? { ...headers, Connection: "close" } : headers);
   res.end(body);
 }

@@ -19,6 +19,11 @@ export interface EventTier {
   router: Router;
   /** GET /events answered before Express (events-hot-route.ts). */
   hotRoutes: HotRoute[];
+  /**
+   * The first step of a graceful shutdown: held polls answer at once (later ones too), and this
+   * node's fan-out finishes the batches it read and leaves the stream to the other nodes.
+   */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -35,9 +40,13 @@ export async function startEventTier(services: EventServices): Promise<EventTier
   return {
     router,
     hotRoutes,
-    async stop() {
+    async drain() {
+      waiters.drain();
       await consumer.stop();
-      waiters.wakeAll();
+    },
+    async stop() {
+      waiters.drain();
+      await consumer.stop();
     },
   };
 }

@@ -49,7 +49,7 @@ export async function pollEvents<E>(
 ): Promise<E[] | null | "closed"> {
   const read = () => readQueue(queues, poll);
   let events = await read();
-  if (events === null || events.length > 0 || poll.dontBlock) return events;
+  if (events === null || events.length > 0 || poll.dontBlock || waiters.draining) return events;
   const deadline = Date.now() + heartbeatMs;
   while (!connection.closed) {
     const remaining = deadline - Date.now();
@@ -66,7 +66,8 @@ export async function pollEvents<E>(
     connection.onClose = null;
     if (events === null || events.length > 0) return events;
     events = await read();
-    if (events === null || events.length > 0) return events;
+    // Draining: an empty answer now, so the client polls another node (waiters.ts).
+    if (events === null || events.length > 0 || waiters.draining) return events;
   }
   return "closed";
 }

@@ -138,6 +138,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
       const events = await pollEvents(queues, waiters, services.heartbeatMs, poll, pollConnection(res), readEvents);
       if (events === null) throw new BadEventQueueIdError(p.queue_id);
       if (events === "closed") return;
+      if (waiters.draining) res.set("Connection", "close");
       success(res, { events, queue_id: p.queue_id });
     }),
   );

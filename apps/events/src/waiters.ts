@@ -6,6 +6,11 @@ type Wake = () => void;
 
 export class LongPollWaiters {
   private readonly waiting = new Map<string, Set<Wake>>();
+  /**
+   * Set when the node shuts down: every poll answers at once with what its queue holds (perhaps
+   * nothing) instead of waiting, and its client polls again, through the load balancer, elsewhere.
+   */
+  draining = false;
 
   static async attach(queues: QueueStore): Promise<LongPollWaiters> {
     const waiters = new LongPollWaiters();
@@ -44,6 +49,12 @@ export class LongPollWaiters {
 
   wake(queueId: string): void {
     for (const wake of [...(this.waiting.get(queueId) ?? [])]) wake();
+  }
+
+  /** Answers every held poll now, and every later one at once (shutdown). */
+  drain(): void {
+    this.draining = true;
+    this.wakeAll();
   }
 
   /** Wakes every waiting poll (shutdown, or announcements missed), so each reads its queue again. */

@@ -1,5 +1,6 @@
 // `npm start`: one process running the tiers its ROLE names (all of them by default).
 import http from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Router } from "express";
 import { apiHotRoutes, apiRouter, fileRoutes } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
@@ -66,6 +67,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
   let server: http.Server | null = null;
   let hotRoutes: HotRoute[] = [];
+  let draining = false;
   if (role !== "worker") {
     const apiServices = {
       prisma: services.db.prisma,
@@ -82,8 +84,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const api = role === "api" ? apiRouter(apiServices) : role === "events" ? events!.router : Router().use(events!.router).use(apiRouter(apiServices));
     // Files are served outside /api/v1, at the paths Zulip gives them (/user_uploads, /user_avatars).
     const root = role === "events" ? undefined : fileRoutes(apiServices);
-    const app = withHotRoutes(createHttpApp({ api, root, trustedProxies: config.trustedProxies }), hotRoutes);
-    server = http.createServer(app);
+    const app = withHotRoutes(createHttpApp({ api, root, trustedProxies: config.trustedProxies, isDraining: () => draining }), hotRoutes);
+    server = http.createServer((req, res) => {
+      // Shutting down: no connection is kept for another request.
+      if (draining) res.setHeader("Connection", "close");
+      app(req, res);
+    });
     // Requests Node's parser refuses (a URL past its header limit) still get a JSON error.
     server.on("clientError", answerClientError);
     // Long polls hold a request for up to the heartbeat wait; keep sockets open past it.
@@ -110,18 +116,42 @@ export async function startServer(config: Config): Promise<RunningServer> {
     hotRoutes,
     port,
     async stop() {
-      await events?.stop();
+      // Readiness fails first, and every answer from now closes its connection. Held polls answer
+      // at once, so their clients poll another node; the fan-out hands over.
+      draining = true;
+      const drained = events?.drain();
+      // Load balancers notice the readiness before new connections are refused.
+      if (config.shutdownDelaySeconds > 0) await sleep(config.shutdownDelaySeconds * 1000);
+      const closed = server ? closeGracefully(server) : Promise.resolve();
+      await drained;
       await worker?.stop();
-      if (server) {
-        await new Promise<void>((resolve) => {
-          server!.close(() => resolve());
-          server!.closeIdleConnections();
-          setTimeout(() => server!.closeAllConnections(), 2000).unref();
-        });
-      }
+      // Redis and Postgres close only after the last request is answered: a request still
+      // running would otherwise write to a closed connection.
+      await closed;
+      await events?.stop();
       await services.close();
     },
   };
+}
+
+/** Requests a draining server may take to finish before their connections are cut. */
+const DRAIN_TIMEOUT_MS = 10_000;
+
+/**
+ * Stops accepting, lets requests in progress finish (each answer closes its connection), closes
+ * connections as they fall idle, and cuts whatever is left after DRAIN_TIMEOUT_MS.
+ */
+function closeGracefully(server: http.Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    const cut = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+    server.close(() => {
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 async function main(): Promise<void> {

@@ -329,11 +329,11 @@ export function busContract(harness: BusHarness): void {
       expect(seen).toEqual(["before"]);
     });
 
-    it("stop() hands batches read but not yet handled to another consumer at once", async () => {
+    it("stop() handles the batches it read, in order, before it stops; none waits for another consumer's claim", async () => {
       const { changes } = newBus({ claimIdleMs: 30_000 });
       const hold = held();
       const first: string[] = [];
-      await changes.publish([batch("b1", 1), batch("b2", 1)]);
+      await changes.publish([batch("b1", 1), batch("b2", 1), batch("b3", 1)]);
       const consumer = changes.consume("c1", async (b) => {
         first.push(b.id);
         await hold.wait;
@@ -342,13 +342,39 @@ export function busContract(harness: BusHarness): void {
       const stopping = consumer.stop();
       hold.open();
       await stopping;
+      expect(first).toEqual(["b1", "b2", "b3"]);
+      await changes.publish([batch("b4", 1)]);
       const second: string[] = [];
       changes.consume("c2", async (b) => {
         second.push(b.id);
       });
-      // Well before claimIdleMs (30s).
-      await waitFor("the batch c1 read but did not handle", () => second.length === 1);
-      expect([first, second]).toEqual([["b1"], ["b2"]]);
+      await waitFor("the batch published after", () => second.length === 1);
+      await sleep(CLAIM_IDLE_MS);
+      expect(second).toEqual(["b4"]);
+    });
+
+    it("stop() after a handler failed hands the batches read after it to another consumer at once", async () => {
+      const { changes } = newBus({ claimIdleMs: 30_000 });
+      const hold = held();
+      const first: string[] = [];
+      await changes.publish([batch("b1", 1), batch("b2", 1), batch("b3", 1)]);
+      const consumer = changes.consume("c1", async (b) => {
+        first.push(b.id);
+        await hold.wait;
+        throw new Error("failing while stopping");
+      });
+      await waitFor("the first batch", () => first.length === 1);
+      const stopping = consumer.stop();
+      hold.open();
+      await stopping;
+      expect(first).toEqual(["b1"]);
+      const second: string[] = [];
+      changes.consume("c2", async (b) => {
+        second.push(b.id);
+      });
+      // Well before claimIdleMs (30s); b1 itself, pending after its failure, waits for its claim.
+      await waitFor("the batches c1 read but did not handle", () => second.length === 2);
+      expect(second).toEqual(["b2", "b3"]);
     });
 
     it("stop() lets a running handler finish and acknowledges its batch", async () => {

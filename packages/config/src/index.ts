@@ -30,6 +30,8 @@ export interface Config {
   eventQueueMaxEvents: number;
   /** Event queues one user holds; a new one evicts the least recently polled. */
   eventQueuesPerUser: number;
+  /** After SIGTERM, how long a server answers (not ready, polls at once) before it stops accepting. */
+  shutdownDelaySeconds: number;
   /** Outbox rows older than this are published by the worker's sweeper. */
   outboxSweepAfterSeconds: number;
   changeStreamShards: number;
@@ -219,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventQueueMaxEvents: readInt(env, "EVENT_QUEUE_MAX_EVENTS", 20_000, 10, 10_000_000),
     eventQueuesPerUser: readInt(env, "EVENT_QUEUES_PER_USER", 50, 1, 10_000),
     outboxSweepAfterSeconds: readInt(env, "OUTBOX_SWEEP_AFTER_SECONDS", 5, 1, 3600),
+    shutdownDelaySeconds: readInt(env, "SHUTDOWN_DELAY_SECONDS", 0, 0, 300),
     changeStreamShards: readInt(env, "CHANGE_STREAM_SHARDS", 4, 1, 1024),
     changeStreamMaxEntries: readInt(env, "CHANGE_STREAM_MAX_ENTRIES", 200_000, 100, 100_000_000),
     messageCacheMb: readInt(env, "MESSAGE_CACHE_MB", 64, 0, 1024 * 1024),

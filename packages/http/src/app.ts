@@ -72,6 +72,8 @@ export interface HttpAppOptions {
   root?: Router;
   /** Proxies whose X-Forwarded-For and -Proto are believed (TRUSTED_PROXIES; loopback unless given); none when empty. */
   trustedProxies?: string[];
+  /** True once a graceful shutdown began: /health/ready answers 503. */
+  isDraining?: () => boolean;
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -86,8 +88,13 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set("query parser", "simple");
   app.use(express.urlencoded({ extended: false, limit: "5mb", parameterLimit: 10_000 }));
   app.use(multipartBody);
-  app.get("/health", (_req, res) => {
+  app.get(["/health", "/health/live"], (_req, res) => {
     res.json({ result: "success", msg: "", status: "ok" });
+  });
+  // Not ready while draining: load balancers stop sending before the process stops answering.
+  app.get("/health/ready", (_req, res) => {
+    if (options.isDraining?.()) res.status(503).json({ result: "error", msg: "Shutting down", code: "SERVICE_UNAVAILABLE" });
+    else res.json({ result: "success", msg: "", status: "ready" });
   });
   if (options.root) app.use(options.root);
   app.use("/api/v1", options.api);

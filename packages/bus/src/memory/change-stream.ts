@@ -257,11 +257,11 @@ class MemoryConsumer {
       return;
     }
     for (let i = 0; i < entries.length; i++) {
-      if (this.stopping) {
-        this.stream.release(this.group, entries.slice(i));
+      // As the Redis consumer: stopping, the entries read are still handled, until one fails.
+      if (!(await this.deliver(handler.batch, entries[i])) && this.stopping) {
+        this.stream.release(this.group, entries.slice(i + 1));
         return;
       }
-      await this.deliver(handler.batch, entries[i]);
     }
   }
 
@@ -287,14 +287,16 @@ class MemoryConsumer {
     return true;
   }
 
-  private async deliver(handler: ChangeHandler, entry: Entry): Promise<void> {
-    if (this.skipped(entry)) return;
+  /** Handles and acknowledges one entry; false if its handler failed (it stays pending). */
+  private async deliver(handler: ChangeHandler, entry: Entry): Promise<boolean> {
+    if (this.skipped(entry)) return true;
     const batch = JSON.parse(entry.json) as ChangeBatch;
     if (!this.stream.wasHandled(this.group, batch.id)) {
-      if (!(await this.handle(handler, batch, entry))) return;
+      if (!(await this.handle(handler, batch, entry))) return false;
       this.stream.markHandled(this.group, batch.id);
     }
     this.stream.ack(this.group, entry.seq);
+    return true;
   }
 
   /** Runs the handler; false if it threw (the entry stays pending and is claimed again later). */

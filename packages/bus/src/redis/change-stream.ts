@@ -418,28 +418,32 @@ class StreamConsumer {
       return;
     }
     for (let i = 0; i < entries.length; i++) {
-      if (this.stopping) {
-        await this.release(key, entries.slice(i).map(([id]) => id));
+      const [id, fields] = entries[i];
+      // Stopping, the entries read are still handled, in order: released, they would wait for
+      // another node's next claim (and reach queues after the batches it read meanwhile). Only
+      // once one fails are the rest released.
+      if (!(await this.deliver(key, id, fields, handler.batch)) && this.stopping) {
+        await this.release(key, entries.slice(i + 1).map(([rest]) => rest));
         return;
       }
-      const [id, fields] = entries[i];
-      await this.deliver(key, id, fields, handler.batch);
     }
   }
 
-  private async deliver(key: string, id: string, fields: string[] | null, handler: ChangeHandler): Promise<void> {
+  /** Handles and acknowledges one entry; false if its handler failed (it stays pending). */
+  private async deliver(key: string, id: string, fields: string[] | null, handler: ChangeHandler): Promise<boolean> {
     const batch = this.readable(key, id, fields);
     if (batch === null) {
       await this.o.connection.xack(key, this.o.group, id);
-      return;
+      return true;
     }
     const handledKey = this.o.handledKey(batch.id);
     if ((await this.o.connection.exists(handledKey)) === 1) {
       await this.o.connection.xack(key, this.o.group, id);
-      return;
+      return true;
     }
-    if (!(await this.handle(handler, batch, key, id))) return;
+    if (!(await this.handle(handler, batch, key, id))) return false;
     throwFirstError(await this.o.connection.multi().set(handledKey, "1", "PX", this.o.dedupeWindowMs).xack(key, this.o.group, id).exec());
+    return true;
   }
 
   /** The entry's batch, or null for one to acknowledge unread: trimmed, without the `containing` text, or malformed. */

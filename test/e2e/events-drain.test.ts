@@ -1,0 +1,173 @@
+// Graceful shutdown of an events node under 1,000 held long polls, on real processes: SIGTERM
+// makes it fail readiness, stop accepting, and answer every held poll at once (each answer closing
+// its connection), so clients poll the other node with the same queue; no connection is reset and
+// every message sent before, during and after reaches every queue exactly once.
+import http from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ApiClient } from "../support/client.ts";
+import { startProcess, type ServerProcess } from "../support/processes.ts";
+import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, type TestRedisPrefix } from "../support/services.ts";
+
+jest.setTimeout(240_000);
+
+const USERS = 20;
+const QUEUES_PER_USER = 50;
+const MESSAGES = 12;
+const SIGTERM_AFTER_MESSAGE = 4;
+
+interface Poller {
+  auth: string;
+  queueId: string;
+  lastEventId: number;
+  /** Message ids in the order received. */
+  received: number[];
+  /** Switched to the other node once its node said it is closing. */
+  node: 0 | 1;
+}
+
+interface PollAnswer {
+  status: number;
+  connection: string | undefined;
+  body: { result: string; events?: Array<{ id: number; type: string; message?: { id: number } }>; code?: string };
+}
+
+function poll(agent: http.Agent, port: number, poller: Poller): Promise<PollAnswer> {
+  return new Promise((resolve, reject) => {
+    const path = `/api/v1/events?queue_id=${encodeURIComponent(poller.queueId)}&last_event_id=${poller.lastEventId}`;
+    const req = http.get({ host: "127.0.0.1", port, path, agent, headers: { Authorization: poller.auth } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: JSON.parse(text) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+  });
+}
+
+describe("an events node shutting down under 1,000 held polls", () => {
+  let database: TestDatabase;
+  let redis: TestRedisPrefix;
+  const processes: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    redis = createRedisPrefix();
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.kill()));
+    await database.drop();
+    await redis.clear();
+  });
+
+  test("answers every held poll at once, resets no connection, and loses no event", async () => {
+    const env = {
+      BOOTSTRAP_OWNER_EMAIL: "owner@example.com",
+      BOOTSTRAP_OWNER_PASSWORD: "owner-password",
+      DEV_MODE: "true",
+      BIND_ADDRESS: "127.0.0.1",
+      DATABASE_URL: database.url,
+      REDIS_URL,
+      REDIS_PREFIX: redis.prefix,
+      PORT: "0",
+      EVENT_HEARTBEAT_SECONDS: "60",
+      EVENT_QUEUES_PER_USER: String(QUEUES_PER_USER),
+    };
+    const api = await startProcess({ ...env, ROLE: "api" });
+    processes.push(api);
+    const nodes = await Promise.all([startProcess({ ...env, ROLE: "events", SHUTDOWN_DELAY_SECONDS: "1" }), startProcess({ ...env, ROLE: "events" })]);
+    processes.push(...nodes);
+    const ports = nodes.map((node) => node.port!);
+    const apiUrl = `http://127.0.0.1:${api.port}`;
+    const owner = new ApiClient(apiUrl, { email: "owner@example.com", apiKey: (await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: "owner@example.com" })).body.api_key });
+
+    // 20 users with 50 queues each, registered on the node that stays.
+    const pollers: Poller[] = [];
+    for (let u = 0; u < USERS; u++) {
+      const email = `drain${u}@example.com`;
+      expect((await owner.post("/users", { email, password: "drain-password", full_name: `Drain ${u}`, short_name: `d${u}` })).body.result).toBe("success");
+      const apiKey = (await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: email })).body.api_key as string;
+      const onSurvivor = new ApiClient(`http://127.0.0.1:${ports[1]}`, { email, apiKey });
+      const auth = `Basic ${Buffer.from(`${email}:${apiKey}`).toString("base64")}`;
+      const registered = await Promise.all(Array.from({ length: QUEUES_PER_USER }, () => onSurvivor.post("/register", { event_types: ["message"] })));
+      for (const res of registered) {
+        expect(res.body.result).toBe("success");
+        pollers.push({ auth, queueId: res.body.queue_id, lastEventId: res.body.last_event_id, received: [], node: 0 });
+      }
+    }
+
+    // Every client polls the first node until an answer says its connection closes.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+    const failures: string[] = [];
+    let stopping = false;
+    let heldAnsweredAt = 0;
+    let sigtermAt = 0;
+    const loops = pollers.map(async (poller) => {
+      while (!stopping) {
+        let answer: PollAnswer;
+        try {
+          answer = await poll(agent, ports[poller.node], poller);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          // The first node no longer accepts: the load balancer's next choice.
+          if (code === "ECONNREFUSED" && poller.node === 0) {
+            poller.node = 1;
+            continue;
+          }
+          failures.push(`${poller.queueId}: ${code ?? String(error)}`);
+          return;
+        }
+        if (answer.status !== 200 || answer.body.result !== "success") {
+          failures.push(`${poller.queueId}: ${answer.status} ${JSON.stringify(answer.body)}`);
+          return;
+        }
+        for (const event of answer.body.events ?? []) {
+          poller.lastEventId = Math.max(poller.lastEventId, event.id);
+          if (event.type === "message") poller.received.push(event.message!.id);
+        }
+        if (poller.node === 0 && sigtermAt > 0) heldAnsweredAt = Math.max(heldAnsweredAt, Date.now());
+        if (answer.connection === "close") poller.node = 1;
+      }
+    });
+    await sleep(3000);
+
+    const sent: number[] = [];
+    let exited: Promise<void> | null = null;
+    let readyDuringDrain = 0;
+    for (let i = 0; i < MESSAGES; i++) {
+      const res = await owner.post("/messages", { type: "stream", to: "general", topic: "drain", content: `message ${i}` });
+      expect(res.body.result).toBe("success");
+      sent.push(res.body.id);
+      if (i === SIGTERM_AFTER_MESSAGE) {
+        // Its held polls have the last message by now; they are held again.
+        await sleep(1000);
+        expect((await fetch(`http://127.0.0.1:${ports[0]}/health/ready`)).status).toBe(200);
+        sigtermAt = Date.now();
+        exited = nodes[0].stop();
+        // Not ready at once, while it still answers (SHUTDOWN_DELAY_SECONDS).
+        await sleep(200);
+        readyDuringDrain = (await fetch(`http://127.0.0.1:${ports[0]}/health/ready`)).status;
+      }
+      await sleep(150);
+    }
+    await exited;
+    const deadline = Date.now() + 30_000;
+    while (pollers.some((poller) => poller.received.length < sent.length) && failures.length === 0 && Date.now() < deadline) await sleep(200);
+    stopping = true;
+    // The loops end as their polls do: a last message wakes them.
+    await owner.post("/messages", { type: "stream", to: "general", topic: "drain", content: "the end" });
+    await Promise.all(loops);
+    agent.destroy();
+
+    expect(failures.slice(0, 5)).toEqual([]);
+    expect(readyDuringDrain).toBe(503);
+    expect(nodes[0].child.exitCode).toBe(0);
+    // Every held poll was answered within a second of SIGTERM, not cut off at a timeout.
+    expect(heldAnsweredAt - sigtermAt).toBeLessThan(1000);
+    process.stdout.write(`drain: 1,000 held polls answered ${heldAnsweredAt - sigtermAt} ms after SIGTERM\n`);
+    const wrong = pollers.filter((poller) => JSON.stringify(poller.received.filter((id) => sent.includes(id)).sort((a, b) => a - b)) !== JSON.stringify(sent));
+    expect(wrong.map((poller) => poller.received).slice(0, 3)).toEqual([]);
+    expect(nodes[0].output()).not.toContain("Unhandled error event");
+    expect(nodes[0].output()).not.toMatch(/"level":"error"/);
+  });
+});
