@@ -251,6 +251,8 @@ describe.each(MODES)("bounded event queues (%s)", (mode) => {
   test("a queue its client lets pass the event limit is dropped: its next poll is BAD_EVENT_QUEUE_ID, and registering again works", async () => {
     const queue = (await member.post("/register", { event_types: ["message"] })).body.queue_id;
     for (let i = 0; i < 10; i++) await send(`filling ${i}`);
+    // The fan-out appends after the send answers (on the tiers): wait, acknowledging nothing.
+    await waitForEvent(member, queue, (e) => e.type === "message" && e.message.content.includes("filling 9"), { acknowledge: false });
     const full = await member.get("/events", { queue_id: queue, last_event_id: -1, dont_block: true });
     expect(full.body.events).toHaveLength(10);
     // Acknowledging (the next poll's last_event_id) frees room: ten more fit.

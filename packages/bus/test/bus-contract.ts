@@ -197,34 +197,31 @@ export function busContract(harness: BusHarness): void {
       expect(log.messages.some((m) => m.includes("bad"))).toBe(true);
     });
 
-    it("shares one group: two consumers get distinct batches and together all of them", async () => {
+    it("several consumers of a group: every batch once, and a realm's batches one at a time in publish order", async () => {
       const { changes } = newBus({ claimIdleMs: 30_000 });
-      const got = new Map<string, string[]>([["a", []], ["b", []]]);
-      const first = held();
-      let busy = false;
-      for (const name of ["a", "b"]) {
+      const handled: Array<{ consumer: string; id: string; realmId: number }> = [];
+      const inFlight = new Set<number>();
+      const overlaps: number[] = [];
+      for (const name of ["a", "b", "c"]) {
         changes.consume(name, async (b) => {
-          got.get(name)!.push(b.id);
-          // Whoever gets the first batch stays busy, so the other must take the next ones.
-          if (!busy) {
-            busy = true;
-            await first.wait;
-          }
+          if (inFlight.has(b.realmId)) overlaps.push(b.realmId);
+          inFlight.add(b.realmId);
+          await sleep(Math.random() * 3);
+          handled.push({ consumer: name, id: b.id, realmId: b.realmId });
+          inFlight.delete(b.realmId);
         });
       }
-      const ids = Array.from({ length: 30 }, (_, i) => `b${i}`);
-      await changes.publish([batch(ids[0], 1)]);
-      await waitFor("the first batch", () => busy);
-      await changes.publish(ids.slice(1, 20).map((id, i) => batch(id, i % 5)));
-      await waitFor("the other consumer to take the rest", () => got.get("a")!.length + got.get("b")!.length === 20);
-      first.open();
-      await changes.publish(ids.slice(20).map((id, i) => batch(id, i % 5)));
-      await waitFor("all batches", () => got.get("a")!.length + got.get("b")!.length === 30);
-      const [a, b] = [got.get("a")!, got.get("b")!];
-      expect(a.length).toBeGreaterThan(0);
-      expect(b.length).toBeGreaterThan(0);
-      expect(a.filter((id) => b.includes(id))).toEqual([]);
-      expect([...a, ...b].sort()).toEqual([...ids].sort());
+      const published = Array.from({ length: 80 }, (_, i) => batch(`b${i}`, i % 8));
+      for (let i = 0; i < published.length; i += 10) {
+        await changes.publish(published.slice(i, i + 10));
+        await sleep(5);
+      }
+      await waitFor("all batches", () => handled.length === published.length, 15_000);
+      expect(overlaps).toEqual([]);
+      expect(handled.map((h) => h.id).sort()).toEqual(published.map((b) => b.id).sort());
+      for (let realmId = 0; realmId < 8; realmId++) {
+        expect(handled.filter((h) => h.realmId === realmId).map((h) => h.id)).toEqual(published.filter((b) => b.realmId === realmId).map((b) => b.id));
+      }
     });
 
     it("each group reads every batch once, on its own cursor, and drops its own republished copies", async () => {
@@ -353,7 +350,7 @@ export function busContract(harness: BusHarness): void {
       expect(second).toEqual(["b4"]);
     });
 
-    it("stop() after a handler failed hands the batches read after it to another consumer at once", async () => {
+    it("stop() after a handler failed hands that batch and those read after it to the next consumer at once, in order", async () => {
       const { changes } = newBus({ claimIdleMs: 30_000 });
       const hold = held();
       const first: string[] = [];
@@ -372,9 +369,9 @@ export function busContract(harness: BusHarness): void {
       changes.consume("c2", async (b) => {
         second.push(b.id);
       });
-      // Well before claimIdleMs (30s); b1 itself, pending after its failure, waits for its claim.
-      await waitFor("the batches c1 read but did not handle", () => second.length === 2);
-      expect(second).toEqual(["b2", "b3"]);
+      // Well before claimIdleMs (30s), and in order: the failed b1 first.
+      await waitFor("the batches c1 did not handle", () => second.length === 3);
+      expect(second).toEqual(["b1", "b2", "b3"]);
     });
 
     it("stop() lets a running handler finish and acknowledges its batch", async () => {

@@ -67,6 +67,53 @@ describe("redis change stream", () => {
     }
   });
 
+  it("consumers of a group share the shards: each reads its own, and a new consumer gets its share", async () => {
+    const prefix = `${filePrefix}share:`;
+    const bus = createRedisBus({ url, prefix, shards: 4, log: collectingLog() });
+    try {
+      const got = new Map<string, Set<number>>([["a", new Set()], ["b", new Set()]]);
+      bus.changes.consume("a", async (b) => void got.get("a")!.add(b.realmId % 4));
+      await bus.changes.publish([0, 1, 2, 3].map((realmId) => batch(`first-${realmId}`, realmId)));
+      await waitFor("the first consumer, on every shard", () => got.get("a")!.size === 4);
+      bus.changes.consume("b", async (b) => void got.get("b")!.add(b.realmId % 4));
+      // Within a few lease renewals the first gives up half its shards, and the second takes them.
+      await waitFor("the second consumer's share", async () => {
+        got.get("a")!.clear();
+        got.get("b")!.clear();
+        await bus.changes.publish([0, 1, 2, 3].map((realmId) => batch(`later-${realmId}-${Date.now()}`, realmId)));
+        await sleep(200);
+        return got.get("a")!.size === 2 && got.get("b")!.size === 2;
+      }, 15_000);
+      expect([...got.get("a")!].filter((shard) => got.get("b")!.has(shard))).toEqual([]);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it("a consumer that died holding a shard: after its lease lapses another takes the shard over, its pending entries first, in order", async () => {
+    const prefix = `${filePrefix}takeover:`;
+    const bus = createRedisBus({ url, prefix, shards: 1, claimIdleMs: 60_000, log: collectingLog() });
+    try {
+      await bus.changes.publish([batch("b0", 1), batch("b1", 1), batch("b2", 1)]);
+      // A consumer that read them all and died, with its lease still running.
+      await redis.xreadgroup("GROUP", "events", "dead", "COUNT", 2, "STREAMS", `${prefix}changes:0`, ">");
+      await redis.set(`${prefix}changes:0:lease:events`, "dead", "PX", 1500);
+      const seen: string[] = [];
+      const started = Date.now();
+      bus.changes.consume("alive", async (b) => void seen.push(b.id));
+      await bus.changes.publish([batch("b3", 1)]);
+      await sleep(800);
+      // Nothing while the dead consumer's lease runs: b2 and b3 would pass b0 and b1.
+      expect(seen).toEqual([]);
+      await waitFor("all four", () => seen.length === 4, 10_000);
+      expect(seen).toEqual(["b0", "b1", "b2", "b3"]);
+      // Well before claimIdleMs: the takeover itself recovers what the dead one held.
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await bus.close();
+    }
+  });
+
   it("trims what every group has acknowledged, keeping the last entry for position()", async () => {
     const prefix = `${filePrefix}trim:`;
     const bus = createRedisBus({ url, prefix, shards: 1, log: collectingLog() });

@@ -40,6 +40,8 @@ class GroupState {
   readonly pending = new Map<number, Pending>();
   /** Handled batch ids and when they may be forgotten. */
   readonly handled = new Map<string, number>();
+  /** Consumers that handle batch by batch in order (consume, not consumeReads). */
+  readonly ordered = new Set<string>();
 }
 
 /**
@@ -101,9 +103,16 @@ export class MemoryChangeStream implements ChangeStream {
     this.consumers.clear();
   }
 
-  /** XREADGROUP `>`: the group's next entries become pending for this consumer. */
+  /**
+   * XREADGROUP `>`: the group's next entries become pending for this consumer. An ordered
+   * consumer reads nothing while another ordered one holds entries: as the Redis consumers lease
+   * shards, so that a realm's batches are handled one at a time, in order.
+   */
   readNew(group: ChangeGroup, consumer: string): Entry[] {
     const state = this.groups.get(group)!;
+    if (state.ordered.has(consumer)) {
+      for (const pending of state.pending.values()) if (pending.consumer !== consumer && state.ordered.has(pending.consumer)) return [];
+    }
     const from = Math.max(state.next, this.firstSeq) - this.firstSeq;
     const entries = this.entries.slice(from, from + READ_COUNT);
     if (entries.length > 0) state.next = entries[entries.length - 1].seq + 1;
@@ -128,6 +137,20 @@ export class MemoryChangeStream implements ChangeStream {
 
   ack(group: ChangeGroup, seq: number): void {
     this.groups.get(group)!.pending.delete(seq);
+    // A consumer waiting for another's entries to be handled (readNew) may read now.
+    for (const consumer of this.consumers) consumer.wake();
+  }
+
+  joinOrdered(group: ChangeGroup, consumer: string): void {
+    this.groups.get(group)!.ordered.add(consumer);
+  }
+
+  /** A stopping ordered consumer: what it holds (failed ones too) is claimable at once, in order. */
+  leaveOrdered(group: ChangeGroup, consumer: string): void {
+    const state = this.groups.get(group)!;
+    state.ordered.delete(consumer);
+    for (const pending of state.pending.values()) if (pending.consumer === consumer) pending.deliveredAt = Date.now() - this.claimIdleMs;
+    for (const other of this.consumers) other.wake();
   }
 
   wasHandled(group: ChangeGroup, batchId: string): boolean {
@@ -209,6 +232,7 @@ class MemoryConsumer {
     private readonly handler: ConsumerHandler,
     private readonly containing: string | null,
   ) {
+    if ("batch" in handler) stream.joinOrdered(group, name);
     this.done = this.run();
   }
 
@@ -220,6 +244,7 @@ class MemoryConsumer {
     this.stopping = true;
     this.wake();
     await this.done;
+    if ("batch" in this.handler) this.stream.leaveOrdered(this.group, this.name);
   }
 
   private async run(): Promise<void> {

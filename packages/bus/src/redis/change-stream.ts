@@ -20,6 +20,7 @@ import { changeBatchJson } from "../batch-json";
 import { connectRedis, REDIS_COMMAND_TIMEOUT_MS } from "./connection";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
+import { SHARD_LEASE_RENEW_MS, ShardLeases } from "./shard-leases";
 
 export interface RedisChangeStreamOptions {
   url: string;
@@ -205,7 +206,21 @@ export class RedisChangeStream implements ChangeStream {
 
   private startConsumer(consumerName: string, handler: ConsumerHandler, options: ConsumeOptions): Stoppable {
     const group = options.group ?? "events";
-    const consumer = new StreamConsumer({
+    // Batch by batch in order: one consumer of the group reads a shard at a time (shard-leases.ts).
+    const leases =
+      "batch" in handler
+        ? new ShardLeases({
+            redis: this.redis,
+            streamKeys: this.streamKeys,
+            membersKey: this.keys.changeConsumers(group),
+            group,
+            consumer: consumerName,
+            stuck: () => consumer.handlingFor() > this.claimIdleMs,
+            log: this.log,
+          })
+        : null;
+    const consumer: StreamConsumer = new StreamConsumer({
+      leases,
       group,
       containing: options.containing ?? null,
       // Its reads block for up to MAX_BLOCK_MS on purpose: time out only well after that.
@@ -266,6 +281,8 @@ async function createGroups(redis: Redis, streamKeys: string[]): Promise<void> {
 type ConsumerHandler = { batch: ChangeHandler } | { read: ChangeReadHandler };
 
 interface ConsumerOptions {
+  /** The shards this consumer may read; null: all of them (consumeReads, which needs no order). */
+  leases: ShardLeases | null;
   group: ChangeGroup;
   containing: string | null;
   /** Dedicated: it spends most of its time blocked in XREADGROUP. */
@@ -286,9 +303,15 @@ class StreamConsumer {
   private disconnected = false;
   private readonly wake = new AbortController();
   private readonly done: Promise<void>;
+  private handlingSince: number | null = null;
 
   constructor(private readonly o: ConsumerOptions) {
     this.done = this.run();
+  }
+
+  /** How long the running handler has run; 0 if none runs. */
+  handlingFor(): number {
+    return this.handlingSince === null ? 0 : Date.now() - this.handlingSince;
   }
 
   async stop(): Promise<void> {
@@ -310,10 +333,17 @@ class StreamConsumer {
     // (paused, then resumed), its entries now pending for us with the reply thrown away.
     let ownPendingUnread = false;
     let failing = false;
+    let nextRebalanceAt = 0;
     while (!this.stopping) {
       try {
         await this.o.ensureGroups(recreateGroups);
         recreateGroups = false;
+        if (this.o.leases && Date.now() >= nextRebalanceAt) {
+          const taken = await this.o.leases.rebalance();
+          nextRebalanceAt = Date.now() + SHARD_LEASE_RENEW_MS;
+          for (const key of taken) await this.recover(key);
+          continue;
+        }
         if (ownPendingUnread) {
           await this.deliverOwnPending();
           ownPendingUnread = false;
@@ -325,7 +355,14 @@ class StreamConsumer {
           continue;
         }
         if (this.stopping) break;
-        const blockMs = Math.max(1, Math.min(MAX_BLOCK_MS, nextClaimAt - Date.now()));
+        const keys = this.readableKeys();
+        const until = this.o.leases ? Math.min(nextClaimAt, nextRebalanceAt) : nextClaimAt;
+        if (keys.length === 0) {
+          // Every shard is another consumer's: wait for the next share-out.
+          await sleep(Math.max(1, nextRebalanceAt - Date.now()), undefined, { signal: this.wake.signal }).catch(() => undefined);
+          continue;
+        }
+        const blockMs = Math.max(1, Math.min(MAX_BLOCK_MS, until - Date.now()));
         this.blocked = true;
         let reply: ReadReply;
         try {
@@ -333,7 +370,7 @@ class StreamConsumer {
             "GROUP", this.o.group, this.o.name,
             "COUNT", READ_COUNT,
             "BLOCK", blockMs,
-            "STREAMS", ...this.o.streamKeys, ...this.o.streamKeys.map(() => ">"),
+            "STREAMS", ...keys, ...keys.map(() => ">"),
           )) as ReadReply;
         } finally {
           this.blocked = false;
@@ -354,7 +391,27 @@ class StreamConsumer {
         await sleep(ERROR_PAUSE_MS, undefined, { signal: this.wake.signal }).catch(() => undefined);
       }
     }
+    // Handed over at once: the next owner handles whatever is still pending first.
+    await this.o.leases?.releaseAll().catch((error: unknown) => this.o.log(`change stream consumer ${this.o.name}: releasing its shards failed`, error));
     this.disconnect();
+  }
+
+  /** The shards this consumer reads: those it holds the lease of, or all (consumeReads). */
+  private readableKeys(): string[] {
+    return this.o.leases ? this.o.leases.owned() : this.o.streamKeys;
+  }
+
+  /**
+   * A shard just taken over: whatever its group has pending there (a dead owner's, or one that
+   * failed) is handled first, in stream order, before anything newer is read.
+   */
+  private async recover(key: string): Promise<void> {
+    let cursor = "0-0";
+    do {
+      const [next, entries] = (await this.o.connection.xautoclaim(key, this.o.group, this.o.name, 0, cursor, "COUNT", READ_COUNT)) as AutoClaimReply;
+      await this.deliverAll(key, entries.filter((entry): entry is StreamEntry => entry !== null));
+      cursor = next;
+    } while (cursor !== "0-0" && !this.stopping);
   }
 
   /** Once only: a second disconnect() leaves ioredis a 2s timer for a socket already closed. */
@@ -370,7 +427,7 @@ class StreamConsumer {
    * replies were dropped; without it those entries would wait claimIdleMs for XAUTOCLAIM.
    */
   private async deliverOwnPending(): Promise<void> {
-    for (const key of this.o.streamKeys) {
+    for (const key of this.readableKeys()) {
       let after = "0-0";
       while (!this.stopping) {
         const reply = (await this.o.connection.xreadgroup("GROUP", this.o.group, this.o.name, "COUNT", READ_COUNT, "STREAMS", key, after)) as ReadReply;
@@ -384,7 +441,7 @@ class StreamConsumer {
 
   /** Takes over entries pending longer than claimIdleMs: a failed handler's, or a dead consumer's. */
   private async claimIdle(): Promise<void> {
-    for (const key of this.o.streamKeys) {
+    for (const key of this.readableKeys()) {
       let cursor = "0-0";
       do {
         const [next, entries] = (await this.o.connection.xautoclaim(
@@ -418,6 +475,8 @@ class StreamConsumer {
       return;
     }
     for (let i = 0; i < entries.length; i++) {
+      // The shard went to another consumer (this one was stuck): it handles what is left, in order.
+      if (this.o.leases && !this.o.leases.owned().includes(key)) return;
       const [id, fields] = entries[i];
       // Stopping, the entries read are still handled, in order: released, they would wait for
       // another node's next claim (and reach queues after the batches it read meanwhile). Only
@@ -462,12 +521,15 @@ class StreamConsumer {
 
   /** Runs the handler; false if it threw (the entry stays pending and is claimed again later). */
   private async handle(handler: ChangeHandler, batch: ChangeBatch, key: string, id: string): Promise<boolean> {
+    this.handlingSince = Date.now();
     try {
       await handler(batch, id);
       return true;
     } catch (error) {
       this.o.log(`change batch ${batch.id} (${key} ${id}) failed in ${this.o.name}, redelivered after ${this.o.claimIdleMs}ms`, error);
       return false;
+    } finally {
+      this.handlingSince = null;
     }
   }
 

@@ -7,6 +7,10 @@ export class BusKeys {
   changeStream(shard: number): string {
     return `${this.prefix}changes:${shard}`;
   }
+  /** A consumer group's live consumers, scored by their last lease renewal (shard-leases.ts). */
+  changeConsumers(group: string): string {
+    return `${this.prefix}changes-consumers:${group}`;
+  }
   /** Marks a change batch id as handled by a group, so a republished copy is dropped. */
   handledBatch(group: string, batchId: string): string {
     // The event tier's keys keep their old form, so a rolling upgrade still drops its copies.
