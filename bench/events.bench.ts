@@ -19,6 +19,8 @@ import { machineCpuMs, processCpuMs, redisCpuMs } from "./lib/process-cpu.ts";
 import { seedRealm, type SeededUser } from "./lib/seed.ts";
 import { percentile, report } from "./lib/stats.ts";
 import { waitUntil } from "./lib/wait.ts";
+import { newPollAgent, pollForever, type Poller } from "./lib/long-polls.ts";
+import { measureEmbeddedRegister, measureHeldPollMemory, measureSustained, registerForMessages } from "./lib/event-capacity.ts";
 
 const USERS = 1000;
 const STREAMS = 100;
@@ -26,43 +28,10 @@ const REGISTERS = Number(process.env.BENCH_REGISTERS ?? 200);
 const REGISTER_WARMUP = 40;
 const FANOUT_ROUNDS = Number(process.env.BENCH_FANOUT_ROUNDS ?? 15);
 const FANOUT_WARMUP_ROUNDS = 3;
-
-/** The long polls' own connections: one per poller, all held at once. */
-const pollAgent = new http.Agent({ keepAlive: true, maxSockets: 20_000 });
+const SUSTAINED_POLLERS = 200;
+const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 10);
+const HELD_POLLS = Number(process.env.BENCH_HELD_POLLS ?? 10_000);
 const FORM = "application/x-www-form-urlencoded";
-
-interface Poller {
-  user: SeededUser;
-  queueId: string;
-  lastEventId: number;
-}
-
-/**
- * Holds one long poll per poller until `stop`, polling again as soon as each answers; `onEvents`
- * sees every answer's events. Resolves once every poll has ended.
- */
-function pollForever(baseUrl: string, pollers: Poller[], onEvents: (events: Array<Record<string, unknown>>) => void): { stop: () => void; done: Promise<void> } {
-  let stopped = false;
-  const done = Promise.all(
-    pollers.map(async (poller) => {
-      const auth = basicAuth(poller.user.email, poller.user.apiKey);
-      while (!stopped) {
-        const res = await request(`${baseUrl}/api/v1/events?queue_id=${encodeURIComponent(poller.queueId)}&last_event_id=${poller.lastEventId}`, { headers: { Authorization: auth }, agent: pollAgent }).catch(() => null);
-        if (stopped || res === null) return;
-        if (res.status !== 200) throw new Error(`GET /events: ${res.status} ${res.body}`);
-        const { events } = JSON.parse(res.body) as { events: Array<Record<string, unknown> & { id: number }> };
-        if (events.length > 0) poller.lastEventId = events[events.length - 1].id;
-        onEvents(events);
-      }
-    }),
-  ).then(() => undefined);
-  return {
-    stop: () => {
-      stopped = true;
-    },
-    done,
-  };
-}
 
 export async function benchEvents(): Promise<boolean> {
   const database = await createTestDatabase();
@@ -134,6 +103,7 @@ export async function benchEvents(): Promise<boolean> {
     });
     const sender = users[0];
     const arrivals = new Map<string, number[]>();
+    const pollAgent = newPollAgent();
     const polls = pollForever(eventsUrl, pollers, (events) => {
       const now = performance.now();
       for (const event of events) {
@@ -142,7 +112,7 @@ export async function benchEvents(): Promise<boolean> {
         const round = /fanout round (\d+)/.exec(content)?.[1];
         if (round !== undefined) (arrivals.get(round) ?? arrivals.set(round, []).get(round)!).push(now);
       }
-    });
+    }, pollAgent);
     const sendMs: number[] = [];
     const fanoutRound = async (round: number): Promise<number> => {
       const start = performance.now();
@@ -227,7 +197,45 @@ export async function benchEvents(): Promise<boolean> {
       ceilings: [{ name: "bare Node server per held poll answered and polled again", value: bareCpuUs }],
       target: { limit: 150 },
     });
-    return registerMet && registerCpuMet && fanoutMet && fanoutCpuMet;
+
+    // Sustained: 200 of those queues stay (the rest are deleted), on a stream of their own.
+    await runConcurrent(USERS - SUSTAINED_POLLERS, 8, (i) => {
+      const { user, queueId } = pollers[SUSTAINED_POLLERS + i];
+      return request(`${eventsUrl}/api/v1/events?queue_id=${encodeURIComponent(queueId)}`, { method: "DELETE", headers: { Authorization: basicAuth(user.email, user.apiKey) } });
+    });
+    const sustained = await measureSustained({ apiUrl, eventsUrl, eventsPid: eventsProcess.child.pid!, pollers: pollers.slice(0, SUSTAINED_POLLERS), seconds: SUSTAINED_SECONDS });
+    process.stdout.write(`  sustained: ${sustained.messagesPerSecond.toFixed(0)} messages/s sent; events process CPU ${sustained.eventsCpuUsPerDelivery.toFixed(1)} µs per delivery\n`);
+    const sustainedMet = report({
+      name: `deliveries per second from one events process to ${SUSTAINED_POLLERS} long-polling users, sustained`,
+      value: sustained.deliveriesPerSecond,
+      unit: "deliveries/s",
+      ceilings: [{ name: `bare Node server waking ${SUSTAINED_POLLERS} held polls on every POST, ${4} POSTing at once`, value: sustained.bareDeliveriesPerSecond }],
+      target: { limit: 25_000, higherIsBetter: true },
+    });
+
+    // Memory: HELD_POLLS queues (registered here) held idle on an events process of their own.
+    const held: Poller[] = [];
+    await runConcurrent(HELD_POLLS, 8, async (i) => void held.push(await registerForMessages(eventsUrl, users[i % users.length])));
+    const memory = await measureHeldPollMemory(env, held);
+    const memoryMet = report({
+      name: `RSS per idle held poll, ${HELD_POLLS} held`,
+      value: memory.kibPerPoll,
+      unit: "KiB",
+      ceilings: [{ name: `bare Node server holding ${HELD_POLLS} polls`, value: memory.bareKibPerPoll }],
+      target: { limit: 12 },
+    });
+
+    // The embedded single process, on the same realm.
+    const embedded = await measureEmbeddedRegister({ users: USERS, streams: STREAMS, registers: REGISTERS, warmup: REGISTER_WARMUP });
+    process.stdout.write(`  embedded /register: p95 ${embedded.p95.toFixed(1)} ms; CPU ${embedded.cpuMsPerRegister.toFixed(1)} ms per register (its database included)\n`);
+    const embeddedMet = report({
+      name: "POST /register, full state, 4 concurrent, embedded (PGlite, in-process bus), p50",
+      value: embedded.p50,
+      unit: "ms",
+      ceilings: [{ name: "bare Node HTTP answering the same bytes, 4 concurrent", value: percentile(bareRegisters.samples, 50) }],
+      target: { limit: 100 },
+    });
+    return registerMet && registerCpuMet && fanoutMet && fanoutCpuMet && sustainedMet && memoryMet && embeddedMet;
   } finally {
     for (const child of processes.reverse()) await child.stop();
     await database.drop();

@@ -5,7 +5,7 @@
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiClient } from "../support/client.ts";
-import { basicAuth, rawPoll, takeEvents, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
+import { asksToRetry, basicAuth, rawPoll, takeEvents, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
 import { startProcess, type ServerProcess } from "../support/processes.ts";
 import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, type TestRedisPrefix } from "../support/services.ts";
 
@@ -75,6 +75,7 @@ describe("an events node shutting down under 1,000 held polls", () => {
     // Every client polls the first node until an answer says its connection closes.
     const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
     const failures: string[] = [];
+    let retried = 0;
     let stopping = false;
     let heldAnsweredAt = 0;
     let sigtermAt = 0;
@@ -92,6 +93,11 @@ describe("an events node shutting down under 1,000 held polls", () => {
           }
           failures.push(`${poller.queueId}: ${code ?? String(error)}`);
           return;
+        }
+        if (asksToRetry(answer)) {
+          retried++;
+          await sleep(200);
+          continue;
         }
         if (answer.status !== 200 || answer.body.result !== "success") {
           failures.push(`${poller.queueId}: ${answer.status} ${JSON.stringify(answer.body)}`);
@@ -138,7 +144,7 @@ describe("an events node shutting down under 1,000 held polls", () => {
     // Every held poll was answered at once (a thousand reads take a few hundred ms here), not
     // held to its 60 s heartbeat or cut off.
     expect(heldAnsweredAt - sigtermAt).toBeLessThan(2000);
-    process.stdout.write(`drain: 1,000 held polls answered ${heldAnsweredAt - sigtermAt} ms after SIGTERM\n`);
+    process.stdout.write(`drain: 1,000 held polls answered ${heldAnsweredAt - sigtermAt} ms after SIGTERM; ${retried} polls asked to retry (503)\n`);
     const wrong = pollers.filter((poller) => JSON.stringify(poller.received.filter((id) => sent.includes(id)).sort((a, b) => a - b)) !== JSON.stringify(sent));
     expect(wrong.map((poller) => poller.received).slice(0, 3)).toEqual([]);
     expect(nodes[0].output()).not.toContain("Unhandled error event");

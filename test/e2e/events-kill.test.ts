@@ -7,7 +7,7 @@ import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiClient } from "../support/client.ts";
 import { startProcess, type ServerProcess } from "../support/processes.ts";
-import { basicAuth, rawPoll, takeEvents, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
+import { asksToRetry, basicAuth, rawPoll, takeEvents, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
 import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, type TestRedisPrefix } from "../support/services.ts";
 
 jest.setTimeout(240_000);
@@ -75,6 +75,7 @@ describe("an events process killed under load", () => {
 
     const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
     const failures: string[] = [];
+    let retried = 0;
     let stopping = false;
     const loops = pollers.map(async (poller) => {
       while (!stopping) {
@@ -90,6 +91,11 @@ describe("an events process killed under load", () => {
           }
           failures.push(`${poller.queueId} on node ${poller.node}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
           return;
+        }
+        if (asksToRetry(answer)) {
+          retried++;
+          await sleep(200);
+          continue;
         }
         if (answer.status !== 200 || answer.body.result !== "success") {
           failures.push(`${poller.queueId}: ${answer.status} ${JSON.stringify(answer.body)}`);
@@ -120,6 +126,6 @@ describe("an events process killed under load", () => {
     expect(pollers.filter((poller) => poller.node === 0)).toEqual([]);
     const wrong = pollers.filter((poller) => JSON.stringify(poller.received.filter((id) => sent.includes(id))) !== JSON.stringify(sent));
     expect(wrong.slice(0, 3).map((poller) => ({ queue: poller.queueId, received: poller.received }))).toEqual([]);
-    process.stdout.write(`kill: ${pollers.filter((p) => p.switched > 0).length} clients moved; all ${pollers.length} got ${sent.length} messages once, in order\n`);
+    process.stdout.write(`kill: ${pollers.filter((p) => p.switched > 0).length} clients moved; all ${pollers.length} got ${sent.length} messages once, in order; ${retried} polls asked to retry (503)\n`);
   });
 });

@@ -48,3 +48,11 @@ export function takeEvents(poller: RawPoller, answer: PollAnswer): void {
     if (event.type === "message") poller.received.push(event.message!.id);
   }
 }
+
+/**
+ * A 503 SERVICE_UNAVAILABLE: the server asks the client to come back (Zulip's clients retry after
+ * a pause). On a loaded machine a burst of a thousand polls can meet a backing service's timeout.
+ */
+export function asksToRetry(answer: PollAnswer): boolean {
+  return answer.status === 503 && answer.body.code === "SERVICE_UNAVAILABLE";
+}

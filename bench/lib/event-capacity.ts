@@ -1,0 +1,235 @@
+// The event tier's capacity figures (issue 16), each beside a bare Node ceiling from the same run:
+// - sustained delivery: senders post to a stream of 200 long-polling users as fast as they can;
+//   message events the pollers receive per second. Ceiling: a bare Node server waking 200 held
+//   polls on every POST, at the same concurrency.
+// - memory per idle held poll at 10,000 held, on an events process that does nothing else.
+//   Ceiling: a bare Node server holding as many.
+// - /register in the embedded single process (PGlite, in-process bus), 4 concurrent.
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { PGlite } from "@electric-sql/pglite";
+import { startProcess } from "../../test/support/processes.ts";
+import { startBareFanout } from "./bare-fanout.ts";
+import { runConcurrent } from "./concurrency.ts";
+import { basicAuth } from "./environment.ts";
+import { request } from "./http-client.ts";
+import { newPollAgent, pollForever, type Poller } from "./long-polls.ts";
+import { processCpuMs, processRssBytes } from "./process-cpu.ts";
+import { seedRealmWith, type SeededUser } from "./seed.ts";
+import { percentile } from "./stats.ts";
+import { waitUntil } from "./wait.ts";
+
+const FORM = "application/x-www-form-urlencoded";
+const SENDERS = 4;
+
+function post(url: string, user: SeededUser, form: Record<string, string>) {
+  return request(url, { method: "POST", headers: { Authorization: basicAuth(user.email, user.apiKey), "Content-Type": FORM }, body: new URLSearchParams(form).toString() });
+}
+
+/** Registers a queue for message events; throws on anything but success. */
+export async function registerForMessages(eventsUrl: string, user: SeededUser): Promise<Poller> {
+  const res = await post(`${eventsUrl}/api/v1/register`, user, { event_types: JSON.stringify(["message"]) });
+  if (res.status !== 200) throw new Error(`POST /register: ${res.status} ${res.body.slice(0, 200)}`);
+  const { queue_id, last_event_id } = JSON.parse(res.body) as { queue_id: string; last_event_id: number };
+  return { user, queueId: queue_id, lastEventId: last_event_id };
+}
+
+export interface SustainedFigures {
+  deliveriesPerSecond: number;
+  messagesPerSecond: number;
+  eventsCpuUsPerDelivery: number;
+  bareDeliveriesPerSecond: number;
+}
+
+/**
+ * `pollers` (one queue each, no other queue in the store) long-poll while SENDERS post to a stream
+ * only they are subscribed to, for `seconds` after a warm-up.
+ */
+export async function measureSustained(options: { apiUrl: string; eventsUrl: string; eventsPid: number; pollers: Poller[]; seconds: number }): Promise<SustainedFigures> {
+  const { apiUrl, eventsUrl, pollers, seconds } = options;
+  const sender = pollers[0].user;
+  const subscribed = await post(`${apiUrl}/api/v1/users/me/subscriptions`, sender, {
+    subscriptions: JSON.stringify([{ name: "sustained" }]),
+    principals: JSON.stringify(pollers.map((poller) => poller.user.id)),
+  });
+  if (subscribed.status !== 200) throw new Error(`subscribing the pollers: ${subscribed.status} ${subscribed.body}`);
+
+  let counting = false;
+  let delivered = 0;
+  const agent = newPollAgent();
+  const polls = pollForever(eventsUrl, pollers, (events) => {
+    if (counting) for (const event of events) if (event.type === "message") delivered++;
+  }, agent);
+  await sleep(1000);
+  let sending = true;
+  let sent = 0;
+  const senders = Array.from({ length: SENDERS }, async (_, s) => {
+    while (sending) {
+      const res = await post(`${apiUrl}/api/v1/messages`, sender, { type: "stream", to: "sustained", topic: `sender ${s}`, content: `sustained ${sent}` });
+      if (res.status !== 200) throw new Error(`POST /messages: ${res.status} ${res.body}`);
+      if (counting) sent++;
+    }
+  });
+  await sleep(2000);
+  counting = true;
+  const cpuStart = processCpuMs(options.eventsPid);
+  const started = performance.now();
+  await sleep(seconds * 1000);
+  counting = false;
+  const elapsedS = (performance.now() - started) / 1000;
+  const cpuMs = processCpuMs(options.eventsPid) - cpuStart;
+  const counted = delivered;
+  sending = false;
+  await Promise.all(senders);
+  await sleep(1000);
+  polls.stop();
+  agent.destroy();
+  await polls.done;
+
+  // The ceiling: a bare server waking the same number of held polls on every POST.
+  const bare = await startBareFanout(JSON.stringify({ result: "success", msg: "", events: [{ type: "message", id: 1, message: { content: "x".repeat(600) } }], queue_id: "x" }));
+  let bareDelivered = 0;
+  let bareCounting = false;
+  let bareElapsedS = 0;
+  try {
+    const bareAgent = newPollAgent();
+    let stopped = false;
+    const barePolls = Promise.all(
+      pollers.map(async () => {
+        while (!stopped) {
+          const res = await request(`${bare.url}/poll`, { agent: bareAgent }).catch(() => null);
+          if (stopped || res === null) return;
+          JSON.parse(res.body);
+          if (bareCounting) bareDelivered++;
+        }
+      }),
+    );
+    await sleep(1000);
+    let triggering = true;
+    const triggers = Array.from({ length: SENDERS }, async () => {
+      while (triggering) await request(`${bare.url}/trigger`, { method: "POST", body: "" });
+    });
+    await sleep(2000);
+    bareCounting = true;
+    const bareStarted = performance.now();
+    await sleep(seconds * 1000);
+    bareCounting = false;
+    bareElapsedS = (performance.now() - bareStarted) / 1000;
+    triggering = false;
+    await Promise.all(triggers);
+    stopped = true;
+    bareAgent.destroy();
+    await barePolls;
+  } finally {
+    await bare.close();
+  }
+  return {
+    deliveriesPerSecond: counted / elapsedS,
+    messagesPerSecond: sent / elapsedS,
+    eventsCpuUsPerDelivery: (cpuMs * 1000) / Math.max(1, counted),
+    bareDeliveriesPerSecond: bareDelivered / bareElapsedS,
+  };
+}
+
+export interface HeldPollMemory {
+  kibPerPoll: number;
+  bareKibPerPoll: number;
+}
+
+/**
+ * RSS per idle held poll: a fresh events process (`env`) holding one poll for each queue in
+ * `pollers`, against its RSS before. The queues were registered elsewhere: they live in Redis.
+ */
+export async function measureHeldPollMemory(env: Record<string, string>, pollers: Poller[]): Promise<HeldPollMemory> {
+  const node = await startProcess({ ...env, ROLE: "events", EVENT_HEARTBEAT_SECONDS: "600" });
+  let perPoll = 0;
+  try {
+    const url = `http://127.0.0.1:${node.port}`;
+    perPoll = await heldMemory(node.child.pid!, pollers.length, async (agent) => {
+      const polls = pollForever(url, pollers, () => undefined, agent);
+      return async () => {
+        polls.stop();
+        await polls.done;
+      };
+    });
+  } finally {
+    await node.stop();
+  }
+  const bare = await startBareFanout("{}");
+  let barePerPoll = 0;
+  try {
+    barePerPoll = await heldMemory(bare.pid, pollers.length, async (agent) => {
+      const polls = Promise.all(pollers.map(() => request(`${bare.url}/poll`, { agent }).catch(() => null)));
+      return async () => {
+        await polls;
+      };
+    });
+  } finally {
+    await bare.close();
+  }
+  return { kibPerPoll: perPoll / 1024, bareKibPerPoll: barePerPoll / 1024 };
+}
+
+/** Bytes of RSS per poll while `count` polls are held, from a settled baseline. */
+async function heldMemory(pid: number, count: number, hold: (agent: ReturnType<typeof newPollAgent>) => Promise<() => Promise<void>>): Promise<number> {
+  await sleep(2000);
+  const before = processRssBytes(pid);
+  const agent = newPollAgent();
+  const release = await hold(agent);
+  const connected = () => Object.values(agent.sockets).reduce((sum, list) => sum + (list?.length ?? 0), 0);
+  await waitUntil(`${count} polls connected`, () => connected() >= count, 60_000, 50);
+  // Every request is on the server by now; let it reach its wait.
+  await sleep(3000);
+  const held = processRssBytes(pid);
+  agent.destroy();
+  await release();
+  return (held - before) / count;
+}
+
+export interface EmbeddedRegisterFigures {
+  p50: number;
+  p95: number;
+  cpuMsPerRegister: number;
+}
+
+/**
+ * POST /register with the full state on the embedded single process (PGlite under a data
+ * directory, the in-process bus), on the same realm, seeded while the server is stopped.
+ */
+export async function measureEmbeddedRegister(options: { users: number; streams: number; registers: number; warmup: number }): Promise<EmbeddedRegisterFigures> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "bench-embedded-"));
+  const env = { ROLE: "all", PORT: "0", BIND_ADDRESS: "127.0.0.1", DATA_DIR: dataDir, BOOTSTRAP_OWNER_PASSWORD: "bench-password", RATE_LIMITING: "false", LOG_LEVEL: "info" };
+  try {
+    // Once to create and bootstrap the database, then seeded directly.
+    await (await startProcess(env)).stop();
+    const pglite = await PGlite.create(path.join(dataDir, "pglite"));
+    let users: SeededUser[];
+    try {
+      ({ users } = await seedRealmWith(pglite, { users: options.users, streams: options.streams, subscribersPerStream: [10, 100] }));
+    } finally {
+      await pglite.close();
+    }
+    const node = await startProcess(env);
+    try {
+      const url = `http://127.0.0.1:${node.port}`;
+      const register = async (i: number) => {
+        const user = users[i % users.length];
+        const res = await request(`${url}/api/v1/register`, { method: "POST", headers: { Authorization: basicAuth(user.email, user.apiKey), "Content-Type": FORM }, body: "" });
+        if (res.status !== 200) throw new Error(`embedded POST /register: ${res.status} ${res.body.slice(0, 200)}`);
+        const queueId = /"queue_id":"([^"]+)"/.exec(res.body)?.[1] ?? "";
+        await request(`${url}/api/v1/events?queue_id=${encodeURIComponent(queueId)}`, { method: "DELETE", headers: { Authorization: basicAuth(user.email, user.apiKey) } });
+      };
+      await runConcurrent(options.warmup, 4, (i) => register(options.registers + i));
+      const cpuStart = processCpuMs(node.child.pid);
+      const { samples } = await runConcurrent(options.registers, 4, register);
+      const cpuMs = processCpuMs(node.child.pid) - cpuStart;
+      return { p50: percentile(samples, 50), p95: percentile(samples, 95), cpuMsPerRegister: cpuMs / options.registers };
+    } finally {
+      await node.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
