@@ -123,20 +123,31 @@ export function createFanout(queues: QueueStore): ChangeHandler {
 
     for (const routed of batch.events) {
       const reached = new Set<string>();
+      // Most queues of a send ask for the same shape (the store gives queues with the same settings
+      // one settings object) and their users share flags: each shape is made once, and the store
+      // serializes each distinct event object once.
+      const shapes = new Map<QueueSettings, Map<string, EventPayload[]>>();
+      const shapeFor = (settings: QueueSettings, flags: string[] | null): EventPayload[] => {
+        let byFlags = shapes.get(settings);
+        if (byFlags === undefined) shapes.set(settings, (byFlags = new Map()));
+        const flagsKey = flags === null ? "" : `[${flags.join(",")}`;
+        let events = byFlags.get(flagsKey);
+        if (events === undefined) {
+          const shaped = shapeEvent(routed.event, settings, flags);
+          byFlags.set(flagsKey, (events = shaped ? expandForClient(shaped, settings) : []));
+        }
+        return events;
+      };
       for (const { id, flags } of eventRecipients(routed.users)) {
         for (const queue of queuesByUser.get(id) ?? []) {
           reached.add(queue.id);
-          const settings = queueSettings(queue);
-          const shaped = shapeEvent(routed.event, settings, flags);
-          if (shaped) add(queue.id, expandForClient(shaped, settings));
+          add(queue.id, shapeFor(queueSettings(queue), flags));
         }
       }
       if (routed.allPublicStreams) {
         for (const queue of publicQueues) {
           if (reached.has(queue.id) || !current(queue)) continue;
-          const settings = queueSettings(queue);
-          const shaped = shapeEvent(routed.event, settings, []);
-          if (shaped) add(queue.id, expandForClient(shaped, settings));
+          add(queue.id, shapeFor(queueSettings(queue), []));
         }
       }
     }

@@ -471,6 +471,20 @@ export function busContract(harness: BusHarness): void {
       expect(events).toEqual([{ ...event(0), id: 0 }, { ...rich, id: 1 }, { ...event(2), id: 2 }]);
     });
 
+    it("appends one event object to many queues, each numbering it as its own, past one call's share", async () => {
+      const { queues } = newBus({ maxQueuesPerUser: 1000 });
+      const many = await Promise.all(Array.from({ length: 620 }, (_, i) => queues.create(options(1 + (i % 7)))));
+      const shared = event(1);
+      const own = event(2);
+      // Some queues are ahead of the others, so the same event gets different ids.
+      await queues.append("s0", many.filter((_, i) => i % 3 === 0).map((q) => ({ queueId: q.id, events: [event(0)] })));
+      await queues.append("s1", many.map((q, i) => ({ queueId: q.id, events: i === 5 ? [shared, own, shared] : [shared] })));
+      for (const [i, q] of many.entries()) {
+        const expected = [...(i % 3 === 0 ? [event(0)] : []), ...(i === 5 ? [shared, own, shared] : [shared])];
+        expect((await queues.read(q.id, -1))!).toEqual(expected.map((e, id) => ({ ...e, id })));
+      }
+    });
+
     it("appends each source id to a queue at most once", async () => {
       const { queues } = newBus();
       const q1 = await queues.create(options(1));

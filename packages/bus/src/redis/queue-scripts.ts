@@ -6,13 +6,14 @@ import type { Result } from "ioredis";
 declare module "ioredis" {
   interface RedisCommander<Context> {
     /**
-     * Returns the number of events added, -1 if sourceId was already applied, 0 if the queue is
-     * gone, -2 if the events took it past maxEvents (0: no limit) and it was deleted.
+     * Appends to many queues in one call, each queue at most once per source id: ARGV after the
+     * five fixed ones (source id, now, dedupe window, max events, prefix) are the distinct events'
+     * JSON (their count first), then per queue its id, its event count and each event's 1-based
+     * index among them. Per queue: the number of events added, -1 if the source id was already
+     * applied, 0 if the queue is gone, -2 if the events took it past maxEvents (0: no limit) and
+     * it was deleted.
      */
-    busQueueAppend(
-      queueKey: string, eventsKey: string, sourcesKey: string, pollKey: string, deadlineKey: string,
-      sourceId: string, nowMs: number, dedupeWindowMs: number, maxEvents: number, prefix: string, queueId: string, ...eventsJson: string[]
-    ): Result<number, Context>;
+    busQueueAppendMany(pollKey: string, deadlineKey: string, ...args: (string | number)[]): Result<number[], Context>;
     /** Deletes the user's least recently polled queues past `limit`, never `keepId`; returns their ids. */
     busQueueEvict(
       userQueuesKey: string, pollKey: string, deadlineKey: string,
@@ -47,37 +48,57 @@ local function deleteQueue(prefix, queueId, userId, realmId, pollKey, deadlineKe
 end
 `;
 
-// Each event arrives as JSON without `id`; the id is spliced in as the last member rather than
-// going through cjson, which would rewrite numbers and turn empty arrays into objects. A queue its
-// client lets grow past the limit is dropped whole: its next poll learns BAD_EVENT_QUEUE_ID and
-// registers again, which real clients do, rather than reading a queue with a hole in it.
-const APPEND = `${DELETE_QUEUE}
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if redis.call('ZSCORE', KEYS[3], ARGV[1]) then return -1 end
+// Appends events to many queues at once, each distinct event's JSON sent once (a message to a
+// stream of 1,000 was 1,000 calls carrying 1.5 MB of the same text). Each event arrives as JSON
+// without `id`; the id is spliced in as the last member rather than going through cjson, which
+// would rewrite numbers and turn empty arrays into objects. A queue its client lets grow past the
+// limit is dropped whole: its next poll learns BAD_EVENT_QUEUE_ID and registers again, which real
+// clients do, rather than reading a queue with a hole in it. The queues' keys are built from
+// the prefix (as keys.ts builds them): on one Redis server, not slot-safe on a Redis Cluster.
+const APPEND_MANY = `${DELETE_QUEUE}
+local sourceId = ARGV[1]
 local now = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
 local maxEvents = tonumber(ARGV[4])
-local n = #ARGV - 6
-if maxEvents > 0 and redis.call('ZCARD', KEYS[2]) + n > maxEvents then
-  local owner = redis.call('HMGET', KEYS[1], 'userId', 'realmId')
-  deleteQueue(ARGV[5], ARGV[6], owner[1], owner[2], KEYS[4], KEYS[5])
-  return -2
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[3]))
-redis.call('ZADD', KEYS[3], now, ARGV[1])
-local first = redis.call('HINCRBY', KEYS[1], 'nextId', n) - n
-local args = {}
-for i = 1, n do
-  local id = first + i - 1
-  local json = ARGV[i + 6]
-  args[#args + 1] = id
-  args[#args + 1] = string.sub(json, 1, -2) .. ',"id":' .. string.format('%d', id) .. '}'
-  -- unpack() is bounded by the Lua stack
-  if #args >= 1000 or i == n then
-    redis.call('ZADD', KEYS[2], unpack(args))
-    args = {}
+local prefix = ARGV[5]
+local variants = tonumber(ARGV[6])
+local results = {}
+local i = 7 + variants
+while i <= #ARGV do
+  local queueId = ARGV[i]
+  local n = tonumber(ARGV[i + 1])
+  local queueKey = prefix .. 'q:' .. queueId
+  local eventsKey = prefix .. 'qe:' .. queueId
+  local sourcesKey = prefix .. 'qs:' .. queueId
+  local result = n
+  if redis.call('EXISTS', queueKey) == 0 then
+    result = 0
+  elseif redis.call('ZSCORE', sourcesKey, sourceId) then
+    result = -1
+  elseif maxEvents > 0 and redis.call('ZCARD', eventsKey) + n > maxEvents then
+    local owner = redis.call('HMGET', queueKey, 'userId', 'realmId')
+    deleteQueue(prefix, queueId, owner[1], owner[2], KEYS[1], KEYS[2])
+    result = -2
+  else
+    redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
+    redis.call('ZADD', sourcesKey, now, sourceId)
+    local first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
+    local args = {}
+    for j = 1, n do
+      local id = first + j - 1
+      local json = ARGV[6 + tonumber(ARGV[i + 1 + j])]
+      args[#args + 1] = id
+      args[#args + 1] = string.sub(json, 1, -2) .. ',"id":' .. string.format('%d', id) .. '}'
+      if #args >= 1000 or j == n then
+        redis.call('ZADD', eventsKey, unpack(args))
+        args = {}
+      end
+    end
   end
+  results[#results + 1] = result
+  i = i + 2 + n
 end
-return n
+return results
 `;
 
 // A user's queues past the limit, least recently polled first (ARGV: prefix, limit, the id to keep).
@@ -169,8 +190,8 @@ return out
 `;
 
 export function defineQueueScripts(redis: Redis): void {
-  redis.defineCommand("busQueueAppend", { numberOfKeys: 5, lua: APPEND });
   redis.defineCommand("busQueueEvict", { numberOfKeys: 3, lua: EVICT });
+  redis.defineCommand("busQueueAppendMany", { numberOfKeys: 2, lua: APPEND_MANY });
   redis.defineCommand("busQueueRead", { numberOfKeys: 4, lua: READ });
   redis.defineCommand("busQueueDelete", { numberOfKeys: 5, lua: DELETE });
   redis.defineCommand("busQueuesOfSets", { lua: QUEUES_OF_SETS });

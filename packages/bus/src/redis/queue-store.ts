@@ -1,5 +1,5 @@
 import type Redis from "ioredis";
-import { DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
+import { chunked, DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
 import { connectRedis } from "./connection";
@@ -14,6 +14,8 @@ export interface RedisQueueStoreOptions extends QueueLimits {
 }
 
 const IDLE_SCAN_BATCH = 500;
+/** Queues one append script call fills at most. */
+const APPEND_QUEUES_PER_CALL = 500;
 
 /**
  * Event queues in Redis. Per queue: a hash (`q:`), a sorted set of events scored by id (`qe:`) and
@@ -102,23 +104,41 @@ export class RedisQueueStore implements QueueStore {
     const work = appends.filter((append) => append.events.length > 0);
     if (work.length === 0) return;
     const now = Date.now();
-    const pipeline = this.redis.pipeline();
-    for (const { queueId, events } of work) {
-      pipeline.busQueueAppend(
-        this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queueSources(queueId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
-        sourceId, now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, this.keys.prefix, queueId, ...events.map(eventJsonWithoutId),
-      );
-    }
-    const results = (await pipeline.exec()) ?? [];
-    // A source id already applied (-1) is announced again: the earlier attempt may have died
-    // between appending and publishing, and a spurious wake-up costs a poller one read. A queue
-    // dropped for overflowing (-2) is announced so that a waiting poll learns it is gone.
     const ready = new Set<string>();
     let failure: Error | null = null;
-    results.forEach(([error, added], i) => {
-      if (error) failure ??= error;
-      else if (added !== 0) ready.add(work[i].queueId);
+    // In calls of bounded size, so that no one script holds Redis for long.
+    const calls = chunked(work, APPEND_QUEUES_PER_CALL).map(async (chunk) => {
+      // Each distinct event object (the fan-out shapes one per kind of queue) is serialized and sent once.
+      const variants = new Map<EventPayload, number>();
+      const texts: string[] = [];
+      const perQueue: (string | number)[] = [];
+      for (const { queueId, events } of chunk) {
+        perQueue.push(queueId, events.length);
+        for (const event of events) {
+          let index = variants.get(event);
+          if (index === undefined) {
+            texts.push(eventJsonWithoutId(event));
+            variants.set(event, (index = texts.length));
+          }
+          perQueue.push(index);
+        }
+      }
+      try {
+        const results = await this.redis.busQueueAppendMany(
+          this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
+          sourceId, now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, this.keys.prefix, texts.length, ...texts, ...perQueue,
+        );
+        // A source id already applied (-1) is announced again: the earlier attempt may have died
+        // between appending and publishing, and a spurious wake-up costs a poller one read. A queue
+        // dropped for overflowing (-2) is announced so that a waiting poll learns it is gone.
+        results.forEach((added, i) => {
+          if (added !== 0) ready.add(chunk[i].queueId);
+        });
+      } catch (error) {
+        failure ??= error as Error;
+      }
     });
+    await Promise.all(calls);
     if (ready.size > 0) await this.redis.publish(this.keys.queueReadyChannel(), JSON.stringify([...ready]));
     if (failure) throw failure;
   }
@@ -268,12 +288,15 @@ export class RedisQueueStore implements QueueStore {
 /** The scripts' answer, queue ids each followed by its hash's fields. */
 function queueInfos(flat: (string | string[])[]): QueueInfo[] {
   const queues: QueueInfo[] = [];
+  // Queues with the same settings text get one settings object: parsed once, and the fan-out
+  // shapes an event once per settings object.
+  const settings = new Map<string, Record<string, unknown>>();
   for (let i = 0; i + 1 < flat.length; i += 2) {
     const id = flat[i] as string;
     const pairs = flat[i + 1] as string[];
     const fields: Record<string, string> = {};
     for (let j = 0; j + 1 < pairs.length; j += 2) fields[pairs[j]] = pairs[j + 1];
-    queues.push(toQueueInfo(id, fields));
+    queues.push(toQueueInfo(id, fields, settings));
   }
   return queues;
 }
@@ -288,13 +311,18 @@ function eventJsonWithoutId(event: EventPayload): string {
   return JSON.stringify({ ...event, id: undefined });
 }
 
-function toQueueInfo(id: string, fields: Record<string, string>): QueueInfo {
+function toQueueInfo(id: string, fields: Record<string, string>, parsedSettings?: Map<string, Record<string, unknown>>): QueueInfo {
+  let settings = parsedSettings?.get(fields.settings);
+  if (settings === undefined) {
+    settings = JSON.parse(fields.settings) as Record<string, unknown>;
+    parsedSettings?.set(fields.settings, settings);
+  }
   return {
     id,
     userId: Number(fields.userId),
     realmId: Number(fields.realmId),
     allPublicStreams: fields.allPublicStreams === "1",
-    settings: JSON.parse(fields.settings) as Record<string, unknown>,
+    settings,
     // Queues created before positions were recorded take every batch, as they did.
     since: fields.since ?? STREAM_START,
     lastPollMs: Number(fields.lastPollMs),
