@@ -1,7 +1,7 @@
 // The event tier's capacity figures (issue 16), each beside a bare Node ceiling from the same run:
-// - sustained delivery: senders post to a stream of 200 long-polling users as fast as they can;
-//   message events the pollers receive per second. Ceiling: a bare Node server waking 200 held
-//   polls on every POST, at the same concurrency.
+// - sustained delivery: copies of one real send to a stream of 200 long-polling users are published
+//   straight to the change stream at a fixed rate; message events the pollers receive per second.
+//   Ceiling: a bare Node server waking 200 held polls on every POST, 4 POSTing at once.
 // - memory per idle held poll at 10,000 held, on an events process that does nothing else.
 //   Ceiling: a bare Node server holding as many.
 // - /register in the embedded single process (PGlite, in-process bus), 4 concurrent.
@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { PGlite } from "@electric-sql/pglite";
+import Redis from "ioredis";
 import { startProcess } from "../../test/support/processes.ts";
 import { startBareFanout } from "./bare-fanout.ts";
 import { runConcurrent } from "./concurrency.ts";
@@ -38,16 +39,29 @@ export async function registerForMessages(eventsUrl: string, user: SeededUser): 
 
 export interface SustainedFigures {
   deliveriesPerSecond: number;
-  messagesPerSecond: number;
+  offeredPerSecond: number;
   eventsCpuUsPerDelivery: number;
+  eventsPerAnswer: number;
   bareDeliveriesPerSecond: number;
 }
 
 /**
- * `pollers` (one queue each, no other queue in the store) long-poll while SENDERS post to a stream
- * only they are subscribed to, for `seconds` after a warm-up.
+ * What one events process delivers: `pollers` (one queue each, no other queue in the store)
+ * long-poll while the change stream gets a message to a stream only they are subscribed to,
+ * `batchesPerSecond` of them, for `seconds` after a warm-up. The batches are copies of one real
+ * send's, published straight to the stream (each with its own batch id): the API process and
+ * Postgres, which share this machine's two cores, would otherwise be what is measured.
  */
-export async function measureSustained(options: { apiUrl: string; eventsUrl: string; eventsPid: number; pollers: Poller[]; seconds: number }): Promise<SustainedFigures> {
+export async function measureSustained(options: {
+  apiUrl: string;
+  eventsUrl: string;
+  eventsPid: number;
+  pollers: Poller[];
+  seconds: number;
+  batchesPerSecond: number;
+  realmId: number;
+  redis: { url: string; prefix: string; shards: number };
+}): Promise<SustainedFigures> {
   const { apiUrl, eventsUrl, pollers, seconds } = options;
   const sender = pollers[0].user;
   const subscribed = await post(`${apiUrl}/api/v1/users/me/subscriptions`, sender, {
@@ -58,35 +72,69 @@ export async function measureSustained(options: { apiUrl: string; eventsUrl: str
 
   let counting = false;
   let delivered = 0;
+  let answers = 0;
   const agent = newPollAgent();
   const polls = pollForever(eventsUrl, pollers, (events) => {
-    if (counting) for (const event of events) if (event.type === "message") delivered++;
+    if (!counting) return;
+    answers++;
+    for (const event of events) if (event.type === "message") delivered++;
   }, agent);
   await sleep(1000);
-  let sending = true;
-  let sent = 0;
-  const senders = Array.from({ length: SENDERS }, async (_, s) => {
-    while (sending) {
-      const res = await post(`${apiUrl}/api/v1/messages`, sender, { type: "stream", to: "sustained", topic: `sender ${s}`, content: `sustained ${sent}` });
-      if (res.status !== 200) throw new Error(`POST /messages: ${res.status} ${res.body}`);
-      if (counting) sent++;
-    }
-  });
-  await sleep(2000);
-  counting = true;
-  const cpuStart = processCpuMs(options.eventsPid);
-  const started = performance.now();
-  await sleep(seconds * 1000);
-  counting = false;
-  const elapsedS = (performance.now() - started) / 1000;
-  const cpuMs = processCpuMs(options.eventsPid) - cpuStart;
-  const counted = delivered;
-  sending = false;
-  await Promise.all(senders);
-  await sleep(1000);
-  polls.stop();
-  agent.destroy();
-  await polls.done;
+
+  // The batch of one real send, as the API process published it.
+  const sent = await post(`${apiUrl}/api/v1/messages`, sender, { type: "stream", to: "sustained", topic: "sustained", content: "a message of **sustained** delivery, about as long as most" });
+  if (sent.status !== 200) throw new Error(`POST /messages: ${sent.status} ${sent.body}`);
+  const redis = new Redis(options.redis.url);
+  let offered = 0;
+  let figures: Omit<SustainedFigures, "bareDeliveriesPerSecond">;
+  try {
+    const realmId = options.realmId;
+    const streamKey = `${options.redis.prefix}changes:${realmId % options.redis.shards}`;
+    const [[, fields]] = (await redis.xrevrange(streamKey, "+", "-", "COUNT", 1)) as [string, string[]][];
+    const template = JSON.parse(fields[1]) as { id: string; realmId: number; events: unknown[] };
+    const eventsJson = JSON.stringify(template.events);
+    let n = 0;
+    let publishing = true;
+    const intervalMs = 10;
+    const perInterval = options.batchesPerSecond / (1000 / intervalMs);
+    let owed = 0;
+    const publisher = (async () => {
+      while (publishing) {
+        owed += perInterval;
+        const pipeline = redis.pipeline();
+        for (; owed >= 1; owed--) {
+          pipeline.xadd(streamKey, "*", "b", `{"id":"sustained-${n++}","realmId":${realmId},"events":${eventsJson}}`);
+          if (counting) offered++;
+        }
+        await pipeline.exec();
+        await sleep(intervalMs);
+      }
+    })();
+    await sleep(2000);
+    counting = true;
+    const cpuStart = processCpuMs(options.eventsPid);
+    const started = performance.now();
+    await sleep(seconds * 1000);
+    counting = false;
+    const elapsedS = (performance.now() - started) / 1000;
+    const cpuMs = processCpuMs(options.eventsPid) - cpuStart;
+    publishing = false;
+    await publisher;
+    const counted = delivered;
+    const countedAnswers = answers;
+    await sleep(2000);
+    polls.stop();
+    agent.destroy();
+    await polls.done;
+    figures = {
+      deliveriesPerSecond: counted / elapsedS,
+      offeredPerSecond: (offered * pollers.length) / elapsedS,
+      eventsCpuUsPerDelivery: (cpuMs * 1000) / Math.max(1, counted),
+      eventsPerAnswer: counted / Math.max(1, countedAnswers),
+    };
+  } finally {
+    redis.disconnect();
+  }
 
   // The ceiling: a bare server waking the same number of held polls on every POST.
   const bare = await startBareFanout(JSON.stringify({ result: "success", msg: "", events: [{ type: "message", id: 1, message: { content: "x".repeat(600) } }], queue_id: "x" }));
@@ -125,12 +173,7 @@ export async function measureSustained(options: { apiUrl: string; eventsUrl: str
   } finally {
     await bare.close();
   }
-  return {
-    deliveriesPerSecond: counted / elapsedS,
-    messagesPerSecond: sent / elapsedS,
-    eventsCpuUsPerDelivery: (cpuMs * 1000) / Math.max(1, counted),
-    bareDeliveriesPerSecond: bareDelivered / bareElapsedS,
-  };
+  return { ...figures, bareDeliveriesPerSecond: bareDelivered / bareElapsedS };
 }
 
 export interface HeldPollMemory {

@@ -4,10 +4,8 @@
 // every message sent before, during and after reaches every queue exactly once.
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ApiClient } from "../support/client.ts";
-import { asksToRetry, basicAuth, rawPoll, takeEvents, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
-import { startProcess, type ServerProcess } from "../support/processes.ts";
-import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, type TestRedisPrefix } from "../support/services.ts";
+import { asksToRetry, rawPoll, takeEvents, usersWithQueues, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
+import { useTierProcesses } from "../support/tier-processes.ts";
 
 jest.setTimeout(240_000);
 
@@ -22,55 +20,18 @@ interface Poller extends RawPoller {
 }
 
 describe("an events node shutting down under 1,000 held polls", () => {
-  let database: TestDatabase;
-  let redis: TestRedisPrefix;
-  const processes: ServerProcess[] = [];
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    redis = createRedisPrefix();
-  });
-  afterAll(async () => {
-    await Promise.all(processes.map((p) => p.kill()));
-    await database.drop();
-    await redis.clear();
-  });
+  const tiers = useTierProcesses({ EVENT_HEARTBEAT_SECONDS: "60", EVENT_QUEUES_PER_USER: String(QUEUES_PER_USER) });
 
   test("answers every held poll at once, resets no connection, and loses no event", async () => {
-    const env = {
-      BOOTSTRAP_OWNER_EMAIL: "owner@example.com",
-      BOOTSTRAP_OWNER_PASSWORD: "owner-password",
-      DEV_MODE: "true",
-      BIND_ADDRESS: "127.0.0.1",
-      DATABASE_URL: database.url,
-      REDIS_URL,
-      REDIS_PREFIX: redis.prefix,
-      PORT: "0",
-      EVENT_HEARTBEAT_SECONDS: "60",
-      EVENT_QUEUES_PER_USER: String(QUEUES_PER_USER),
-    };
-    const api = await startProcess({ ...env, ROLE: "api" });
-    processes.push(api);
-    const nodes = await Promise.all([startProcess({ ...env, ROLE: "events", SHUTDOWN_DELAY_SECONDS: "1" }), startProcess({ ...env, ROLE: "events" })]);
-    processes.push(...nodes);
+    const api = await tiers.start("api");
+    const nodes = await Promise.all([tiers.start("events", { SHUTDOWN_DELAY_SECONDS: "1" }), tiers.start("events")]);
     const ports = nodes.map((node) => node.port!);
     const apiUrl = `http://127.0.0.1:${api.port}`;
-    const owner = new ApiClient(apiUrl, { email: "owner@example.com", apiKey: (await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: "owner@example.com" })).body.api_key });
+    const owner = await tiers.owner(api);
 
     // 20 users with 50 queues each, registered on the node that stays.
-    const pollers: Poller[] = [];
-    for (let u = 0; u < USERS; u++) {
-      const email = `drain${u}@example.com`;
-      expect((await owner.post("/users", { email, password: "drain-password", full_name: `Drain ${u}`, short_name: `d${u}` })).body.result).toBe("success");
-      const apiKey = (await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: email })).body.api_key as string;
-      const onSurvivor = new ApiClient(`http://127.0.0.1:${ports[1]}`, { email, apiKey });
-      const auth = basicAuth(email, apiKey);
-      const registered = await Promise.all(Array.from({ length: QUEUES_PER_USER }, () => onSurvivor.post("/register", { event_types: ["message"] })));
-      for (const res of registered) {
-        expect(res.body.result).toBe("success");
-        pollers.push({ auth, queueId: res.body.queue_id, lastEventId: res.body.last_event_id, received: [], node: 0 });
-      }
-    }
+    const queues = await usersWithQueues(owner, apiUrl, { name: "drain", users: USERS, queuesPerUser: QUEUES_PER_USER, eventsUrl: () => `http://127.0.0.1:${ports[1]}` });
+    const pollers: Poller[] = queues.flat().map((poller) => ({ ...poller, node: 0 }));
 
     // Every client polls the first node until an answer says its connection closes.
     const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });

@@ -5,10 +5,8 @@
 // none registers again.
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ApiClient } from "../support/client.ts";
-import { startProcess, type ServerProcess } from "../support/processes.ts";
-import { asksToRetry, basicAuth, rawPoll, takeEvents, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
-import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, type TestRedisPrefix } from "../support/services.ts";
+import { asksToRetry, rawPoll, takeEvents, usersWithQueues, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
+import { useTierProcesses } from "../support/tier-processes.ts";
 
 jest.setTimeout(240_000);
 
@@ -24,54 +22,18 @@ interface Poller extends RawPoller {
 }
 
 describe("an events process killed under load", () => {
-  let database: TestDatabase;
-  let redis: TestRedisPrefix;
-  const processes: ServerProcess[] = [];
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    redis = createRedisPrefix();
-  });
-  afterAll(async () => {
-    await Promise.all(processes.map((p) => p.kill()));
-    await database.drop();
-    await redis.clear();
-  });
+  const tiers = useTierProcesses({ EVENT_HEARTBEAT_SECONDS: "60", EVENT_QUEUES_PER_USER: String(QUEUES_PER_USER) });
 
   test("every client gets every message once, in order, without registering again", async () => {
-    const env = {
-      BOOTSTRAP_OWNER_EMAIL: "owner@example.com",
-      BOOTSTRAP_OWNER_PASSWORD: "owner-password",
-      DEV_MODE: "true",
-      BIND_ADDRESS: "127.0.0.1",
-      DATABASE_URL: database.url,
-      REDIS_URL,
-      REDIS_PREFIX: redis.prefix,
-      PORT: "0",
-      EVENT_HEARTBEAT_SECONDS: "60",
-      EVENT_QUEUES_PER_USER: String(QUEUES_PER_USER),
-    };
-    const api = await startProcess({ ...env, ROLE: "api" });
-    processes.push(api);
-    const nodes = await Promise.all([startProcess({ ...env, ROLE: "events" }), startProcess({ ...env, ROLE: "events" })]);
-    processes.push(...nodes);
+    const api = await tiers.start("api");
+    const nodes = await Promise.all([tiers.start("events"), tiers.start("events")]);
     const ports = nodes.map((node) => node.port!);
     const apiUrl = `http://127.0.0.1:${api.port}`;
-    const owner = new ApiClient(apiUrl, { email: "owner@example.com", apiKey: (await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: "owner@example.com" })).body.api_key });
+    const owner = await tiers.owner(api);
 
     // 200 queues, half of them polled on each node.
-    const pollers: Poller[] = [];
-    for (let u = 0; u < USERS; u++) {
-      const email = `killed${u}@example.com`;
-      expect((await owner.post("/users", { email, password: "kill-password", full_name: `Killed ${u}`, short_name: `k${u}` })).body.result).toBe("success");
-      const apiKey = (await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: email })).body.api_key as string;
-      const client = new ApiClient(`http://127.0.0.1:${ports[u % 2]}`, { email, apiKey });
-      const registered = await Promise.all(Array.from({ length: QUEUES_PER_USER }, () => client.post("/register", { event_types: ["message"] })));
-      for (const [i, res] of registered.entries()) {
-        expect(res.body.result).toBe("success");
-        pollers.push({ auth: basicAuth(email, apiKey), queueId: res.body.queue_id, lastEventId: res.body.last_event_id, received: [], node: (i % 2) as 0 | 1, switched: 0 });
-      }
-    }
+    const queues = await usersWithQueues(owner, apiUrl, { name: "killed", users: USERS, queuesPerUser: QUEUES_PER_USER, eventsUrl: (u) => `http://127.0.0.1:${ports[u % 2]}` });
+    const pollers: Poller[] = queues.flatMap((ofUser) => ofUser.map((poller, i) => ({ ...poller, node: (i % 2) as 0 | 1, switched: 0 })));
 
     const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
     const failures: string[] = [];

@@ -3,8 +3,7 @@
 // the fan-out and the Redis connections are caught by it.
 import { setTimeout as sleep } from "node:timers/promises";
 import { ApiClient } from "../support/client.ts";
-import { startProcess, type ServerProcess } from "../support/processes.ts";
-import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, type TestRedisPrefix } from "../support/services.ts";
+import { useTierProcesses } from "../support/tier-processes.ts";
 
 jest.setTimeout(240_000);
 
@@ -12,37 +11,11 @@ const CYCLES = 8;
 const POLLS = 50;
 
 describe("an events node shut down repeatedly under load", () => {
-  let database: TestDatabase;
-  let redis: TestRedisPrefix;
-  const processes: ServerProcess[] = [];
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    redis = createRedisPrefix();
-  });
-  afterAll(async () => {
-    await Promise.all(processes.map((p) => p.kill()));
-    await database.drop();
-    await redis.clear();
-  });
+  const tiers = useTierProcesses({ EVENT_HEARTBEAT_SECONDS: "60", EVENT_QUEUES_PER_USER: String(POLLS) });
 
   test(`${CYCLES} shutdowns, each clean`, async () => {
-    const env = {
-      BOOTSTRAP_OWNER_EMAIL: "owner@example.com",
-      BOOTSTRAP_OWNER_PASSWORD: "owner-password",
-      DEV_MODE: "true",
-      BIND_ADDRESS: "127.0.0.1",
-      DATABASE_URL: database.url,
-      REDIS_URL,
-      REDIS_PREFIX: redis.prefix,
-      PORT: "0",
-      EVENT_HEARTBEAT_SECONDS: "60",
-      EVENT_QUEUES_PER_USER: String(POLLS),
-    };
-    const api = await startProcess({ ...env, ROLE: "api" });
-    processes.push(api);
-    const apiUrl = `http://127.0.0.1:${api.port}`;
-    const owner = new ApiClient(apiUrl, { email: "owner@example.com", apiKey: (await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: "owner@example.com" })).body.api_key });
+    const api = await tiers.start("api");
+    const owner = await tiers.owner(api);
     const outputs: string[] = [];
     let sending = true;
     let sent = 0;
@@ -54,8 +27,7 @@ describe("an events node shut down repeatedly under load", () => {
     })();
     try {
       for (let cycle = 0; cycle < CYCLES; cycle++) {
-        const node = await startProcess({ ...env, ROLE: "events" });
-        processes.push(node);
+        const node = await tiers.start("events");
         const client = new ApiClient(`http://127.0.0.1:${node.port}`, owner.credentials);
         const queues = await Promise.all(Array.from({ length: POLLS }, () => client.post("/register", { event_types: ["message"] })));
         // Polls held, woken and coming back while the node stops, at a different moment each cycle.

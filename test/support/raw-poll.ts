@@ -1,6 +1,7 @@
 // Long polls as a client with many queues makes them: plain node:http on a keep-alive agent, one
 // request per queue, reporting how each connection ended (the tests count resets).
 import http from "node:http";
+import { ApiClient } from "./client.ts";
 
 export interface RawPoller {
   auth: string;
@@ -55,4 +56,32 @@ export function takeEvents(poller: RawPoller, answer: PollAnswer): void {
  */
 export function asksToRetry(answer: PollAnswer): boolean {
   return answer.status === 503 && answer.body.code === "SERVICE_UNAVAILABLE";
+}
+
+/**
+ * Creates `users` members (`<name><n>@example.com`) through the owner's API process and registers
+ * `queuesPerUser` message queues for each, on the events process `eventsUrl(n)` names: the
+ * pollers, user by user.
+ */
+export async function usersWithQueues(
+  owner: ApiClient,
+  apiUrl: string,
+  options: { name: string; users: number; queuesPerUser: number; eventsUrl: (user: number) => string },
+): Promise<RawPoller[][]> {
+  const result: RawPoller[][] = [];
+  for (let u = 0; u < options.users; u++) {
+    const email = `${options.name}${u}@example.com`;
+    const created = await owner.post("/users", { email, password: `${options.name}-password`, full_name: `${options.name} ${u}`, short_name: `${options.name}${u}` });
+    if (created.body.result !== "success") throw new Error(`creating ${email}: ${JSON.stringify(created.body)}`);
+    const apiKey = (await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: email })).body.api_key as string;
+    const client = new ApiClient(options.eventsUrl(u), { email, apiKey });
+    const registered = await Promise.all(Array.from({ length: options.queuesPerUser }, () => client.post("/register", { event_types: ["message"] })));
+    result.push(
+      registered.map((res) => {
+        if (res.body.result !== "success") throw new Error(`registering for ${email}: ${JSON.stringify(res.body)}`);
+        return { auth: basicAuth(email, apiKey), queueId: res.body.queue_id, lastEventId: res.body.last_event_id, received: [] };
+      }),
+    );
+  }
+  return result;
 }

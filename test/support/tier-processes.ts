@@ -1,0 +1,54 @@
+// Tiers as separate OS processes on a database and Redis prefix of the test's own, for tests that
+// start, stop and kill them: the setup they share, and the owner's client on the API process.
+import { ApiClient } from "./client.ts";
+import { startProcess, type ServerProcess } from "./processes.ts";
+import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, type TestRedisPrefix } from "./services.ts";
+
+export const TIER_OWNER_EMAIL = "owner@example.com";
+
+export interface TierProcesses {
+  /** Starts a process of `role` with the shared settings and `extra`; it is killed after the tests. */
+  start(role: "all" | "api" | "events" | "worker", extra?: Record<string, string>): Promise<ServerProcess>;
+  /** The owner, through the given API process. */
+  owner(api: ServerProcess): Promise<ApiClient>;
+}
+
+/** Registers the hooks of a describe block whose tests run tier processes with `settings`. */
+export function useTierProcesses(settings: Record<string, string> = {}): TierProcesses {
+  let database: TestDatabase;
+  let redis: TestRedisPrefix;
+  const processes: ServerProcess[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    redis = createRedisPrefix();
+  });
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.kill()));
+    await database.drop();
+    await redis.clear();
+  });
+  return {
+    async start(role, extra = {}) {
+      const started = await startProcess({
+        BOOTSTRAP_OWNER_EMAIL: TIER_OWNER_EMAIL,
+        BOOTSTRAP_OWNER_PASSWORD: "owner-password",
+        DEV_MODE: "true",
+        BIND_ADDRESS: "127.0.0.1",
+        DATABASE_URL: database.url,
+        REDIS_URL,
+        REDIS_PREFIX: redis.prefix,
+        PORT: "0",
+        ...settings,
+        ...extra,
+        ROLE: role,
+      });
+      processes.push(started);
+      return started;
+    },
+    async owner(api) {
+      const apiUrl = `http://127.0.0.1:${api.port}`;
+      const key = await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: TIER_OWNER_EMAIL });
+      return new ApiClient(apiUrl, { email: TIER_OWNER_EMAIL, apiKey: key.body.api_key });
+    },
+  };
+}
