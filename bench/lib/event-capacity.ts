@@ -95,19 +95,18 @@ export async function measureSustained(options: {
     const eventsJson = JSON.stringify(template.events);
     let n = 0;
     let publishing = true;
-    const intervalMs = 10;
-    const perInterval = options.batchesPerSecond / (1000 / intervalMs);
-    let owed = 0;
+    // Paced by the clock: as many as are due by now, every 10 ms or so.
+    const publishStart = performance.now();
     const publisher = (async () => {
       while (publishing) {
-        owed += perInterval;
+        const due = Math.floor(((performance.now() - publishStart) / 1000) * options.batchesPerSecond);
         const pipeline = redis.pipeline();
-        for (; owed >= 1; owed--) {
-          pipeline.xadd(streamKey, "*", "b", `{"id":"sustained-${n++}","realmId":${realmId},"events":${eventsJson}}`);
+        for (; n < due; n++) {
+          pipeline.xadd(streamKey, "*", "b", `{"id":"sustained-${n}","realmId":${realmId},"events":${eventsJson}}`);
           if (counting) offered++;
         }
         await pipeline.exec();
-        await sleep(intervalMs);
+        await sleep(10);
       }
     })();
     await sleep(2000);

@@ -4,7 +4,13 @@
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { QueuedEvent, QueueStore } from "@chat/bus";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { LongPollWaiters } from "./waiters.ts";
+
+/** A poll woken within this long of starting to wait is on a busy queue (pollEvents). */
+const BUSY_QUEUE_MS = 100;
+/** How long a poll on a busy queue gathers events before it answers. */
+const COALESCE_MS = 25;
 
 export interface PollRequest {
   queueId: string;
@@ -58,11 +64,15 @@ export async function pollEvents<E>(
       return read();
     }
     // Waiting starts before the read, so an announcement between the two is not missed.
+    const waitingSince = Date.now();
     const waiting = waiters.wait(poll.queueId, remaining);
     connection.onClose = waiting.cancel;
     events = await read();
-    if (events !== null && events.length === 0) await waiting.announced;
-    else waiting.cancel();
+    if (events !== null && events.length === 0) {
+      // Woken soon after it began waiting, the queue is getting events fast: what the next few
+      // milliseconds bring goes in the same answer, rather than one answer (and poll) per event.
+      if ((await waiting.announced) && Date.now() - waitingSince < BUSY_QUEUE_MS && !waiters.draining) await sleep(COALESCE_MS);
+    } else waiting.cancel();
     connection.onClose = null;
     if (events === null || events.length > 0) return events;
     events = await read();
