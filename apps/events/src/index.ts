@@ -6,13 +6,13 @@ import { ActorCache, RealmStateCache } from "@chat/core";
 import type { HotRoute } from "@chat/http";
 import { eventsHotRoute } from "./events-hot-route.ts";
 import { PollAuthenticator } from "./poll-auth.ts";
-import { createFanout } from "./fanout.ts";
+import { createReadFanout } from "./fanout.ts";
 import { eventRoutes } from "./routes.ts";
 import type { EventServices } from "./services.ts";
 import { LongPollWaiters } from "./waiters.ts";
 
 export type { EventServices } from "./services.ts";
-export { createFanout, shapeEvent } from "./fanout.ts";
+export { createFanout, createReadFanout, shapeEvent } from "./fanout.ts";
 export { LongPollWaiters } from "./waiters.ts";
 
 export interface EventTier {
@@ -30,7 +30,7 @@ export interface EventTier {
 /** The event tier: /register and /events routes, plus this node's share of the fan-out. */
 export async function startEventTier(services: EventServices): Promise<EventTier> {
   const waiters = await LongPollWaiters.attach(services.bus.queues);
-  const consumer: Stoppable = services.bus.changes.consume(`events-${hostname()}-${process.pid}`, createFanout(services.bus.queues));
+  const consumer: Stoppable = services.bus.changes.consumeInOrder(`events-${hostname()}-${process.pid}`, createReadFanout(services.bus.queues));
   const router = createRouter();
   // This node's copy of what /register shows every member of a realm.
   const ctx = { ...services.ctx, realmState: services.ctx.realmState ?? new RealmStateCache(services.prisma) };

@@ -108,6 +108,9 @@ export interface ConsumeOptions {
   containing?: string;
 }
 
+/** A read's new batches at once, in stream order, with their positions (ChangeStream.consumeInOrder). */
+export type ChangeBatchesHandler = (batches: Array<{ batch: ChangeBatch; position: StreamPosition }>) => Promise<void>;
+
 /** A read's batches at once, in stream order (ChangeStream.consumeReads). */
 export type ChangeReadHandler = (batches: ChangeBatch[]) => Promise<void>;
 
@@ -148,6 +151,14 @@ export interface ChangeStream {
    * drop from five to a share of one.
    */
   consumeReads(consumerName: string, handler: ChangeReadHandler, options?: ConsumeOptions): Stoppable;
+  /**
+   * As `consume` (in order, one consumer of the group per shard at a time, handled batch ids
+   * dropped), but the handler gets each read's batches at once (up to 100, those not handled
+   * before), so that it can share its round trips among them; they are acknowledged together when
+   * it resolves. If it throws, the read stays pending and is delivered again, whole, after
+   * `claimIdleMs` or to the shard's next owner.
+   */
+  consumeInOrder(consumerName: string, handler: ChangeBatchesHandler, options?: ConsumeOptions): Stoppable;
   /**
    * Removes what every group has acknowledged, then drops the oldest entries past the cap and
    * tells `onDropped` listeners. Publishing runs it by itself (at most once a second per node).
@@ -215,7 +226,8 @@ export interface QueueStore {
   /**
    * Appends events to queues, each queue at most once per `sourceId` (a batch redelivered after a
    * crash adds nothing twice). Appending to a queue that no longer exists is a no-op. Announces
-   * every queue that received events to every `onReady` listener, on every node.
+   * every queue that received events to every `onReady` listener, on every node. Appends called
+   * one after another, without waiting for the first, apply in the order they were called.
    */
   append(sourceId: string, appends: QueueAppend[]): Promise<void>;
   /**

@@ -197,19 +197,22 @@ export function busContract(harness: BusHarness): void {
       expect(log.messages.some((m) => m.includes("bad"))).toBe(true);
     });
 
-    it("several consumers of a group: every batch once, and a realm's batches one at a time in publish order", async () => {
+    it.each(["consume", "consumeInOrder"] as const)("several consumers of a group (%s): every batch once, and a realm's batches one at a time in publish order", async (way) => {
       const { changes } = newBus({ claimIdleMs: 30_000 });
       const handled: Array<{ consumer: string; id: string; realmId: number }> = [];
       const inFlight = new Set<number>();
       const overlaps: number[] = [];
       for (const name of ["a", "b", "c"]) {
-        changes.consume(name, async (b) => {
-          if (inFlight.has(b.realmId)) overlaps.push(b.realmId);
-          inFlight.add(b.realmId);
+        const handle = async (batches: ChangeBatch[]) => {
+          const realms = new Set(batches.map((b) => b.realmId));
+          for (const realmId of realms) if (inFlight.has(realmId)) overlaps.push(realmId);
+          for (const realmId of realms) inFlight.add(realmId);
           await sleep(Math.random() * 3);
-          handled.push({ consumer: name, id: b.id, realmId: b.realmId });
-          inFlight.delete(b.realmId);
-        });
+          for (const b of batches) handled.push({ consumer: name, id: b.id, realmId: b.realmId });
+          for (const realmId of realms) inFlight.delete(realmId);
+        };
+        if (way === "consume") changes.consume(name, (b) => handle([b]));
+        else changes.consumeInOrder(name, (items) => handle(items.map(({ batch }) => batch)));
       }
       const published = Array.from({ length: 80 }, (_, i) => batch(`b${i}`, i % 8));
       for (let i = 0; i < published.length; i += 10) {
@@ -248,6 +251,33 @@ export function busContract(harness: BusHarness): void {
       await sleep(50);
       expect(events).toEqual(["first", "second", "third"]);
       expect(workers).toEqual(["first", "second", "third"]);
+    });
+
+    it("consumeInOrder: a read's new batches at once, in order, with their positions; handled copies dropped; a failed read comes again whole", async () => {
+      const { changes } = newBus();
+      const reads: Array<Array<{ id: string; position: string }>> = [];
+      let failNext = true;
+      changes.consumeInOrder("c1", async (items) => {
+        reads.push(items.map(({ batch, position }) => ({ id: batch.id, position })));
+        if (failNext) {
+          failNext = false;
+          throw new Error("the first read fails");
+        }
+      });
+      await changes.publish([batch("b1", 2), batch("b2", 2), batch("b1", 2), batch("b3", 2)]);
+      await waitFor("the read again, after its failure", () => reads.length === 2, 5000);
+      // The republished copy of b1 in the same read is dropped; the failed read comes again whole.
+      expect(reads[0].map((r) => r.id)).toEqual(["b1", "b2", "b3"]);
+      expect(reads[1]).toEqual(reads[0]);
+      const positions = reads[1].map((r) => r.position);
+      expect(isAfterPosition(positions[1], positions[0]) && isAfterPosition(positions[2], positions[1])).toBe(true);
+      expect(positions[2]).toEqual(await changes.position(2));
+      // Handled now: a copy published later is dropped, and nothing comes again.
+      await changes.publish([batch("b2", 2), batch("b4", 2)]);
+      await waitFor("the next read", () => reads.length === 3);
+      await sleep(CLAIM_IDLE_MS * 3);
+      expect(reads.map((read) => read.map((r) => r.id))).toEqual([["b1", "b2", "b3"], ["b1", "b2", "b3"], ["b4"]]);
+      expect(log.messages.some((m) => m.includes("failed"))).toBe(true);
     });
 
     it("consumeReads: a read's batches come at once and are acknowledged together; a failed read comes again whole", async () => {
@@ -483,6 +513,13 @@ export function busContract(harness: BusHarness): void {
         const expected = [...(i % 3 === 0 ? [event(0)] : []), ...(i === 5 ? [shared, own, shared] : [shared])];
         expect((await queues.read(q.id, -1))!).toEqual(expected.map((e, id) => ({ ...e, id })));
       }
+    });
+
+    it("appends called one after another, without waiting, apply in call order", async () => {
+      const { queues } = newBus();
+      const q = await queues.create(options(1));
+      await Promise.all(Array.from({ length: 20 }, (_, i) => queues.append(`s${i}`, [{ queueId: q.id, events: [event(i)] }])));
+      expect((await queues.read(q.id, -1))!.map((e) => [e.id, e.n])).toEqual(Array.from({ length: 20 }, (_, i) => [i, i]));
     });
 
     it("appends each source id to a queue at most once", async () => {

@@ -1,6 +1,6 @@
 import { DEDUPE_WINDOW_MS, DEFAULT_CLAIM_IDLE_MS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import { CHANGE_GROUPS, type DroppedChanges, type ChangeBatch, type ChangeGroup, type ChangeHandler, type ChangeReadHandler, type ChangeStream, type ConsumeOptions, type Stoppable, type StreamPosition } from "../types";
+import { CHANGE_GROUPS, type ChangeBatchesHandler, type DroppedChanges, type ChangeBatch, type ChangeGroup, type ChangeHandler, type ChangeReadHandler, type ChangeStream, type ConsumeOptions, type Stoppable, type StreamPosition } from "../types";
 import { changeBatchJson } from "../batch-json";
 
 export interface MemoryChangeStreamOptions {
@@ -85,6 +85,10 @@ export class MemoryChangeStream implements ChangeStream {
 
   consumeReads(consumerName: string, handler: ChangeReadHandler, options: ConsumeOptions = {}): Stoppable {
     return this.startConsumer(consumerName, { read: handler }, options);
+  }
+
+  consumeInOrder(consumerName: string, handler: ChangeBatchesHandler, options: ConsumeOptions = {}): Stoppable {
+    return this.startConsumer(consumerName, { ordered: handler }, options);
   }
 
   private startConsumer(consumerName: string, handler: ConsumerHandler, options: ConsumeOptions): Stoppable {
@@ -217,7 +221,7 @@ export class MemoryChangeStream implements ChangeStream {
 }
 
 /** One batch at a time, in order, with handled marks; or each read at once (consumeReads). */
-type ConsumerHandler = { batch: ChangeHandler } | { read: ChangeReadHandler };
+type ConsumerHandler = { batch: ChangeHandler } | { read: ChangeReadHandler } | { ordered: ChangeBatchesHandler };
 
 class MemoryConsumer {
   private stopping = false;
@@ -232,7 +236,7 @@ class MemoryConsumer {
     private readonly handler: ConsumerHandler,
     private readonly containing: string | null,
   ) {
-    if ("batch" in handler) stream.joinOrdered(group, name);
+    if (!("read" in handler)) stream.joinOrdered(group, name);
     this.done = this.run();
   }
 
@@ -244,7 +248,7 @@ class MemoryConsumer {
     this.stopping = true;
     this.wake();
     await this.done;
-    if ("batch" in this.handler) this.stream.leaveOrdered(this.group, this.name);
+    if (!("read" in this.handler)) this.stream.leaveOrdered(this.group, this.name);
   }
 
   private async run(): Promise<void> {
@@ -281,6 +285,10 @@ class MemoryConsumer {
       await this.deliverRead(handler.read, entries);
       return;
     }
+    if ("ordered" in handler) {
+      await this.deliverReadInOrder(handler.ordered, entries);
+      return;
+    }
     for (let i = 0; i < entries.length; i++) {
       // As the Redis consumer: stopping, the entries read are still handled, until one fails.
       if (!(await this.deliver(handler.batch, entries[i])) && this.stopping) {
@@ -288,6 +296,28 @@ class MemoryConsumer {
         return;
       }
     }
+  }
+
+  /** A read's new batches at once, in order (ChangeStream.consumeInOrder): acknowledged together. */
+  private async deliverReadInOrder(handler: ChangeBatchesHandler, entries: Entry[]): Promise<void> {
+    const fresh: Array<{ entry: Entry; batch: ChangeBatch }> = [];
+    const seen = new Set<string>();
+    for (const entry of entries) {
+      if (this.skipped(entry)) continue;
+      const batch = JSON.parse(entry.json) as ChangeBatch;
+      if (!this.stream.wasHandled(this.group, batch.id) && !seen.has(batch.id)) fresh.push({ entry, batch });
+      seen.add(batch.id);
+    }
+    if (fresh.length > 0) {
+      try {
+        await handler(fresh.map(({ entry, batch }) => ({ batch, position: positionOf(entry.seq) })));
+      } catch (error) {
+        this.stream.log(`a read of ${fresh.length} change batches failed in ${this.name}, redelivered after ${this.stream.claimIdleMs}ms`, error);
+        return;
+      }
+    }
+    for (const { batch } of fresh) this.stream.markHandled(this.group, batch.id);
+    for (const entry of entries) this.stream.ack(this.group, entry.seq);
   }
 
   /** A read at once (ChangeStream.consumeReads): acknowledged together, or delivered again whole. */

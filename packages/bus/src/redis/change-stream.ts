@@ -8,6 +8,7 @@ import {
   STREAM_START,
   type ChangeBatch,
   type ChangeGroup,
+  type ChangeBatchesHandler,
   type ChangeHandler,
   type ChangeReadHandler,
   type ChangeStream,
@@ -204,11 +205,15 @@ export class RedisChangeStream implements ChangeStream {
     return this.startConsumer(consumerName, { read: handler }, options);
   }
 
+  consumeInOrder(consumerName: string, handler: ChangeBatchesHandler, options: ConsumeOptions = {}): Stoppable {
+    return this.startConsumer(consumerName, { ordered: handler }, options);
+  }
+
   private startConsumer(consumerName: string, handler: ConsumerHandler, options: ConsumeOptions): Stoppable {
     const group = options.group ?? "events";
     // Batch by batch in order: one consumer of the group reads a shard at a time (shard-leases.ts).
     const leases =
-      "batch" in handler
+      !("read" in handler)
         ? new ShardLeases({
             redis: this.redis,
             streamKeys: this.streamKeys,
@@ -278,7 +283,7 @@ async function createGroups(redis: Redis, streamKeys: string[]): Promise<void> {
 }
 
 /** One batch at a time, in order, with handled marks; or each read at once (consumeReads). */
-type ConsumerHandler = { batch: ChangeHandler } | { read: ChangeReadHandler };
+type ConsumerHandler = { batch: ChangeHandler } | { read: ChangeReadHandler } | { ordered: ChangeBatchesHandler };
 
 interface ConsumerOptions {
   /** The shards this consumer may read; null: all of them (consumeReads, which needs no order). */
@@ -474,7 +479,55 @@ class StreamConsumer {
       await this.o.connection.xack(key, this.o.group, ...entries.map(([id]) => id));
       return;
     }
-    await this.deliverInOrder(key, entries, handler.batch);
+    if ("ordered" in handler) await this.deliverReadInOrder(key, entries, handler.ordered);
+    else await this.deliverInOrder(key, entries, handler.batch);
+  }
+
+  /** The batches of the read not handled before, and those handled (or unreadable) to acknowledge. */
+  private async unhandled(key: string, entries: StreamEntry[]): Promise<{ fresh: Array<{ id: string; batch: ChangeBatch }>; skipped: string[] }> {
+    const batches = entries.map(([id, fields]) => this.readable(key, id, fields));
+    const lookups = this.o.connection.pipeline();
+    for (const batch of batches) if (batch !== null) lookups.exists(this.o.handledKey(batch.id));
+    const replies = lookups.length > 0 ? ((await lookups.exec()) ?? []) : [];
+    const fresh: Array<{ id: string; batch: ChangeBatch }> = [];
+    const skipped: string[] = [];
+    const seen = new Set<string>();
+    let reply = 0;
+    for (const [i, batch] of batches.entries()) {
+      const id = entries[i][0];
+      if (batch === null) {
+        skipped.push(id);
+        continue;
+      }
+      const [error, exists] = replies[reply++] ?? [null, 0];
+      if (error) throw error;
+      // Handled before, or a republished copy earlier in this very read.
+      if (exists === 1 || seen.has(batch.id)) skipped.push(id);
+      else fresh.push({ id, batch });
+      seen.add(batch.id);
+    }
+    return { fresh, skipped };
+  }
+
+  /** A read's new batches to the handler at once (consumeInOrder); acknowledged together. */
+  private async deliverReadInOrder(key: string, entries: StreamEntry[], handler: ChangeBatchesHandler): Promise<void> {
+    if (this.o.leases && !this.o.leases.owned().includes(key)) return;
+    const { fresh, skipped } = await this.unhandled(key, entries);
+    if (fresh.length > 0) {
+      this.handlingSince = Date.now();
+      try {
+        await handler(fresh.map(({ id, batch }) => ({ batch, position: id })));
+      } catch (error) {
+        this.o.log(`a read of ${fresh.length} change batches (${key} ${entries[0][0]}..) failed in ${this.o.name}, redelivered after ${this.o.claimIdleMs}ms`, error);
+        return;
+      } finally {
+        this.handlingSince = null;
+      }
+    }
+    const acknowledge = this.o.connection.multi();
+    for (const { batch } of fresh) acknowledge.set(this.o.handledKey(batch.id), "1", "PX", this.o.dedupeWindowMs);
+    acknowledge.xack(key, this.o.group, ...skipped, ...fresh.map(({ id }) => id));
+    throwFirstError(await acknowledge.exec());
   }
 
   /**
@@ -484,41 +537,23 @@ class StreamConsumer {
    * the handlers, what bounded a node's throughput. A batch that failed stays pending.
    */
   private async deliverInOrder(key: string, entries: StreamEntry[], handler: ChangeHandler): Promise<void> {
-    const batches = entries.map(([id, fields]) => this.readable(key, id, fields));
-    const lookups = this.o.connection.pipeline();
-    for (const batch of batches) if (batch !== null) lookups.exists(this.o.handledKey(batch.id));
-    const replies = lookups.length > 0 ? ((await lookups.exec()) ?? []) : [];
-    const handledBefore = new Set<string>();
-    let reply = 0;
-    for (const batch of batches) {
-      if (batch === null) continue;
-      const [error, exists] = replies[reply++] ?? [null, 0];
-      if (error) throw error;
-      if (exists === 1) handledBefore.add(batch.id);
-    }
-    const done: string[] = [];
-    const handledNow = new Set<string>();
+    const { fresh, skipped } = await this.unhandled(key, entries);
+    const done = [...skipped];
+    const handledNow: string[] = [];
     try {
-      for (let i = 0; i < entries.length; i++) {
+      for (const [i, { id, batch }] of fresh.entries()) {
         // The shard went to another consumer (this one was stuck): it handles what is left, in order.
         if (this.o.leases && !this.o.leases.owned().includes(key)) return;
-        const [id] = entries[i];
-        const batch = batches[i];
-        // Unreadable, or handled already (a republished copy, perhaps earlier in this very read).
-        if (batch === null || handledBefore.has(batch.id) || handledNow.has(batch.id)) {
-          done.push(id);
-          continue;
-        }
         if (await this.handle(handler, batch, key, id)) {
           done.push(id);
-          handledNow.add(batch.id);
+          handledNow.push(batch.id);
           continue;
         }
         // Stopping, the entries read are still handled, in order: released, they would wait for
         // another node's next claim (and reach queues after the batches it read meanwhile). Only
         // once one fails are the rest released.
         if (this.stopping) {
-          await this.release(key, entries.slice(i + 1).map(([rest]) => rest));
+          await this.release(key, fresh.slice(i + 1).map((rest) => rest.id));
           return;
         }
       }
