@@ -52,17 +52,23 @@ export class ShardLeases {
   private readonly leaseMs: number;
   private readonly timer: NodeJS.Timeout;
   private renewing: Promise<void> | null = null;
+  /** When the held leases were last renewed (or taken). */
+  private renewedAt = Date.now();
 
   constructor(private readonly o: ShardLeasesOptions) {
     this.leaseMs = o.leaseMs ?? SHARD_LEASE_MS;
     defineLeaseScripts(o.redis);
     // Renewed on a timer, not between reads: handling a long read must not cost the leases.
-    this.timer = setInterval(() => void this.renew(), SHARD_LEASE_RENEW_MS);
+    this.timer = setInterval(() => void this.renew(), Math.min(SHARD_LEASE_RENEW_MS, this.leaseMs / 3));
     this.timer.unref();
   }
 
-  /** The shards this consumer may read now. */
+  /**
+   * The shards this consumer may read now: none once its leases may have lapsed unrenewed (Redis
+   * unreachable for a lease's length), since another consumer may have taken them meanwhile.
+   */
   owned(): string[] {
+    if (this.held.size > 0 && Date.now() - this.renewedAt >= this.leaseMs) this.held.clear();
     return this.o.streamKeys.filter((key) => this.held.has(key));
   }
 
@@ -85,11 +91,15 @@ export class ShardLeases {
       await redis.busLeaseRelease(this.leaseKey(key), consumer);
       this.held.delete(key);
     }
+    // Leases held on from before a lapse are taken again like any other.
+    this.owned();
+    const startedAt = Date.now();
     const taken: string[] = [];
     for (const key of this.o.streamKeys) {
       if (this.held.size >= share) break;
       if (this.held.has(key)) continue;
       if ((await redis.set(this.leaseKey(key), consumer, "PX", this.leaseMs, "NX")) === "OK") {
+        if (this.held.size === 0) this.renewedAt = startedAt;
         this.held.add(key);
         taken.push(key);
       }
@@ -118,6 +128,7 @@ export class ShardLeases {
           await Promise.all(keys.map((key) => this.o.redis.busLeaseRelease(this.leaseKey(key), this.o.consumer)));
           return;
         }
+        const startedAt = Date.now();
         for (const key of this.owned()) {
           // Expired meanwhile (this process stalled past the lease): another consumer may own it.
           if ((await this.o.redis.busLeaseRenew(this.leaseKey(key), this.o.consumer, this.leaseMs)) === 0) {
@@ -125,6 +136,7 @@ export class ShardLeases {
             this.o.log(`change stream consumer ${this.o.consumer} lost its lease on ${key}`);
           }
         }
+        this.renewedAt = startedAt;
       } catch {
         // Redis unreachable: the consumer's reads fail and say so; a lease not renewed lapses.
       } finally {
