@@ -6,7 +6,6 @@ import {
   isAfterPosition,
   type ChangeBatch,
   type ChangeBatchesHandler,
-  type ChangeHandler,
   type EventPayload,
   type QueueAppend,
   type QueueInfo,
@@ -163,20 +162,6 @@ function batchAppends(batch: ChangeBatch, position: StreamPosition, userQueues: 
     }
   }
   return [...appends].map(([queueId, events]) => ({ queueId, events }));
-}
-
-/** One batch at a time (ChangeStream.consume). */
-export function createFanout(queues: QueueStore): ChangeHandler {
-  return async (batch, position) => {
-    const userIds = new Set<number>();
-    const needsPublicQueues = recipientsOf(batch, userIds);
-    const [userQueues, publicQueues] = await Promise.all([
-      queues.queuesOfUsers(batch.realmId, [...userIds]),
-      needsPublicQueues ? queues.allPublicStreamsQueues(batch.realmId) : Promise.resolve([] as QueueInfo[]),
-    ]);
-    const list = batchAppends(batch, position, userQueues, publicQueues);
-    if (list.length > 0) await queues.append(batch.id, list);
-  };
 }
 
 /**

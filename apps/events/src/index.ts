@@ -12,7 +12,7 @@ import type { EventServices } from "./services.ts";
 import { LongPollWaiters } from "./waiters.ts";
 
 export type { EventServices } from "./services.ts";
-export { createFanout, createReadFanout, shapeEvent } from "./fanout.ts";
+export { createReadFanout, shapeEvent } from "./fanout.ts";
 export { LongPollWaiters } from "./waiters.ts";
 
 export interface EventTier {
