@@ -4,7 +4,7 @@
 // every message sent before, during and after reaches every queue exactly once.
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import { asksToRetry, rawPoll, takeEvents, usersWithQueues, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
+import { pollLoops, usersWithQueues, type RawPoller } from "../support/raw-poll.ts";
 import { useTierProcesses } from "../support/tier-processes.ts";
 
 jest.setTimeout(240_000);
@@ -35,39 +35,20 @@ describe("an events node shutting down under 1,000 held polls", () => {
 
     // Every client polls the first node until an answer says its connection closes.
     const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-    const failures: string[] = [];
-    let retried = 0;
-    let stopping = false;
     let heldAnsweredAt = 0;
     let sigtermAt = 0;
-    const loops = pollers.map(async (poller) => {
-      while (!stopping) {
-        let answer: PollAnswer;
-        try {
-          answer = await rawPoll(agent, ports[poller.node], poller);
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code;
-          // The first node no longer accepts: the load balancer's next choice.
-          if (code === "ECONNREFUSED" && poller.node === 0) {
-            poller.node = 1;
-            continue;
-          }
-          failures.push(`${poller.queueId}: ${code ?? String(error)}`);
-          return;
-        }
-        if (asksToRetry(answer)) {
-          retried++;
-          await sleep(200);
-          continue;
-        }
-        if (answer.status !== 200 || answer.body.result !== "success") {
-          failures.push(`${poller.queueId}: ${answer.status} ${JSON.stringify(answer.body)}`);
-          return;
-        }
-        takeEvents(poller, answer);
+    const loops = pollLoops(agent, pollers, {
+      port: (poller) => ports[poller.node],
+      // The first node no longer accepts: the load balancer's next choice.
+      onConnectionError: (poller, error) => {
+        if (error.code !== "ECONNREFUSED" || poller.node !== 0) return false;
+        poller.node = 1;
+        return true;
+      },
+      onAnswer: (poller, answer) => {
         if (poller.node === 0 && sigtermAt > 0) heldAnsweredAt = Math.max(heldAnsweredAt, Date.now());
         if (answer.connection === "close") poller.node = 1;
-      }
+      },
     });
     await sleep(3000);
 
@@ -92,20 +73,20 @@ describe("an events node shutting down under 1,000 held polls", () => {
     }
     await exited;
     const deadline = Date.now() + 30_000;
-    while (pollers.some((poller) => poller.received.length < sent.length) && failures.length === 0 && Date.now() < deadline) await sleep(200);
-    stopping = true;
+    while (pollers.some((poller) => poller.received.length < sent.length) && loops.failures.length === 0 && Date.now() < deadline) await sleep(200);
+    loops.stop();
     // The loops end as their polls do: a last message wakes them.
     await owner.post("/messages", { type: "stream", to: "general", topic: "drain", content: "the end" });
-    await Promise.all(loops);
+    await loops.done;
     agent.destroy();
 
-    expect(failures.slice(0, 5)).toEqual([]);
+    expect(loops.failures.slice(0, 5)).toEqual([]);
     expect(readyDuringDrain).toBe(503);
     expect(nodes[0].child.exitCode).toBe(0);
     // Every held poll was answered at once (a thousand reads take a few hundred ms here), not
     // held to its 60 s heartbeat or cut off.
     expect(heldAnsweredAt - sigtermAt).toBeLessThan(2000);
-    process.stdout.write(`drain: 1,000 held polls answered ${heldAnsweredAt - sigtermAt} ms after SIGTERM; ${retried} polls asked to retry (503)\n`);
+    process.stdout.write(`drain: 1,000 held polls answered ${heldAnsweredAt - sigtermAt} ms after SIGTERM; ${loops.retried} polls asked to retry (503)\n`);
     const wrong = pollers.filter((poller) => JSON.stringify(poller.received.filter((id) => sent.includes(id)).sort((a, b) => a - b)) !== JSON.stringify(sent));
     expect(wrong.map((poller) => poller.received).slice(0, 3)).toEqual([]);
     expect(nodes[0].output()).not.toContain("Unhandled error event");

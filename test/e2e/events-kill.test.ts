@@ -5,7 +5,7 @@
 // none registers again.
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import { asksToRetry, rawPoll, takeEvents, usersWithQueues, type PollAnswer, type RawPoller } from "../support/raw-poll.ts";
+import { pollLoops, usersWithQueues, type RawPoller } from "../support/raw-poll.ts";
 import { useTierProcesses } from "../support/tier-processes.ts";
 
 jest.setTimeout(240_000);
@@ -36,35 +36,15 @@ describe("an events process killed under load", () => {
     const pollers: Poller[] = queues.flatMap((ofUser) => ofUser.map((poller, i) => ({ ...poller, node: (i % 2) as 0 | 1, switched: 0 })));
 
     const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-    const failures: string[] = [];
-    let retried = 0;
-    let stopping = false;
-    const loops = pollers.map(async (poller) => {
-      while (!stopping) {
-        let answer: PollAnswer;
-        try {
-          answer = await rawPoll(agent, ports[poller.node], poller);
-        } catch (error) {
-          // The killed node: its connections reset, then refuse. The client tries the other node.
-          if (poller.node === 0 && poller.switched === 0) {
-            poller.node = 1;
-            poller.switched++;
-            continue;
-          }
-          failures.push(`${poller.queueId} on node ${poller.node}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-          return;
-        }
-        if (asksToRetry(answer)) {
-          retried++;
-          await sleep(200);
-          continue;
-        }
-        if (answer.status !== 200 || answer.body.result !== "success") {
-          failures.push(`${poller.queueId}: ${answer.status} ${JSON.stringify(answer.body)}`);
-          return;
-        }
-        takeEvents(poller, answer);
-      }
+    const loops = pollLoops(agent, pollers, {
+      port: (poller) => ports[poller.node],
+      // The killed node: its connections reset, then refuse. The client tries the other node.
+      onConnectionError: (poller) => {
+        if (poller.node !== 0 || poller.switched > 0) return false;
+        poller.node = 1;
+        poller.switched++;
+        return true;
+      },
     });
     await sleep(1500);
 
@@ -77,17 +57,17 @@ describe("an events process killed under load", () => {
       await sleep(100);
     }
     const deadline = Date.now() + 60_000;
-    while (pollers.some((poller) => poller.received.length < sent.length) && failures.length === 0 && Date.now() < deadline) await sleep(200);
-    stopping = true;
+    while (pollers.some((poller) => poller.received.length < sent.length) && loops.failures.length === 0 && Date.now() < deadline) await sleep(200);
+    loops.stop();
     await owner.post("/messages", { type: "stream", to: "general", topic: "kill", content: "the end" });
-    await Promise.all(loops);
+    await loops.done;
     agent.destroy();
 
-    expect(failures.slice(0, 5)).toEqual([]);
+    expect(loops.failures.slice(0, 5)).toEqual([]);
     // Every client of the killed node moved, with its queue: nobody registered again.
     expect(pollers.filter((poller) => poller.node === 0)).toEqual([]);
     const wrong = pollers.filter((poller) => JSON.stringify(poller.received.filter((id) => sent.includes(id))) !== JSON.stringify(sent));
     expect(wrong.slice(0, 3).map((poller) => ({ queue: poller.queueId, received: poller.received }))).toEqual([]);
-    process.stdout.write(`kill: ${pollers.filter((p) => p.switched > 0).length} clients moved; all ${pollers.length} got ${sent.length} messages once, in order; ${retried} polls asked to retry (503)\n`);
+    process.stdout.write(`kill: ${pollers.filter((p) => p.switched > 0).length} clients moved; all ${pollers.length} got ${sent.length} messages once, in order; ${loops.retried} polls asked to retry (503)\n`);
   });
 });

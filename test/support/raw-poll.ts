@@ -85,3 +85,60 @@ export async function usersWithQueues(
   }
   return result;
 }
+
+/** The long-poll loops of many clients, running until `stop` (then each ends with its next answer). */
+export interface PollLoops {
+  /** What went wrong, one line per client that gave up. */
+  failures: string[];
+  /** Polls answered 503 and tried again. */
+  retried: number;
+  stop(): void;
+  done: Promise<void>;
+}
+
+/**
+ * Each poller polls `port(poller)` again as soon as an answer comes, as a client does: a 503 is
+ * tried again after a pause; a connection error is a failure unless `onConnectionError` moves the
+ * poller (to another node) and returns true; `onAnswer` sees each successful answer.
+ */
+export function pollLoops<P extends RawPoller>(
+  agent: http.Agent,
+  pollers: P[],
+  hooks: { port(poller: P): number; onConnectionError(poller: P, error: NodeJS.ErrnoException): boolean; onAnswer?(poller: P, answer: PollAnswer): void },
+): PollLoops {
+  let stopping = false;
+  const loops: PollLoops = {
+    failures: [],
+    retried: 0,
+    stop: () => {
+      stopping = true;
+    },
+    done: Promise.resolve(),
+  };
+  loops.done = Promise.all(
+    pollers.map(async (poller) => {
+      while (!stopping) {
+        let answer: PollAnswer;
+        try {
+          answer = await rawPoll(agent, hooks.port(poller), poller);
+        } catch (error) {
+          if (hooks.onConnectionError(poller, error as NodeJS.ErrnoException)) continue;
+          loops.failures.push(`${poller.queueId} on port ${hooks.port(poller)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+          return;
+        }
+        if (asksToRetry(answer)) {
+          loops.retried++;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          continue;
+        }
+        if (answer.status !== 200 || answer.body.result !== "success") {
+          loops.failures.push(`${poller.queueId}: ${answer.status} ${JSON.stringify(answer.body)}`);
+          return;
+        }
+        takeEvents(poller, answer);
+        hooks.onAnswer?.(poller, answer);
+      }
+    }),
+  ).then(() => undefined);
+  return loops;
+}
