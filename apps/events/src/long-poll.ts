@@ -37,9 +37,19 @@ export function pollConnection(res: ServerResponse): PollConnection {
 }
 
 /** The queue's events as objects (the ordinary route), or as JSON text (the hot route). */
-export type PollRead<E> = (queues: QueueStore, poll: PollRequest) => Promise<E[] | null>;
-export const readEvents: PollRead<QueuedEvent> = (queues, poll) => queues.read(poll.queueId, poll.lastEventId, poll.userId);
-export const readEventsJson: PollRead<string> = (queues, poll) => queues.readJson(poll.queueId, poll.lastEventId, poll.userId);
+export interface PollRead<E> {
+  read(queues: QueueStore, poll: PollRequest): Promise<E[] | null>;
+  /** Events as the queue keeps them (JSON text with their ids), in this form. */
+  fromJson(texts: string[]): E[];
+}
+export const readEvents: PollRead<QueuedEvent> = {
+  read: (queues, poll) => queues.read(poll.queueId, poll.lastEventId, poll.userId),
+  fromJson: (texts) => texts.map((text) => JSON.parse(text) as QueuedEvent),
+};
+export const readEventsJson: PollRead<string> = {
+  read: (queues, poll) => queues.readJson(poll.queueId, poll.lastEventId, poll.userId),
+  fromJson: (texts) => texts,
+};
 
 /**
  * The events to answer with; null if the queue is gone or not the user's; "closed" if the client
@@ -51,11 +61,10 @@ export async function pollEvents<E>(
   heartbeatMs: number,
   poll: PollRequest,
   connection: PollConnection,
-  readQueue: PollRead<E>,
+  reader: PollRead<E>,
 ): Promise<E[] | null | "closed"> {
-  const read = () => readQueue(queues, poll);
-  let events = await read();
-  if (events === null || events.length > 0 || poll.dontBlock || waiters.draining) return events;
+  const read = () => reader.read(queues, poll);
+  if (poll.dontBlock || waiters.draining) return read();
   const deadline = Date.now() + heartbeatMs;
   while (!connection.closed) {
     const remaining = deadline - Date.now();
@@ -67,14 +76,22 @@ export async function pollEvents<E>(
     const waitingSince = Date.now();
     const waiting = waiters.wait(poll.queueId, remaining);
     connection.onClose = waiting.cancel;
-    events = await read();
-    if (events !== null && events.length === 0) {
+    let events = await read();
+    if (events === null || events.length > 0) {
+      waiting.cancel();
+      connection.onClose = null;
+      return events;
+    }
+    const woken = await waiting.announced;
+    connection.onClose = null;
+    if (woken !== false && Date.now() - waitingSince < BUSY_QUEUE_MS && !waiters.draining) {
       // Woken soon after it began waiting, the queue is getting events fast: what the next few
       // milliseconds bring goes in the same answer, rather than one answer (and poll) per event.
-      if ((await waiting.announced) && Date.now() - waitingSince < BUSY_QUEUE_MS && !waiters.draining) await sleep(COALESCE_MS);
-    } else waiting.cancel();
-    connection.onClose = null;
-    if (events === null || events.length > 0) return events;
+      await sleep(COALESCE_MS);
+    } else if (typeof woken === "object" && woken.firstId === poll.lastEventId + 1) {
+      // The announcement brought what follows the client's last event: no need to read it back.
+      return reader.fromJson(woken.json());
+    }
     events = await read();
     // Draining: an empty answer now, so the client polls another node (waiters.ts).
     if (events === null || events.length > 0 || waiters.draining) return events;

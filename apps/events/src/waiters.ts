@@ -1,8 +1,11 @@
 // Long polls waiting on this node. Fan-out (on any node) announces queues that got events through
 // one subscription per node; we wake only our own waiting requests. No Redis connection per client.
-import type { QueueStore } from "@chat/bus";
+import type { AnnouncedEvents, QueueStore } from "@chat/bus";
 
-type Wake = () => void;
+type Wake = (events?: AnnouncedEvents) => void;
+
+/** How a wait ended: false on timeout or cancel, true when announced, or the events announced. */
+export type Woken = boolean | AnnouncedEvents;
 
 export class LongPollWaiters {
   private readonly waiting = new Map<string, Set<Wake>>();
@@ -14,7 +17,7 @@ export class LongPollWaiters {
 
   static async attach(queues: QueueStore): Promise<LongPollWaiters> {
     const waiters = new LongPollWaiters();
-    await queues.onReady((queueId) => waiters.wake(queueId));
+    await queues.onReady((queueId, events) => waiters.wake(queueId, events));
     // Each poll reads its queue again when woken, and waits again if nothing is there.
     queues.onAnnouncementsMissed(() => waiters.wakeAll());
     return waiters;
@@ -22,17 +25,18 @@ export class LongPollWaiters {
 
   /**
    * Starts waiting at once (so an announcement right after this call is not missed); `announced`
-   * resolves true when the queue is announced, false on timeout or `cancel()`. No AbortSignal: a
-   * thousand polls wait and wake at once, and each signal's events and DOMException showed.
+   * resolves with the announced events when the announcement carried them, true when it did not,
+   * false on timeout or `cancel()`. No AbortSignal: a thousand polls wait and wake at once, and
+   * each signal's events and DOMException showed.
    */
-  wait(queueId: string, timeoutMs: number): { announced: Promise<boolean>; cancel: () => void } {
-    let finish!: (announced: boolean) => void;
-    const announced = new Promise<boolean>((resolve) => {
+  wait(queueId: string, timeoutMs: number): { announced: Promise<Woken>; cancel: () => void } {
+    let finish!: (announced: Woken) => void;
+    const announced = new Promise<Woken>((resolve) => {
       let set = this.waiting.get(queueId);
       if (set === undefined) this.waiting.set(queueId, (set = new Set<Wake>()));
       const waiters = set;
       let done = false;
-      finish = (woken: boolean) => {
+      finish = (woken: Woken) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
@@ -40,15 +44,17 @@ export class LongPollWaiters {
         if (waiters.size === 0 && this.waiting.get(queueId) === waiters) this.waiting.delete(queueId);
         resolve(woken);
       };
-      const wake = () => finish(true);
+      const wake = (events?: AnnouncedEvents) => finish(events ?? true);
       const timer = setTimeout(() => finish(false), timeoutMs);
       waiters.add(wake);
     });
     return { announced, cancel: () => finish(false) };
   }
 
-  wake(queueId: string): void {
-    for (const wake of [...(this.waiting.get(queueId) ?? [])]) wake();
+  wake(queueId: string, events?: AnnouncedEvents): void {
+    const waiting = this.waiting.get(queueId);
+    if (waiting === undefined) return;
+    for (const wake of [...waiting]) wake(events);
   }
 
   /** Answers every held poll now, and every later one at once (shutdown). */

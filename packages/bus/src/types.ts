@@ -198,6 +198,17 @@ export interface QueuedEvent extends EventPayload {
   id: number;
 }
 
+/**
+ * Events just appended to one queue, as announced: `json()` is what a read after `firstId - 1`
+ * would return at that moment (JSON text with ids), built only when a held poll takes it.
+ */
+export interface AnnouncedEvents {
+  readonly firstId: number;
+  json(): string[];
+}
+
+export type QueueReadyListener = (queueId: string, events?: AnnouncedEvents) => void;
+
 export interface QueueAppend {
   queueId: string;
   events: EventPayload[];
@@ -250,8 +261,12 @@ export interface QueueStore {
   invalidateRealm(realmId: number, through: StreamPosition): Promise<number>;
   /** Deletes queues not polled for their own idle timeout, or for `idleMs` if they have none; returns how many. */
   deleteIdle(idleMs: number): Promise<number>;
-  /** Called with the id of each queue that received events, on every node. One subscription per node. */
-  onReady(listener: (queueId: string) => void): Promise<void>;
+  /**
+   * Called with the id of each queue that received events, on every node. One subscription per
+   * node. With the events themselves when the store sends them along (small batches): a poll held
+   * at the event before them answers from these without reading its queue.
+   */
+  onReady(listener: QueueReadyListener): Promise<void>;
   /**
    * Called when announcements may have been missed: this node's subscription was lost (Redis went
    * away) or is back after a loss. Waiting polls should read their queues again, and so learn of

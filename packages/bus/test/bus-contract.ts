@@ -1,7 +1,7 @@
 // The one behaviour both adapters must have. Each adapter's test file runs it with a harness.
 import { serializedChangeBatch } from "../src/batch-json";
 import type { BusLog } from "../src/log";
-import { isAfterPosition, STREAM_START, type DroppedChanges, type QueueLimits, type Bus, type ChangeBatch, type EventPayload, type QueueOptions } from "../src/types";
+import { isAfterPosition, STREAM_START, type AnnouncedEvents, type DroppedChanges, type QueueLimits, type Bus, type ChangeBatch, type EventPayload, type QueueOptions } from "../src/types";
 import { batch, collectingLog, gate, sleep, waitFor } from "./helpers";
 
 export interface BusHarness {
@@ -713,6 +713,50 @@ export function busContract(harness: BusHarness): void {
       await waitFor("the second append", () => first.length >= 3 && second.length >= 3);
       expect(first).toEqual([q1.id, q2.id, q1.id]);
       expect(second).toEqual(first);
+    });
+
+    it("sends a small batch's events along with its announcement, as a read after the event before them returns them", async () => {
+      const { queues } = newBus();
+      const q1 = await queues.create(options(1));
+      const q2 = await queues.create(options(2));
+      const heard: Array<[string, AnnouncedEvents | undefined]> = [];
+      await queues.onReady((id, events) => heard.push([id, events]));
+      await queues.append("s0", [{ queueId: q1.id, events: [event(0)] }]);
+      await waitFor("the first append", () => heard.length === 1);
+      // One object shared by both queues (as the fan-out shares them), text that JSON escapes, and
+      // values a JSON rewrite would change.
+      const shared: EventPayload = { type: "message", content: "é \"quoted\" \u2028 😀", flags: [], empty: {}, n: 1.5e300, list: [1, [2, {}]] };
+      const own: EventPayload = { type: "update_message_flags", op: "add", messages: [7] };
+      await queues.append("s1", [
+        { queueId: q1.id, events: [shared, own] },
+        { queueId: q2.id, events: [shared] },
+      ]);
+      await waitFor("the second append", () => heard.length === 3);
+      const announced = heard.slice(1);
+      expect(announced.map(([id, events]) => [id, events?.firstId])).toEqual([
+        [q1.id, 1],
+        [q2.id, 0],
+      ]);
+      for (const [id, events] of announced) expect(events!.json()).toEqual(await queues.readJson(id, events!.firstId - 1));
+      expect(JSON.parse(announced[0][1]!.json()[0])).toEqual({ ...shared, id: 1 });
+
+      // A source id applied already: announced again, with nothing to send along.
+      await queues.append("s1", [{ queueId: q2.id, events: [shared] }]);
+      await waitFor("the replay", () => heard.length === 4);
+      expect(heard[3]).toEqual([q2.id, undefined]);
+    });
+
+    it("announces a batch too big to send along without its events, or with all of them", async () => {
+      const { queues } = newBus();
+      const q = await queues.create(options(1));
+      const heard: Array<AnnouncedEvents | undefined> = [];
+      await queues.onReady((_id, events) => heard.push(events));
+      const big = Array.from({ length: 40 }, (_, i) => ({ type: "message", content: `${i}${"x".repeat(4000)}` }));
+      await queues.append("s1", [{ queueId: q.id, events: big }]);
+      await waitFor("the announcement", () => heard.length === 1);
+      const read = await queues.readJson(q.id, -1);
+      expect(read).toHaveLength(40);
+      if (heard[0] !== undefined) expect(heard[0].json()).toEqual(read);
     });
 
     if (harness.multiNode) {

@@ -1,6 +1,7 @@
 import { DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import { isAfterPosition, STREAM_START, type StreamPosition, type QueueLimits, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
+import { ReadyEvents } from "../announced-events";
+import { isAfterPosition, STREAM_START, type StreamPosition, type QueueLimits, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
 
 export interface MemoryQueueStoreOptions extends QueueLimits {
   log?: BusLog;
@@ -20,7 +21,7 @@ export class MemoryQueueStore implements QueueStore {
   private readonly queues = new Map<string, MemoryQueue>();
   private readonly byUser = new Map<string, Set<string>>();
   private readonly allPublic = new Map<number, Set<string>>();
-  private readonly listeners: ((queueId: string) => void)[] = [];
+  private readonly listeners: QueueReadyListener[] = [];
   private readonly log: BusLog;
   private readonly maxEventsPerQueue: number;
   private readonly maxQueuesPerUser: number;
@@ -64,7 +65,7 @@ export class MemoryQueueStore implements QueueStore {
 
   async append(sourceId: string, appends: QueueAppend[]): Promise<void> {
     const now = Date.now();
-    const ready = new Set<string>();
+    const ready = new Map<string, AnnouncedEvents | undefined>();
     for (const { queueId, events } of appends) {
       const queue = this.queues.get(queueId);
       if (!queue || events.length === 0) continue;
@@ -73,17 +74,22 @@ export class MemoryQueueStore implements QueueStore {
         queue.sources.delete(source);
       }
       // Announced even when already applied, as the Redis store does: see there.
-      ready.add(queueId);
+      ready.set(queueId, undefined);
       if (queue.sources.has(sourceId)) continue;
       if (this.maxEventsPerQueue > 0 && queue.events.length + events.length > this.maxEventsPerQueue) {
         await this.delete(queueId);
         continue;
       }
       queue.sources.set(sourceId, now);
+      const firstId = queue.nextId;
+      const texts: string[] = [];
       for (const { id: _callersId, ...event } of events) {
         const id = queue.nextId++;
-        queue.events.push({ id, json: JSON.stringify({ ...event, id }) });
+        const json = JSON.stringify({ ...event, id });
+        queue.events.push({ id, json });
+        texts.push(json);
       }
+      ready.set(queueId, new ReadyEvents(firstId, texts));
     }
     // Listeners run later, as they would on a pub/sub message, never inside the caller's append.
     if (ready.size > 0) setImmediate(() => this.announce(ready));
@@ -135,7 +141,7 @@ export class MemoryQueueStore implements QueueStore {
     return deleted;
   }
 
-  async onReady(listener: (queueId: string) => void): Promise<void> {
+  async onReady(listener: QueueReadyListener): Promise<void> {
     this.listeners.push(listener);
   }
 
@@ -157,11 +163,12 @@ export class MemoryQueueStore implements QueueStore {
     setImmediate(() => this.announce(new Set(evicted)));
   }
 
-  private announce(queueIds: Set<string>): void {
-    for (const queueId of queueIds) {
+  private announce(queueIds: Set<string> | Map<string, AnnouncedEvents | undefined>): void {
+    const announced = queueIds instanceof Map ? queueIds : new Map([...queueIds].map((queueId) => [queueId, undefined]));
+    for (const [queueId, events] of announced) {
       for (const listener of this.listeners) {
         try {
-          listener(queueId);
+          listener(queueId, events);
         } catch (error) {
           this.log("queue-ready listener failed", error);
         }

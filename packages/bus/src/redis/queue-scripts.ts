@@ -9,9 +9,9 @@ declare module "ioredis" {
      * Appends to many queues in one call, each queue at most once per source id: ARGV after the
      * five fixed ones (source id, now, dedupe window, max events, prefix) are the distinct events'
      * JSON (their count first), then per queue its id, its event count and each event's 1-based
-     * index among them. Per queue: the number of events added, -1 if the source id was already
-     * applied, 0 if the queue is gone, -2 if the events took it past maxEvents (0: no limit) and
-     * it was deleted.
+     * index among them. Per queue, two numbers: the number of events added, -1 if the source id
+     * was already applied, 0 if the queue is gone, -2 if the events took it past maxEvents (0: no
+     * limit) and it was deleted; then the first added event's id (-1 if none).
      */
     busQueueAppendMany(pollKey: string, deadlineKey: string, ...args: (string | number)[]): Result<number[], Context>;
     /** Deletes the user's least recently polled queues past `limit`, never `keepId`; returns their ids. */
@@ -71,6 +71,7 @@ while i <= #ARGV do
   local eventsKey = prefix .. 'qe:' .. queueId
   local sourcesKey = prefix .. 'qs:' .. queueId
   local result = n
+  local first = -1
   if redis.call('EXISTS', queueKey) == 0 then
     result = 0
   elseif redis.call('ZSCORE', sourcesKey, sourceId) then
@@ -82,7 +83,7 @@ while i <= #ARGV do
   else
     redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
     redis.call('ZADD', sourcesKey, now, sourceId)
-    local first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
+    first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
     local args = {}
     for j = 1, n do
       local id = first + j - 1
@@ -96,6 +97,7 @@ while i <= #ARGV do
     end
   end
   results[#results + 1] = result
+  results[#results + 1] = first
   i = i + 2 + n
 end
 return results

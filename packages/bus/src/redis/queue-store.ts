@@ -1,7 +1,8 @@
 import type Redis from "ioredis";
 import { chunked, DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAppend, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
+import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
+import { MAX_ANNOUNCED_TEXT_CHARS, SplicedEvents } from "../announced-events";
 import { connectRedis } from "./connection";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
@@ -29,7 +30,7 @@ export class RedisQueueStore implements QueueStore {
   private readonly log: BusLog;
   private readonly maxEventsPerQueue: number;
   private readonly maxQueuesPerUser: number;
-  private readonly listeners: ((queueId: string) => void)[] = [];
+  private readonly listeners: QueueReadyListener[] = [];
   private readonly missedListeners: (() => void)[] = [];
   private subscriber: Redis | null = null;
   private subscribed: Promise<void> | null = null;
@@ -105,6 +106,9 @@ export class RedisQueueStore implements QueueStore {
     if (work.length === 0) return;
     const now = Date.now();
     const ready = new Set<string>();
+    // Queues that got events, with them: [queue id, first id, ...indexes into `announcedTexts`].
+    const announcedTexts: string[] = [];
+    const announcedQueues: (string | number)[][] = [];
     let failure: Error | null = null;
     // In calls of bounded size, so that no one script holds Redis for long.
     const calls = chunked(work, APPEND_QUEUES_PER_CALL).map(async (chunk) => {
@@ -112,8 +116,10 @@ export class RedisQueueStore implements QueueStore {
       const variants = new Map<EventPayload, number>();
       const texts: string[] = [];
       const perQueue: (string | number)[] = [];
+      const indexes: number[][] = [];
       for (const { queueId, events } of chunk) {
         perQueue.push(queueId, events.length);
+        const own: number[] = [];
         for (const event of events) {
           let index = variants.get(event);
           if (index === undefined) {
@@ -121,7 +127,9 @@ export class RedisQueueStore implements QueueStore {
             variants.set(event, (index = texts.length));
           }
           perQueue.push(index);
+          own.push(index);
         }
+        indexes.push(own);
       }
       try {
         const results = await this.redis.busQueueAppendMany(
@@ -131,15 +139,21 @@ export class RedisQueueStore implements QueueStore {
         // A source id already applied (-1) is announced again: the earlier attempt may have died
         // between appending and publishing, and a spurious wake-up costs a poller one read. A queue
         // dropped for overflowing (-2) is announced so that a waiting poll learns it is gone.
-        results.forEach((added, i) => {
-          if (added !== 0) ready.add(chunk[i].queueId);
-        });
+        // The chunk's texts join the announcement's, their indexes shifted past those before.
+        const base = announcedTexts.length;
+        announcedTexts.push(...texts);
+        for (let i = 0; i < chunk.length; i++) {
+          const added = results[2 * i];
+          const first = results[2 * i + 1];
+          if (added > 0) announcedQueues.push([chunk[i].queueId, first, ...indexes[i].map((index) => base + index - 1)]);
+          else if (added !== 0) ready.add(chunk[i].queueId);
+        }
       } catch (error) {
         failure ??= error as Error;
       }
     });
     await Promise.all(calls);
-    if (ready.size > 0) await this.redis.publish(this.keys.queueReadyChannel(), JSON.stringify([...ready]));
+    if (announcedQueues.length > 0 || ready.size > 0) await this.redis.publish(this.keys.queueReadyChannel(), announcement(announcedTexts, announcedQueues, ready));
     if (failure) throw failure;
   }
 
@@ -205,7 +219,7 @@ export class RedisQueueStore implements QueueStore {
     return deleted;
   }
 
-  async onReady(listener: (queueId: string) => void): Promise<void> {
+  async onReady(listener: QueueReadyListener): Promise<void> {
     this.listeners.push(listener);
     this.subscribed ??= this.subscribe().catch((error: unknown) => {
       this.subscribed = null;
@@ -245,19 +259,17 @@ export class RedisQueueStore implements QueueStore {
       );
     });
     this.subscriber.on("message", (_channel: string, message: string) => {
-      let queueIds: unknown;
+      let parsed: unknown;
       try {
-        queueIds = JSON.parse(message);
+        parsed = JSON.parse(message);
       } catch (error) {
         this.log("malformed queue-ready message", error);
         return;
       }
-      if (!Array.isArray(queueIds)) return;
-      for (const queueId of queueIds) {
-        if (typeof queueId !== "string") continue;
+      for (const [queueId, events] of announcedQueues(parsed)) {
         for (const listener of this.listeners) {
           try {
-            listener(queueId);
+            listener(queueId, events);
           } catch (error) {
             this.log("queue-ready listener failed", error);
           }
@@ -299,6 +311,36 @@ function queueInfos(flat: (string | string[])[]): QueueInfo[] {
     queues.push(toQueueInfo(id, fields, settings));
   }
   return queues;
+}
+
+/**
+ * A queue-ready message: the queues that got events, with the events unless their texts are too
+ * long to send along ({texts, queues: [[id, first id, ...text indexes]], ids}); or a plain array
+ * of queue ids (announcements without events: evictions, redelivered batches, dropped queues).
+ */
+function announcement(texts: string[], queues: (string | number)[][], others: Set<string>): string {
+  let chars = 0;
+  for (const text of texts) chars += text.length;
+  if (chars > MAX_ANNOUNCED_TEXT_CHARS) return JSON.stringify([...queues.map((queue) => queue[0] as string), ...others]);
+  return JSON.stringify({ texts, queues, ids: [...others] });
+}
+
+/** The queues a queue-ready message names, each with its events when it carries them. */
+function* announcedQueues(message: unknown): Generator<[string, AnnouncedEvents | undefined]> {
+  if (Array.isArray(message)) {
+    for (const queueId of message) if (typeof queueId === "string") yield [queueId, undefined];
+    return;
+  }
+  if (typeof message !== "object" || message === null) return;
+  const { texts, queues, ids } = message as { texts?: unknown; queues?: unknown; ids?: unknown };
+  if (Array.isArray(texts) && Array.isArray(queues)) {
+    for (const entry of queues) {
+      if (!Array.isArray(entry) || typeof entry[0] !== "string" || typeof entry[1] !== "number") continue;
+      const [queueId, firstId, ...indexes] = entry as [string, number, ...number[]];
+      yield [queueId, new SplicedEvents(firstId, texts as string[], indexes)];
+    }
+  }
+  if (Array.isArray(ids)) for (const queueId of ids) if (typeof queueId === "string") yield [queueId, undefined];
 }
 
 /** `text` matched literally by a SCAN pattern. */

@@ -1,0 +1,99 @@
+// A held long poll on both queue stores: it reads its queue once as it starts to wait, and, woken
+// by an announcement that carries the events after its last one, answers with them without
+// reading the queue again; anything else (an announcement without events, or events that do not
+// follow the client's last one) it reads.
+import { randomBytes } from "node:crypto";
+import Redis from "ioredis";
+import { MemoryQueueStore, RedisQueueStore, type QueueStore } from "@chat/bus";
+import { pollEvents, readEventsJson, type PollConnection, type PollRead } from "../src/long-poll.ts";
+import { LongPollWaiters } from "../src/waiters.ts";
+
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const prefix = `test:long-poll:${randomBytes(6).toString("hex")}:`;
+
+const stores: Array<[string, () => QueueStore]> = [
+  ["in-process", () => new MemoryQueueStore()],
+  ["Redis", () => new RedisQueueStore({ url: REDIS_URL, prefix })],
+];
+
+afterAll(async () => {
+  const redis = new Redis(REDIS_URL);
+  const keys: string[] = [];
+  for await (const page of redis.scanStream({ match: `${prefix}*`, count: 1000 })) keys.push(...(page as string[]));
+  if (keys.length > 0) await redis.unlink(...keys);
+  await redis.quit();
+});
+
+describe.each(stores)("a held poll on the %s queue store", (_name, createStore) => {
+  let queues: QueueStore;
+  let waiters: LongPollWaiters;
+  let reads: number;
+  const counting: PollRead<string> = {
+    read: (store, poll) => {
+      reads++;
+      return readEventsJson.read(store, poll);
+    },
+    fromJson: readEventsJson.fromJson,
+  };
+  const open = (): PollConnection => ({ closed: false, onClose: null });
+
+  beforeEach(async () => {
+    queues = createStore();
+    waiters = await LongPollWaiters.attach(queues);
+    reads = 0;
+  });
+  afterEach(() => queues.close());
+
+  const newQueue = () => queues.create({ userId: 1, realmId: 1, allPublicStreams: false, settings: {} });
+  /** Until the poll waits (it registers before its one read). */
+  const held = async () => {
+    for (let i = 0; i < 200 && (waiters.size === 0 || reads === 0); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Its read has answered (empty) by the time a turn or two pass.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+
+  it("answers from the announcement, reading its queue only as it starts to wait", async () => {
+    const queue = await newQueue();
+    await queues.append("s0", [{ queueId: queue.id, events: [{ type: "message", n: 0 }] }]);
+    // Its announcement has come and gone before the poll.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const poll = pollEvents(queues, waiters, 10_000, { queueId: queue.id, lastEventId: 0, dontBlock: false, userId: 1 }, open(), counting);
+    await held();
+    // Past the busy-queue window, so the poll answers rather than gathering more.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    await queues.append("s1", [{ queueId: queue.id, events: [{ type: "message", n: 1 }, { type: "typing", op: "start" }] }]);
+    const answer = await poll;
+    expect(answer).toEqual(await queues.readJson(queue.id, 0));
+    expect((answer as string[]).map((text) => JSON.parse(text) as unknown)).toEqual([
+      { type: "message", n: 1, id: 1 },
+      { type: "typing", op: "start", id: 2 },
+    ]);
+    expect(reads).toBe(1);
+  });
+
+  it("reads its queue when the announced events do not follow its last one", async () => {
+    const queue = await newQueue();
+    const poll = pollEvents(queues, waiters, 10_000, { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, open(), counting);
+    await held();
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    // Events from 7 on, to a client whose last is -1: it lacks 0 to 6, so these are not its answer.
+    waiters.wake(queue.id, { firstId: 7, json: () => ['{"type":"not-this","id":7}'] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await queues.append("s1", [{ queueId: queue.id, events: [{ type: "message", n: 0 }] }]);
+    expect(((await poll) as string[]).map((text) => JSON.parse(text) as unknown)).toEqual([{ type: "message", n: 0, id: 0 }]);
+    expect(reads).toBeGreaterThanOrEqual(2);
+  });
+
+  it("reads its queue when woken by an announcement without events", async () => {
+    const queue = await newQueue();
+    const poll = pollEvents(queues, waiters, 10_000, { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, open(), counting);
+    await held();
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    // As after a lost subscription: every waiting poll reads again.
+    waiters.wakeAll();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await queues.append("s1", [{ queueId: queue.id, events: [{ type: "message", n: 0 }] }]);
+    expect(((await poll) as string[]).map((text) => JSON.parse(text) as unknown)).toEqual([{ type: "message", n: 0, id: 0 }]);
+    expect(reads).toBeGreaterThanOrEqual(2);
+  });
+});
