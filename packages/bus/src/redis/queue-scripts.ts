@@ -30,9 +30,13 @@ declare module "ioredis" {
       queueKey: string, eventsKey: string, sourcesKey: string, pollKey: string, deadlineKey: string,
       prefix: string, queueId: string, nowMs: number | "", defaultIdleMs: number | "",
     ): Result<number, Context>;
-    /** [id, [field, value, ...], ...] for every live queue in the given sets. */
-    busQueuesOfSets(numKeys: number, ...args: string[]): Result<(string | string[])[], Context>;
-    busQueuesOfUsers(prefix: string, realmId: number, ...userIds: number[]): Result<(string | string[])[], Context>;
+    /**
+     * Every live queue in the given sets: the distinct settings texts, and per queue its id, the
+     * 1-based index of its settings, then userId, realmId, allPublicStreams, since, lastPollMs and
+     * idleTimeoutMs ('' when unset).
+     */
+    busQueuesOfSets(numKeys: number, ...args: string[]): Result<[string[], (string | number)[]], Context>;
+    busQueuesOfUsers(prefix: string, realmId: number, ...userIds: number[]): Result<[string[], (string | number)[]], Context>;
   }
 }
 
@@ -158,27 +162,39 @@ deleteQueue(ARGV[1], ARGV[2], q[1], q[2], KEYS[4], KEYS[5])
 return 1
 `;
 
-// Adds to `out` each queue in a set of queue ids (the id, then its hash's fields). It also prunes
-// ids whose queue is gone, so the sets cannot grow without bound.
+// Adds to `out` each queue in a set of queue ids: its id, then the fields QUEUE_FIELDS names, its
+// settings as an index into `settings`, which holds each distinct settings text once (a thousand
+// queues of one client kind have one). It also prunes ids whose queue is gone, so the sets cannot
+// grow without bound.
 const COLLECT_QUEUES = `
+local fields = { 'settings', 'userId', 'realmId', 'allPublicStreams', 'since', 'lastPollMs', 'idleTimeoutMs' }
+local settings = {}
+local settingsIndex = {}
 local function collect(out, setKey, prefix)
   for _, id in ipairs(redis.call('SMEMBERS', setKey)) do
-    local fields = redis.call('HGETALL', prefix .. 'q:' .. id)
-    if #fields == 0 then
+    local values = redis.call('HMGET', prefix .. 'q:' .. id, unpack(fields))
+    if not values[1] then
       redis.call('SREM', setKey, id)
     else
+      local index = settingsIndex[values[1]]
+      if not index then
+        settings[#settings + 1] = values[1]
+        index = #settings
+        settingsIndex[values[1]] = index
+      end
+      values[1] = index
       out[#out + 1] = id
-      out[#out + 1] = fields
+      for i = 1, #fields do out[#out + 1] = values[i] or '' end
     end
   end
 end
 `;
 
-// The queues of the sets KEYS; ARGV: prefix.
+// The queues of the sets KEYS; ARGV: prefix. Answers { settings texts, flat queue rows }.
 const QUEUES_OF_SETS = `${COLLECT_QUEUES}
 local out = {}
 for _, setKey in ipairs(KEYS) do collect(out, setKey, ARGV[1]) end
-return out
+return { settings, out }
 `;
 
 // The queues of a realm's users (their uq: sets). The sets' keys are built here (as the queue keys
@@ -188,7 +204,7 @@ const QUEUES_OF_USERS = `${COLLECT_QUEUES}
 local out = {}
 local base = ARGV[1] .. 'uq:' .. ARGV[2] .. ':'
 for i = 3, #ARGV do collect(out, base .. ARGV[i], ARGV[1]) end
-return out
+return { settings, out }
 `;
 
 export function defineQueueScripts(redis: Redis): void {

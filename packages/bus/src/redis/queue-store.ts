@@ -297,18 +297,29 @@ export class RedisQueueStore implements QueueStore {
   }
 }
 
-/** The scripts' answer, queue ids each followed by its hash's fields. */
-function queueInfos(flat: (string | string[])[]): QueueInfo[] {
+/** Values per queue in the collect scripts' answer: its id, then QUEUE_FIELDS' (queue-scripts.ts). */
+const COLLECTED_VALUES = 8;
+
+/**
+ * The collect scripts' answer as QueueInfo. Queues with the same settings text get one settings
+ * object: parsed once, and the fan-out shapes an event once per settings object.
+ */
+function queueInfos([settingsTexts, flat]: [string[], (string | number)[]]): QueueInfo[] {
+  const settings = settingsTexts.map((text) => JSON.parse(text) as Record<string, unknown>);
   const queues: QueueInfo[] = [];
-  // Queues with the same settings text get one settings object: parsed once, and the fan-out
-  // shapes an event once per settings object.
-  const settings = new Map<string, Record<string, unknown>>();
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const id = flat[i] as string;
-    const pairs = flat[i + 1] as string[];
-    const fields: Record<string, string> = {};
-    for (let j = 0; j + 1 < pairs.length; j += 2) fields[pairs[j]] = pairs[j + 1];
-    queues.push(toQueueInfo(id, fields, settings));
+  for (let i = 0; i + COLLECTED_VALUES <= flat.length; i += COLLECTED_VALUES) {
+    const idleTimeoutMs = flat[i + 7];
+    queues.push({
+      id: String(flat[i]),
+      settings: settings[Number(flat[i + 1]) - 1],
+      userId: Number(flat[i + 2]),
+      realmId: Number(flat[i + 3]),
+      allPublicStreams: flat[i + 4] === "1",
+      // Queues created before positions were recorded take every batch, as they did.
+      since: flat[i + 5] === "" ? STREAM_START : String(flat[i + 5]),
+      lastPollMs: Number(flat[i + 6]),
+      ...(idleTimeoutMs !== "" ? { idleTimeoutMs: Number(idleTimeoutMs) } : {}),
+    });
   }
   return queues;
 }
@@ -353,18 +364,13 @@ function eventJsonWithoutId(event: EventPayload): string {
   return JSON.stringify({ ...event, id: undefined });
 }
 
-function toQueueInfo(id: string, fields: Record<string, string>, parsedSettings?: Map<string, Record<string, unknown>>): QueueInfo {
-  let settings = parsedSettings?.get(fields.settings);
-  if (settings === undefined) {
-    settings = JSON.parse(fields.settings) as Record<string, unknown>;
-    parsedSettings?.set(fields.settings, settings);
-  }
+function toQueueInfo(id: string, fields: Record<string, string>): QueueInfo {
   return {
     id,
     userId: Number(fields.userId),
     realmId: Number(fields.realmId),
     allPublicStreams: fields.allPublicStreams === "1",
-    settings,
+    settings: JSON.parse(fields.settings) as Record<string, unknown>,
     // Queues created before positions were recorded take every batch, as they did.
     since: fields.since ?? STREAM_START,
     lastPollMs: Number(fields.lastPollMs),
