@@ -82,6 +82,22 @@ async function expectUnavailable(label: string, request: () => Promise<ApiRespon
   expect(ms).toBeLessThan(MAX_OUTAGE_ANSWER_MS);
 }
 
+/** GET /health/ready answers 503 naming `check` as failing, within 2 s. */
+async function expectNotReady(label: string, check: "redis" | "database"): Promise<void> {
+  const started = Date.now();
+  const res = await fetch(`http://127.0.0.1:${server!.port}/health/ready`);
+  const ms = Date.now() - started;
+  measured.push(`${label}: GET /health/ready ${res.status} in ${ms} ms`);
+  const body = (await res.json()) as { code: string; checks: Record<string, string> };
+  expect({ label, status: res.status, code: body.code, failing: Object.keys(body.checks).filter((name) => body.checks[name] !== "ok") }).toEqual({ label, status: 503, code: "SERVICE_UNAVAILABLE", failing: [check] });
+  expect(body.checks[check]).toBe("unreachable");
+  expect(ms).toBeLessThan(MAX_OUTAGE_ANSWER_MS);
+}
+
+async function ready(): Promise<number> {
+  return (await fetch(`http://127.0.0.1:${server!.port}/health/ready`)).status;
+}
+
 async function expectSuccess(label: string, request: () => Promise<ApiResponse>): Promise<ApiResponse> {
   const { res, ms } = await timed(request);
   measured.push(`${label}: ${res.status} in ${ms} ms`);
@@ -157,8 +173,10 @@ describe("Redis outage", () => {
     expect(register.body.result).toBe("success");
     const queueId = register.body.queue_id as string;
 
+    expect(await ready()).toBe(200);
     redis!.pause();
     try {
+      await expectNotReady("Redis paused", "redis");
       await expectSuccess("Redis paused: GET /users/me", () => owner.get("/users/me"));
       await expectUnavailable("Redis paused: POST /register", () => owner.post("/register", { event_types: ["message"] }));
       await expectUnavailable("Redis paused: GET /events", () => owner.get("/events", { queue_id: queueId, last_event_id: -1 }));
@@ -171,6 +189,7 @@ describe("Redis outage", () => {
     }
 
     const events = await eventsUntil(queueId, "sent while Redis was paused");
+    expect(await ready()).toBe(200);
     expect(events.filter((event) => isMessageWith(event, "sent while Redis was paused"))).toHaveLength(1);
     const sweptAfter = Date.now();
     while ((await outboxRows()) > 0) {
@@ -244,6 +263,7 @@ describe("Postgres outage", () => {
 
     postgres!.stop(mode);
     try {
+      await expectNotReady(`Postgres stopped (${mode})`, "database");
       await expectUnavailable(`Postgres stopped (${mode}): GET /users/me`, () => owner.get("/users/me"));
       await expectUnavailable(`Postgres stopped (${mode}): POST /messages`, () => send("never committed"));
       await expectUnavailable(`Postgres stopped (${mode}): GET /messages`, () => owner.get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [["stream", "general"]] }));
@@ -255,6 +275,7 @@ describe("Postgres outage", () => {
 
     const recoveredMs = await untilSuccess(() => owner.get("/users/me"));
     measured.push(`Postgres back (${mode}): GET /users/me succeeded again after ${recoveredMs} ms`);
+    expect(await ready()).toBe(200);
     await expectSuccess(`Postgres back (${mode}): POST /messages`, () => send(`sent after Postgres came back (${mode})`));
     await eventsUntil(queueId, `sent after Postgres came back (${mode})`);
     const page = await owner.get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow: [["stream", "general"]] });

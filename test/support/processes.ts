@@ -8,6 +8,8 @@ const MAIN = path.join(ROOT, "apps/server/src/main.ts");
 export interface ServerProcess {
   child: ChildProcess;
   port: number | null;
+  /** Its METRICS_PORT server's port, when it runs one. */
+  metricsPort: number | null;
   output(): string;
   /** SIGTERM and wait for exit. */
   stop(): Promise<void>;
@@ -46,8 +48,8 @@ export function startProcess(env: Record<string, string>, { timeoutMs = 60_000, 
       clearTimeout(timer);
       child.stdout!.off("data", onData);
       child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
-      const port = JSON.parse(ready).port as number | null;
-      resolve({ child, port, output: () => output, stop: () => stopWith("SIGTERM"), kill: () => stopWith("SIGKILL") });
+      const { port, metricsPort } = JSON.parse(ready) as { port: number | null; metricsPort?: number | null };
+      resolve({ child, port, metricsPort: metricsPort ?? null, output: () => output, stop: () => stopWith("SIGTERM"), kill: () => stopWith("SIGKILL") });
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", (c: Buffer) => (output += c.toString()));

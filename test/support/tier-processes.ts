@@ -11,6 +11,8 @@ export interface TierProcesses {
   start(role: "all" | "api" | "events" | "worker", extra?: Record<string, string>): Promise<ServerProcess>;
   /** The owner, through the given API process. */
   owner(api: ServerProcess): Promise<ApiClient>;
+  /** The test's own database. */
+  databaseUrl(): string;
 }
 
 /** Registers the hooks of a describe block whose tests run tier processes with `settings`. */
@@ -45,6 +47,7 @@ export function useTierProcesses(settings: Record<string, string> = {}): TierPro
       processes.push(started);
       return started;
     },
+    databaseUrl: () => database.url,
     async owner(api) {
       const apiUrl = `http://127.0.0.1:${api.port}`;
       const key = await new ApiClient(apiUrl, null).post("/dev_fetch_api_key", { username: TIER_OWNER_EMAIL });

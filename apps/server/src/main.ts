@@ -1,16 +1,18 @@
 // `npm start`: one process running the tiers its ROLE names (all of them by default).
 import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Router } from "express";
+import express, { Router } from "express";
 import { apiHotRoutes, apiRouter, fileRoutes } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, type Config } from "@chat/config";
 import { ActorCache, preloadEmojiNames } from "@chat/core";
-import { answerClientError, createHttpApp, withHotRoutes, type HotRoute } from "@chat/http";
+import { answerClientError, createHttpApp, healthRoutes, withHotRoutes, type HotRoute } from "@chat/http";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
 import { isClusterWorker, runPrimary, type ReadyMessage } from "./cluster.ts";
+import { readinessCheck, type ReadinessCheck } from "./readiness.ts";
 import { openServices, type Services } from "./services.ts";
 
 export interface RunningServer {
@@ -68,6 +70,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let server: http.Server | null = null;
   let hotRoutes: HotRoute[] = [];
   let draining = false;
+  const readiness = readinessCheck(services, () => draining);
   if (role !== "worker") {
     const apiServices = {
       prisma: services.db.prisma,
@@ -84,7 +87,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const api = role === "api" ? apiRouter(apiServices) : role === "events" ? events!.router : Router().use(events!.router).use(apiRouter(apiServices));
     // Files are served outside /api/v1, at the paths Zulip gives them (/user_uploads, /user_avatars).
     const root = role === "events" ? undefined : fileRoutes(apiServices);
-    const app = withHotRoutes(createHttpApp({ api, root, trustedProxies: config.trustedProxies, isDraining: () => draining }), hotRoutes);
+    const app = withHotRoutes(createHttpApp({ api, root, trustedProxies: config.trustedProxies, readiness }), hotRoutes);
     server = http.createServer((req, res) => {
       // Shutting down: no connection is kept for another request.
       if (draining) res.setHeader("Connection", "close");
@@ -102,12 +105,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
   const address = server?.address();
   const port = address && typeof address === "object" ? address.port : null;
+  // Health on a port of its own, never public: the worker's only HTTP, for its probes.
+  const opsServer = config.metricsPort === null ? null : await startOpsServer(config.metricsPort, config.bindAddress, readiness);
+  const metricsPort = opsServer ? (opsServer.address() as AddressInfo).port : null;
   if (isClusterWorker()) {
     // The primary announces readiness once every process listens.
-    logger.info("server process ready", { pid: process.pid, port });
+    logger.info("server process ready", { pid: process.pid, port, metricsPort });
     process.send?.({ type: "ready", port } satisfies ReadyMessage);
   } else {
-    logger.info(`team chat ${role} tier${role === "all" ? "s" : ""} ready`, { port, database: services.db.kind, bus: config.redisUrl ? "redis" : "in-process" });
+    logger.info(`team chat ${role} tier${role === "all" ? "s" : ""} ready`, { port, metricsPort, database: services.db.kind, bus: config.redisUrl ? "redis" : "in-process" });
   }
 
   return {
@@ -128,10 +134,29 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Redis and Postgres close only after the last request is answered: a request still
       // running would otherwise write to a closed connection.
       await closed;
+      await new Promise((resolve) => (opsServer ? opsServer.close(resolve) : resolve(undefined)));
       await events?.stop();
       await services.close();
     },
   };
+}
+
+/** /health/live and /health/ready on their own port (METRICS_PORT). */
+async function startOpsServer(port: number, bindAddress: string, readiness: ReadinessCheck): Promise<http.Server> {
+  const app = express();
+  app.disable("x-powered-by");
+  app.use(healthRoutes(readiness));
+  app.use((_req, res) => {
+    res.status(404).json({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
+  });
+  const server = http.createServer(app);
+  // Probes answer and close; nothing is held open past a shutdown.
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, bindAddress, () => resolve());
+  });
+  return server;
 }
 
 /** Requests a draining server may take to finish before their connections are cut. */
@@ -169,13 +194,15 @@ async function main(): Promise<void> {
     runPrimary(config);
     return;
   }
-  const running = await startServer(config);
+  // Handlers before startup: a SIGTERM right after the ready line (or during startup) must shut
+  // down gracefully, not kill the process by the signal's default action.
+  const starting = startServer(config);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info(`${signal}: shutting down`);
-    running.stop().then(
+    starting.then((running) => running.stop()).then(
       () => process.exit(0),
       (error) => {
         logger.error("shutdown failed", { error: String(error) });
@@ -187,6 +214,7 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => shutdown("SIGINT"));
   // A server process whose primary died (SIGKILL) must not live on, orphaned, holding the port.
   if (isClusterWorker()) process.on("disconnect", () => shutdown("primary process gone"));
+  await starting;
 }
 
 if (require.main === module) {

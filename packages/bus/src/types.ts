@@ -330,5 +330,7 @@ export interface Bus {
   changes: ChangeStream;
   queues: QueueStore;
   jobs: JobQueue;
+  /** Resolves once the bus's server answers (readiness checks); the in-process bus always does. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -11,6 +11,8 @@ export interface Config {
   /** Server processes sharing the port (node:cluster); more than one needs Postgres and Redis. */
   processes: number;
   port: number;
+  /** A port of its own for /health/* (and the worker's only HTTP), never public through the load balancer; null: none. */
+  metricsPort: number | null;
   bindAddress: string;
   /** Postgres URL; null runs the embedded PGlite database under dataDir. */
   databaseUrl: string | null;
@@ -203,6 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     role,
     processes,
     port,
+    metricsPort: env.METRICS_PORT === undefined || env.METRICS_PORT === "" ? null : readInt(env, "METRICS_PORT", 0, 0, 65535),
     bindAddress: readString(env, "BIND_ADDRESS", "0.0.0.0"),
     databaseUrl,
     redisUrl,

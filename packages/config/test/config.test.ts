@@ -8,6 +8,7 @@ describe("loadConfig", () => {
       role: "all",
       processes: 1,
       port: 9991,
+      metricsPort: null,
       databaseUrl: null,
       redisUrl: null,
       devMode: false,
@@ -23,6 +24,7 @@ describe("loadConfig", () => {
     const config = loadConfig({
       ROLE: "events",
       PORT: "8080",
+      METRICS_PORT: "9100",
       DATABASE_URL: "postgres://u@db:5432/chat",
       REDIS_URL: "redis://cache:6379/2",
       DEV_MODE: "true",
@@ -36,6 +38,7 @@ describe("loadConfig", () => {
       role: "events",
       processes: 2,
       port: 8080,
+      metricsPort: 9100,
       databaseUrl: "postgres://u@db:5432/chat",
       redisUrl: "redis://cache:6379/2",
       devMode: true,

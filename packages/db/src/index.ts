@@ -1,7 +1,7 @@
 export { PrismaClient, Prisma } from "./generated/client.ts";
 export type * from "./generated/models.ts";
 export { openDatabase, type Database, type OpenDatabaseOptions } from "./client.ts";
-export { applyMigrations, listMigrations, MigrationError, MIGRATIONS_DIR } from "./migrations.ts";
+export { applyMigrations, listMigrations, MigrationError, MIGRATIONS_DIR, pendingMigrations } from "./migrations.ts";
 export { connectPostgresExecutor, pgliteExecutor, type SqlExecutor } from "./sql-executor.ts";
 export type { Tx } from "./tx.ts";
 export { leanSql, type LeanSql } from "./lean-sql.ts";

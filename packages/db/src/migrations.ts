@@ -4,6 +4,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { Prisma } from "./generated/client.ts";
+import type { LeanSql } from "./lean-sql.ts";
 import type { SqlExecutor } from "./sql-executor.ts";
 
 /** prisma/migrations of the checkout this code runs from (sources or a bundle under dist/). */
@@ -91,4 +93,21 @@ export async function applyMigrations(db: SqlExecutor, dir = MIGRATIONS_DIR): Pr
   } finally {
     await db.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
   }
+}
+
+/** The bundled migrations' names, read once: readiness checks compare against them. */
+let bundledNames: string[] | null = null;
+
+/**
+ * The migrations this code has that the database has not applied (readiness: a process on a
+ * database restored from an older backup, or not yet migrated, must not take traffic).
+ */
+export async function pendingMigrations(sql: LeanSql): Promise<string[]> {
+  bundledNames ??= listMigrations().map((migration) => migration.name);
+  const rows = await sql.query<{ migration_name: string }>(
+    Prisma.sql`SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+    { prepare: true },
+  );
+  const applied = new Set(rows.map((row) => row.migration_name));
+  return bundledNames.filter((name) => !applied.has(name));
 }

@@ -1,7 +1,7 @@
 // The Express pieces both HTTP tiers share: body parsing, JSON errors, and nothing that can
 // answer with a stack trace.
 import type { Duplex } from "node:stream";
-import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response, type Router } from "express";
+import express, { Router, type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from "express";
 import { JsonableError, serviceUnavailableFor } from "@chat/core";
 import { logger } from "@chat/logger";
 import { multipartBody } from "./multipart.ts";
@@ -65,6 +65,29 @@ const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   res.status(500).json({ result: "error", msg: "Internal server error", code: "INTERNAL_SERVER_ERROR" });
 };
 
+export type ReadinessProbe = () => Promise<{ ready: boolean; checks: Record<string, string> }>;
+
+/**
+ * GET /health/live (the process answers) and /health/ready (it should take traffic; 503 naming
+ * what is wrong, e.g. while draining, so load balancers stop sending before it stops answering).
+ */
+export function healthRoutes(readiness?: ReadinessProbe): Router {
+  const router = Router();
+  router.get(["/health", "/health/live"], (_req, res) => {
+    res.json({ result: "success", msg: "", status: "ok" });
+  });
+  router.get("/health/ready", async (_req, res) => {
+    const { ready, checks } = readiness ? await readiness() : { ready: true, checks: {} };
+    if (ready) {
+      res.json({ result: "success", msg: "", status: "ready", checks });
+      return;
+    }
+    const failing = Object.entries(checks).filter(([, value]) => value !== "ok");
+    res.status(503).json({ result: "error", msg: `Not ready: ${failing.map(([name, value]) => `${name} ${value}`).join(", ")}`, code: "SERVICE_UNAVAILABLE", checks });
+  });
+  return router;
+}
+
 export interface HttpAppOptions {
   /** Mounted at /api/v1. */
   api: Router;
@@ -72,8 +95,8 @@ export interface HttpAppOptions {
   root?: Router;
   /** Proxies whose X-Forwarded-For and -Proto are believed (TRUSTED_PROXIES; loopback unless given); none when empty. */
   trustedProxies?: string[];
-  /** True once a graceful shutdown began: /health/ready answers 503. */
-  isDraining?: () => boolean;
+  /** Whether the process should take traffic (GET /health/ready): ready unless given. */
+  readiness?: ReadinessProbe;
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -88,14 +111,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set("query parser", "simple");
   app.use(express.urlencoded({ extended: false, limit: "5mb", parameterLimit: 10_000 }));
   app.use(multipartBody);
-  app.get(["/health", "/health/live"], (_req, res) => {
-    res.json({ result: "success", msg: "", status: "ok" });
-  });
-  // Not ready while draining: load balancers stop sending before the process stops answering.
-  app.get("/health/ready", (_req, res) => {
-    if (options.isDraining?.()) res.status(503).json({ result: "error", msg: "Shutting down", code: "SERVICE_UNAVAILABLE" });
-    else res.json({ result: "success", msg: "", status: "ready" });
-  });
+  app.use(healthRoutes(options.readiness));
   if (options.root) app.use(options.root);
   app.use("/api/v1", options.api);
   app.use((_req, res) => {

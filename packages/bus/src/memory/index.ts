@@ -30,6 +30,9 @@ export function createMemoryBus(options: MemoryBusOptions = {}): Bus {
     changes,
     queues,
     jobs,
+    async ping() {
+      // In this process: nothing to reach.
+    },
     async close() {
       await Promise.all([changes.close(), queues.close(), jobs.close()]);
     },

@@ -39,6 +39,9 @@ export function createRedisBus(options: RedisBusOptions): Bus {
     changes,
     queues,
     jobs,
+    async ping() {
+      await queues.ping();
+    },
     async close() {
       await Promise.all([changes.close(), queues.close(), jobs.close()]);
     },

@@ -232,6 +232,11 @@ export class RedisQueueStore implements QueueStore {
     this.missedListeners.push(listener);
   }
 
+  /** Resolves when Redis answers a PING on this store's connection. */
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   async close(): Promise<void> {
     this.listeners.length = 0;
     this.missedListeners.length = 0;
