@@ -13,6 +13,7 @@ import {
   type StreamPosition,
 } from "@chat/bus";
 import { finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
+import { fanoutBatches, fanoutLag } from "@chat/metrics";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
 
 function wantsType(settings: QueueSettings, type: string): boolean {
@@ -195,5 +196,16 @@ export function createReadFanout(queues: QueueStore): ChangeBatchesHandler {
       if (list.length > 0) appending.push(queues.append(batch.id, list));
     }
     await Promise.all(appending);
+    recordFanout(items.map((item) => item.position));
   };
+}
+
+/** The read in the metrics: its batches, and how far behind the stream the newest was (Redis positions are `ms-seq`). */
+function recordFanout(positions: StreamPosition[]): void {
+  if (positions.length === 0) return;
+  fanoutBatches.inc(positions.length);
+  const newest = positions[positions.length - 1];
+  const publishedMs = Number(newest.slice(0, newest.indexOf("-")));
+  // The embedded stream's positions are `0-seq`: no time in them.
+  if (publishedMs > 0) fanoutLag.set(Math.max(0, Date.now() - publishedMs) / 1000);
 }

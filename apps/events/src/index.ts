@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import type { Stoppable } from "@chat/bus";
 import { ActorCache, RealmStateCache } from "@chat/core";
 import type { HotRoute } from "@chat/http";
+import { measureAtScrape } from "@chat/metrics";
 import { eventsHotRoute } from "./events-hot-route.ts";
 import { PollAuthenticator } from "./poll-auth.ts";
 import { createReadFanout } from "./fanout.ts";
@@ -30,6 +31,8 @@ export interface EventTier {
 /** The event tier: /register and /events routes, plus this node's share of the fan-out. */
 export async function startEventTier(services: EventServices): Promise<EventTier> {
   const waiters = await LongPollWaiters.attach(services.bus.queues);
+  measureAtScrape("chat_long_polls_held", () => waiters.size);
+  measureAtScrape("chat_event_queues", () => services.bus.queues.count());
   const consumer: Stoppable = services.bus.changes.consumeInOrder(`events-${hostname()}-${process.pid}`, createReadFanout(services.bus.queues));
   const router = createRouter();
   // This node's copy of what /register shows every member of a realm.

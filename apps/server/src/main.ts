@@ -7,8 +7,9 @@ import { apiHotRoutes, apiRouter, fileRoutes } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, type Config } from "@chat/config";
-import { ActorCache, preloadEmojiNames } from "@chat/core";
-import { answerClientError, createHttpApp, healthRoutes, withHotRoutes, type HotRoute } from "@chat/http";
+import { ActorCache, oldestOutboxAgeSeconds, preloadEmojiNames } from "@chat/core";
+import { answerClientError, createHttpApp, healthRoutes, observeRequest, withHotRoutes, type HotRoute } from "@chat/http";
+import { measureAtScrape, metricsText } from "@chat/metrics";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
 import { isClusterWorker, runPrimary, type ReadyMessage } from "./cluster.ts";
@@ -71,6 +72,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let hotRoutes: HotRoute[] = [];
   let draining = false;
   const readiness = readinessCheck(services, () => draining);
+  // Requests are measured only where something can read the measurements.
+  const observing = config.metricsPort !== null;
+  if (observing) measureAtScrape("chat_outbox_oldest_age_seconds", () => oldestOutboxAgeSeconds(services.db.prisma));
   if (role !== "worker") {
     const apiServices = {
       prisma: services.db.prisma,
@@ -91,6 +95,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     server = http.createServer((req, res) => {
       // Shutting down: no connection is kept for another request.
       if (draining) res.setHeader("Connection", "close");
+      if (observing) observeRequest(req, res);
       app(req, res);
     });
     // Requests Node's parser refuses (a URL past its header limit) still get a JSON error.
@@ -105,7 +110,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
   const address = server?.address();
   const port = address && typeof address === "object" ? address.port : null;
-  // Health on a port of its own, never public: the worker's only HTTP, for its probes.
+  // Metrics and health on a port of its own, never public: the worker's only HTTP.
   const opsServer = config.metricsPort === null ? null : await startOpsServer(config.metricsPort, config.bindAddress, readiness);
   const metricsPort = opsServer ? (opsServer.address() as AddressInfo).port : null;
   if (isClusterWorker()) {
@@ -141,11 +146,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   };
 }
 
-/** /health/live and /health/ready on their own port (METRICS_PORT). */
+/** /metrics (Prometheus text), /health/live and /health/ready on their own port (METRICS_PORT). */
 async function startOpsServer(port: number, bindAddress: string, readiness: ReadinessCheck): Promise<http.Server> {
   const app = express();
   app.disable("x-powered-by");
   app.use(healthRoutes(readiness));
+  app.get("/metrics", async (_req, res) => {
+    const { contentType, text } = await metricsText();
+    res.type(contentType).send(text);
+  });
   app.use((_req, res) => {
     res.status(404).json({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
   });

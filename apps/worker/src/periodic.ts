@@ -1,4 +1,5 @@
 import { logger } from "@chat/logger";
+import { jobRuns } from "@chat/metrics";
 
 /**
  * Runs `task` every `intervalMs`, never two runs at once, until stopped. A failing task (Postgres
@@ -13,10 +14,12 @@ export function every(name: string, intervalMs: number, task: () => Promise<unkn
     running = task()
       .then(
         () => {
+          jobRuns.inc({ kind: name, outcome: "ok" });
           if (failing) logger.info(`${name} works again`);
           failing = false;
         },
         (error) => {
+          jobRuns.inc({ kind: name, outcome: "failed" });
           if (!failing) logger.warn(`${name} failed; retrying every ${intervalMs} ms`, { error: String(error) });
           failing = true;
         },

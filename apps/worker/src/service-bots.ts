@@ -28,6 +28,7 @@ import {
   type WireMessage,
 } from "@chat/core";
 import { logger } from "@chat/logger";
+import { jobRuns } from "@chat/metrics";
 import pLimit from "p-limit";
 import { runEmbeddedBot } from "./embedded-bots.ts";
 import type { ServiceBotCache } from "./service-bot-cache.ts";
@@ -159,36 +160,43 @@ class CallUnavailable extends Error {
  * conversation and the owner were told), or "retry" (not the last attempt, and it may work later).
  */
 export async function runServiceBotCall(delivery: ServiceBotDelivery, call: ServiceBotCall, attempt: number, attempts: number): Promise<"done" | "retry"> {
+  const outcome = await attemptServiceBotCall(delivery, call, attempt, attempts);
+  jobRuns.inc({ kind: "service bot call", outcome });
+  return outcome === "retry" ? "retry" : "done";
+}
+
+/** runServiceBotCall's attempt: "ok" (replied, or nothing to do), "failed" (the conversation and owner were told), or "retry". */
+async function attemptServiceBotCall(delivery: ServiceBotDelivery, call: ServiceBotCall, attempt: number, attempts: number): Promise<"ok" | "failed" | "retry"> {
   const last = attempt >= attempts;
   try {
     const found = await delivery.bots.get(call.botId);
     // Deactivated, or no longer a service bot, since the message was sent: nobody to call.
-    if (found === null || !found.bot.is_active || found.bot.realm.deactivated || !isServiceBotType(found.bot.bot_type)) return "done";
+    if (found === null || !found.bot.is_active || found.bot.realm.deactivated || !isServiceBotType(found.bot.bot_type)) return "ok";
     const { bot, service } = found;
     let reply: string | null;
     try {
       if (bot.bot_type === BOT_TYPE_EMBEDDED) reply = await runEmbeddedBot(delivery, bot, service?.name ?? "", call.message);
-      else if (service === null) return "done";
+      else if (service === null) return "ok";
       else reply = await callService(delivery, bot, service, call);
     } catch (error) {
       if (error instanceof CallUnavailable) {
         if (!last) return "retry";
         await fail(delivery, bot, call.message, error.failure);
-        return "done";
+        return "failed";
       }
       if (error instanceof CallFailed) {
         await fail(delivery, bot, call.message, error);
-        return "done";
+        return "failed";
       }
       throw error;
     }
     if (reply !== null) await send(delivery, bot, call.message, "reply", reply);
-    return "done";
+    return "ok";
   } catch (error) {
     // The database or Redis failing under us: the call may work later.
     logger.warn("service bot call failed unexpectedly", { call: callId(call), attempt, error: error instanceof Error ? error.message : String(error) });
     if (!last) return "retry";
-    return "done";
+    return "failed";
   }
 }
 

@@ -259,6 +259,8 @@ export interface QueueStore {
    * Returns how many.
    */
   invalidateRealm(realmId: number, through: StreamPosition): Promise<number>;
+  /** How many queues the store holds (metrics). */
+  count(): Promise<number>;
   /** Deletes queues not polled for their own idle timeout, or for `idleMs` if they have none; returns how many. */
   deleteIdle(idleMs: number): Promise<number>;
   /**

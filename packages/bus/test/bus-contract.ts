@@ -693,6 +693,17 @@ export function busContract(harness: BusHarness): void {
       expect(await queues.queuesOfUsers(2, [2])).toEqual([]);
     });
 
+    it("counts its queues, those with an idle timeout of their own included", async () => {
+      const { queues } = newBus();
+      expect(await queues.count()).toBe(0);
+      const a = await queues.create(options(1));
+      await queues.create(options(2));
+      await queues.create(options(2, { idleTimeoutMs: 60_000 }));
+      expect(await queues.count()).toBe(3);
+      await queues.delete(a.id);
+      expect(await queues.count()).toBe(2);
+    });
+
     it("announces queues that received events to every onReady listener", async () => {
       const { queues } = newBus();
       const q1 = await queues.create(options(1));

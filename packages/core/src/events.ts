@@ -150,6 +150,12 @@ async function insertOutboxRow(tx: Tx, realmId: number, events: RoutedEvent[]): 
   return rows[0].id;
 }
 
+/** Seconds since the oldest change still in the outbox was committed; 0 when it is empty (metrics). */
+export async function oldestOutboxAgeSeconds(prisma: PrismaClient): Promise<number> {
+  const [row] = await prisma.$queryRaw<{ age: number | null }[]>`SELECT extract(epoch FROM now() - min(created_at))::float8 AS age FROM event_outbox`;
+  return Math.max(0, row?.age ?? 0);
+}
+
 /**
  * Publishes outbox rows older than `olderThanSeconds` (their publisher died or failed) and deletes
  * them. Rows are locked with SKIP LOCKED so several workers never publish the same row at once.

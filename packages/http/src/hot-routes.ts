@@ -8,6 +8,7 @@ import querystring from "node:querystring";
 import qs from "qs";
 import { serviceUnavailableFor } from "@chat/core";
 import { bodyErrorJson } from "./app.ts";
+import { tagHotRoute } from "./request-metrics.ts";
 
 /** As express.urlencoded is configured (app.ts): larger bodies go to Express, which refuses them. */
 const MAX_FORM_BYTES = 5 * 1024 * 1024;
@@ -89,6 +90,7 @@ export function withHotRoutes(app: RequestListener, routes: HotRoute[]): Request
       app(req, res);
       return;
     }
+    tagHotRoute(req, route.path);
     const query = querystring.parse(question === -1 ? "" : url.slice(question + 1));
     let body: Record<string, unknown> | undefined;
     const decline = () => {

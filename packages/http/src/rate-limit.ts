@@ -9,6 +9,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import type { RateLimitConfig } from "@chat/config";
 import { RateLimitedError } from "@chat/core";
 import { logger } from "@chat/logger";
+import { rateLimitHits } from "@chat/metrics";
 
 /**
  * Requests never counted, as Zulip: the events long poll (a client keeps one open at all times and
@@ -46,14 +47,20 @@ export class RateLimits {
   private readonly loginByIp: RateLimiterAbstract;
   private readonly loginPoints: { account: number; ip: number };
   private lastStoreWarning = 0;
+  /** Each limiter's name, the label of its hits in the metrics. */
+  private readonly names = new Map<RateLimiterAbstract, string>();
 
   constructor(settings: RateLimitConfig, store: RateLimitStore) {
     this.enabled = settings.enabled;
-    const limiter = (name: string, points: number, duration: number): RateLimiterAbstract =>
-      store === null
-        ? new RateLimiterMemory({ keyPrefix: name, points, duration })
-        : // Not ready (reconnecting) fails at once rather than waiting in ioredis's queue.
-          new RateLimiterRedis({ storeClient: store.redis, keyPrefix: `${store.prefix}ratelimit:${name}`, points, duration, rejectIfRedisNotReady: true });
+    const limiter = (name: string, points: number, duration: number): RateLimiterAbstract => {
+      const created =
+        store === null
+          ? new RateLimiterMemory({ keyPrefix: name, points, duration })
+          : // Not ready (reconnecting) fails at once rather than waiting in ioredis's queue.
+            new RateLimiterRedis({ storeClient: store.redis, keyPrefix: `${store.prefix}ratelimit:${name}`, points, duration, rejectIfRedisNotReady: true });
+      this.names.set(created, name);
+      return created;
+    };
     this.byUser = limiter("user", settings.userRequestsPerMinute, 60);
     this.byIp = limiter("ip", settings.ipRequestsPerMinute, 60);
     this.loginByAccount = limiter("login-account", settings.loginFailuresPerAccount, settings.loginFailureWindowSeconds);
@@ -102,7 +109,10 @@ export class RateLimits {
       return null;
     } catch (rejection) {
       // The library rejects with its result when past the limit, and with an error when its store fails.
-      if (rejection instanceof RateLimiterRes) return retryAfterSeconds(rejection);
+      if (rejection instanceof RateLimiterRes) {
+        rateLimitHits.inc({ limit: this.names.get(limiter) ?? "unknown" });
+        return retryAfterSeconds(rejection);
+      }
       this.warnStoreDown(rejection);
       return null;
     }

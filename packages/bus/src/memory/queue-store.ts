@@ -141,6 +141,10 @@ export class MemoryQueueStore implements QueueStore {
     return deleted;
   }
 
+  async count(): Promise<number> {
+    return this.queues.size;
+  }
+
   async onReady(listener: QueueReadyListener): Promise<void> {
     this.listeners.push(listener);
   }

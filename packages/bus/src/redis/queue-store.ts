@@ -232,6 +232,12 @@ export class RedisQueueStore implements QueueStore {
     this.missedListeners.push(listener);
   }
 
+  async count(): Promise<number> {
+    // Every queue is in exactly one of the two indexes: by last poll, or by its own deadline.
+    const [byPoll, byDeadline] = await Promise.all([this.redis.zcard(this.keys.queuesByPoll()), this.redis.zcard(this.keys.queuesByDeadline())]);
+    return byPoll + byDeadline;
+  }
+
   /** Resolves when Redis answers a PING on this store's connection. */
   async ping(): Promise<void> {
     await this.redis.ping();

@@ -1,0 +1,94 @@
+// Prometheus metrics on real tier processes, scraped from METRICS_PORT as Prometheus would: request
+// durations by route pattern and status (hot routes, Express routes, unmatched paths), requests in
+// flight, held polls, queues, the fan-out's batches and lag, the outbox's age, worker jobs by kind
+// and outcome, rate-limit hits, and the library's process metrics.
+import { ApiClient } from "../support/client.ts";
+import { useTierProcesses } from "../support/tier-processes.ts";
+
+jest.setTimeout(120_000);
+
+async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Samples of one scrape: `name{labels}` -> value, as the text format writes them. */
+async function scrape(port: number): Promise<{ contentType: string; samples: Map<string, number> }> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  expect(res.status).toBe(200);
+  const samples = new Map<string, number>();
+  for (const line of (await res.text()).split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const at = line.lastIndexOf(" ");
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return { contentType: res.headers.get("content-type") ?? "", samples };
+}
+
+function sample(samples: Map<string, number>, name: string, labels: Record<string, string> = {}): number | undefined {
+  const text = Object.entries(labels)
+    .map(([key, value]) => `${key}="${value}"`)
+    .join(",");
+  return samples.get(text === "" ? name : `${name}{${text}}`);
+}
+
+describe("metrics of tier processes", () => {
+  const tiers = useTierProcesses({ METRICS_PORT: "0" });
+
+  test("each tier's /metrics shows its own work", async () => {
+    const api = await tiers.start("api", { RATE_LIMITING: "true", RATE_LIMIT_USER_REQUESTS_PER_MINUTE: "6" });
+    const [events, worker] = await Promise.all([tiers.start("events"), tiers.start("worker")]);
+    const owner = await tiers.owner(api);
+    const eventsClient = new ApiClient(`http://127.0.0.1:${events.port}`, owner.credentials!);
+
+    const register = await eventsClient.post("/register", { event_types: ["message"] });
+    expect(register.body.result).toBe("success");
+    // A poll held while the events node is scraped.
+    const held = eventsClient.get("/events", { queue_id: register.body.queue_id, last_event_id: register.body.last_event_id });
+    await waitFor("the poll held", async () => sample((await scrape(events.metricsPort!)).samples, "chat_long_polls_held") === 1);
+    const eventsBefore = (await scrape(events.metricsPort!)).samples;
+    expect(sample(eventsBefore, "chat_event_queues")).toBe(1);
+    expect(sample(eventsBefore, "chat_http_requests_in_flight")).toBe(1);
+
+    expect((await owner.post("/messages", { type: "stream", to: "general", topic: "metrics", content: "measured" })).body.result).toBe("success");
+    expect((await held).body.events).toEqual([expect.objectContaining({ type: "message" })]);
+    expect((await owner.get("/users/me")).status).toBe(200);
+    expect((await owner.get("/no/such/endpoint")).status).toBe(404);
+    // Past the per-user limit (6 a minute): refused, and counted.
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await owner.get("/users/me")).status);
+    expect(statuses).toContain(429);
+
+    const apiScrape = await scrape(api.metricsPort!);
+    expect(apiScrape.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+    const apiSamples = apiScrape.samples;
+    // POST /messages is a hot route; GET /users/me an Express route under its mount path.
+    expect(sample(apiSamples, "chat_http_request_duration_seconds_count", { method: "POST", route: "/api/v1/messages", status: "200" })).toBe(1);
+    expect(sample(apiSamples, "chat_http_request_duration_seconds_count", { method: "GET", route: "/api/v1/users/me", status: "200" })).toBeGreaterThanOrEqual(1);
+    // Refused before routing (authentication and rate limits come first), and paths no route has.
+    expect(sample(apiSamples, "chat_http_request_duration_seconds_count", { method: "GET", route: "unmatched", status: "429" })).toBeGreaterThanOrEqual(1);
+    expect(sample(apiSamples, "chat_http_request_duration_seconds_count", { method: "GET", route: "unmatched", status: "404" })).toBe(1);
+    expect(sample(apiSamples, "chat_rate_limit_hits_total", { limit: "user" })).toBe(statuses.filter((status) => status === 429).length);
+    expect(sample(apiSamples, "chat_outbox_oldest_age_seconds")).toBeGreaterThanOrEqual(0);
+    expect(sample(apiSamples, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
+    // No series per raw path.
+    expect([...apiSamples.keys()].some((key) => key.includes("/no/such/endpoint"))).toBe(false);
+
+    const eventsSamples = (await scrape(events.metricsPort!)).samples;
+    expect(sample(eventsSamples, "chat_fanout_batches_total")).toBeGreaterThanOrEqual(1);
+    expect(sample(eventsSamples, "chat_fanout_lag_seconds")).toBeGreaterThanOrEqual(0);
+    expect(sample(eventsSamples, "chat_fanout_lag_seconds")).toBeLessThan(5);
+    expect(sample(eventsSamples, "chat_http_request_duration_seconds_count", { method: "GET", route: "/api/v1/events", status: "200" })).toBe(1);
+    expect(sample(eventsSamples, "chat_http_request_duration_seconds_count", { method: "POST", route: "/api/v1/register", status: "200" })).toBe(1);
+
+    // The worker's periodic jobs, once a second for the outbox sweep.
+    await waitFor("an outbox sweep", async () => (sample((await scrape(worker.metricsPort!)).samples, "chat_jobs_total", { kind: "outbox sweep", outcome: "ok" }) ?? 0) >= 1);
+    const workerSamples = (await scrape(worker.metricsPort!)).samples;
+    expect(sample(workerSamples, "chat_jobs_total", { kind: "outbox sweep", outcome: "failed" })).toBeUndefined();
+    // No HTTP tier in the worker: no requests measured.
+    expect([...workerSamples.keys()].some((key) => key.startsWith("chat_http_request_duration_seconds_count{"))).toBe(false);
+  });
+});
