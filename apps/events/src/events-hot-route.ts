@@ -4,7 +4,7 @@
 // (no copy of the user that still holds, an unusual parameter, a queue that is not the user's)
 // goes to the ordinary route, which answers as it always has, errors included.
 import type { ServerResponse } from "node:http";
-import { hotRoute, type HotRoute } from "@chat/http";
+import { hotRoute, tagRequestUser, type HotRoute } from "@chat/http";
 import type { QueueStore } from "@chat/bus";
 import { pollConnection, pollEvents, readEventsJson } from "./long-poll.ts";
 import type { PollAuthenticator } from "./poll-auth.ts";
@@ -40,6 +40,7 @@ export function eventsHotRoute(services: EventsHotRouteServices): HotRoute {
       if (params === undefined) return false;
       const actor = await services.auth.authenticate(req);
       if (actor === undefined) return false;
+      tagRequestUser(req, actor.id);
       // Polls are not rate limited (rate-limit.ts exempts them): a client re-polls after every answer.
       const events = await pollEvents(services.queues, services.waiters, services.heartbeatMs, { ...params, userId: actor.id }, pollConnection(res), readEventsJson);
       // Gone or not the user's: the ordinary route says BAD_EVENT_QUEUE_ID.

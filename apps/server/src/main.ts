@@ -8,7 +8,7 @@ import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, type Config } from "@chat/config";
 import { ActorCache, oldestOutboxAgeSeconds, preloadEmojiNames } from "@chat/core";
-import { answerClientError, createHttpApp, healthRoutes, observeRequest, withHotRoutes, type HotRoute } from "@chat/http";
+import { answerClientError, createHttpApp, healthRoutes, trackRequest, withHotRoutes, type HotRoute } from "@chat/http";
 import { measureAtScrape, metricsText } from "@chat/metrics";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
@@ -95,7 +95,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     server = http.createServer((req, res) => {
       // Shutting down: no connection is kept for another request.
       if (draining) res.setHeader("Connection", "close");
-      if (observing) observeRequest(req, res);
+      trackRequest(req, res, { measure: observing });
       app(req, res);
     });
     // Requests Node's parser refuses (a URL past its header limit) still get a JSON error.

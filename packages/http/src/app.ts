@@ -5,6 +5,7 @@ import express, { Router, type ErrorRequestHandler, type Express, type Request, 
 import { JsonableError, serviceUnavailableFor } from "@chat/core";
 import { logger } from "@chat/logger";
 import { multipartBody } from "./multipart.ts";
+import { requestIdOf } from "./request-tracking.ts";
 
 export function success(res: Response, data: Record<string, unknown> = {}): void {
   res.json({ result: "success", msg: "", ...data });
@@ -49,7 +50,7 @@ const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   if (unavailable) {
     if (Date.now() - lastOutageLogAt >= OUTAGE_LOG_EVERY_MS) {
       lastOutageLogAt = Date.now();
-      logger.warn("answering 503: a backing service is unreachable", { method: req.method, path: req.path, error: error instanceof Error ? error.message : String(error) });
+      logger.warn("answering 503: a backing service is unreachable", { requestId: requestIdOf(req), method: req.method, path: req.path, error: error instanceof Error ? error.message : String(error) });
     }
     sendJsonableError(res, unavailable);
     return;
@@ -60,7 +61,7 @@ const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     res.status(status).json(bodyErrorJson(error.type));
     return;
   }
-  logger.error("unhandled error", { method: req.method, path: req.path, error: error instanceof Error ? error.stack : String(error) });
+  logger.error("unhandled error", { requestId: requestIdOf(req), method: req.method, path: req.path, error: error instanceof Error ? error.stack : String(error) });
   // A 5xx is never the client's BAD_REQUEST: a client must not conclude its request was wrong.
   res.status(500).json({ result: "error", msg: "Internal server error", code: "INTERNAL_SERVER_ERROR" });
 };

@@ -8,7 +8,7 @@ import querystring from "node:querystring";
 import qs from "qs";
 import { serviceUnavailableFor } from "@chat/core";
 import { bodyErrorJson } from "./app.ts";
-import { tagHotRoute } from "./request-metrics.ts";
+import { tagHotRoute } from "./request-tracking.ts";
 
 /** As express.urlencoded is configured (app.ts): larger bodies go to Express, which refuses them. */
 const MAX_FORM_BYTES = 5 * 1024 * 1024;

@@ -6,4 +6,4 @@ export * from "./hot-routes.ts";
 export * from "./rate-limit.ts";
 export * from "./forwarded.ts";
 export * from "./file-upload.ts";
-export * from "./request-metrics.ts";
+export * from "./request-tracking.ts";

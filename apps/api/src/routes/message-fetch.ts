@@ -14,6 +14,7 @@ import {
   successJsonText,
   type HotRoute,
   type ParamSource,
+  tagRequestUser,
 } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -85,6 +86,7 @@ export function messageFetchHotRoute(services: ApiServices): HotRoute {
     async handle({ req, query }, res) {
       const cached = cachedActorFor(copies, req);
       if (cached === undefined) return false;
+      tagRequestUser(req, cached.actor.id);
       if (!(await countHotRequest(services.rateLimits, req, cached.actor.id))) return false;
       const result = await fetch({ query, body: undefined }, cached.actor, cached.version);
       sendJsonBody(res, 200, responseBody(result));

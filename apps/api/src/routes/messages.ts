@@ -15,6 +15,7 @@ import {
   success,
   type HotRoute,
   type ParamSource,
+  tagRequestUser,
 } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
@@ -111,6 +112,7 @@ export function messageSendHotRoute(services: ApiServices): HotRoute {
     async handle({ req, query, body }, res) {
       const actor = await authenticateHotRequest(auth, req);
       if (actor === undefined) return false;
+      tagRequestUser(req, actor.id);
       if (!(await countHotRequest(services.rateLimits, req, actor.id))) return false;
       const result = await send({ query, body }, actor, req);
       sendJsonBody(res, 200, JSON.stringify({ result: "success", msg: "", id: result.id }));

@@ -1,7 +1,9 @@
-// Prometheus metrics on real tier processes, scraped from METRICS_PORT as Prometheus would: request
+// Observing real tier processes. Metrics, scraped from METRICS_PORT as Prometheus would: request
 // durations by route pattern and status (hot routes, Express routes, unmatched paths), requests in
 // flight, held polls, queues, the fan-out's batches and lag, the outbox's age, worker jobs by kind
-// and outcome, rate-limit hits, and the library's process metrics.
+// and outcome, rate-limit hits, and the library's process metrics. Logs: a JSON line per request
+// (LOG_LEVEL=http) with its request id (the client's X-Request-Id, or a new one, sent back), user,
+// route, status and duration, and never the query string.
 import { ApiClient } from "../support/client.ts";
 import { useTierProcesses } from "../support/tier-processes.ts";
 
@@ -90,5 +92,47 @@ describe("metrics of tier processes", () => {
     expect(sample(workerSamples, "chat_jobs_total", { kind: "outbox sweep", outcome: "failed" })).toBeUndefined();
     // No HTTP tier in the worker: no requests measured.
     expect([...workerSamples.keys()].some((key) => key.startsWith("chat_http_request_duration_seconds_count{"))).toBe(false);
+  });
+});
+
+describe("request logs", () => {
+  const tiers = useTierProcesses({ LOG_LEVEL: "http" });
+
+  /** The process's JSON log lines that are request lines. */
+  function requestLines(output: string): Array<Record<string, unknown>> {
+    return output
+      .split("\n")
+      .filter((line) => line.startsWith("{") && line.includes('"message":"request"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  test("one line per request, with the request id sent back, the user, route, status and duration", async () => {
+    const api = await tiers.start("api");
+    const owner = await tiers.owner(api);
+    const me = await owner.get("/users/me");
+    const ownerId = me.body.user_id as number;
+
+    // The client's id is kept and sent back; one that is not a plain token is replaced.
+    const given = await owner.raw("get", "/users/me?client=test&api_key=secret-in-query").set("X-Request-Id", "req-abc.123");
+    expect(given.headers["x-request-id"]).toBe("req-abc.123");
+    const replaced = await owner.raw("get", "/users/me").set("X-Request-Id", "two words");
+    expect(replaced.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    const sent = await owner.raw("post", "/messages").type("form").send({ type: "stream", to: "general", topic: "logs", content: "logged" }).set("X-Request-Id", "send-1");
+    expect(sent.status).toBe(200);
+    const anonymous = await fetch(`http://127.0.0.1:${api.port}/api/v1/users/me`, { headers: { "X-Request-Id": "anon-1" } });
+    expect(anonymous.status).toBe(401);
+
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const lines = requestLines(api.output());
+    const byId = (id: string) => lines.filter((line) => line.requestId === id);
+    expect(byId("req-abc.123")).toEqual([
+      expect.objectContaining({ level: "http", method: "GET", path: "/api/v1/users/me", route: "/api/v1/users/me", status: 200, userId: ownerId, durationMs: expect.any(Number) }),
+    ]);
+    expect(byId(replaced.headers["x-request-id"] as string)).toHaveLength(1);
+    // The hot route's line names its user too.
+    expect(byId("send-1")).toEqual([expect.objectContaining({ method: "POST", route: "/api/v1/messages", status: 200, userId: ownerId })]);
+    expect(byId("anon-1")).toEqual([expect.objectContaining({ status: 401, route: "unmatched" })]);
+    expect(byId("anon-1")[0]).not.toHaveProperty("userId");
+    expect(api.output()).not.toContain("secret-in-query");
   });
 });

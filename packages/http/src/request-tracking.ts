@@ -1,0 +1,92 @@
+// Each HTTP request's id, measurements and log line. The id is the client's (or the proxy's)
+// X-Request-Id when it is a plain token, else a new UUID; it is sent back, and every log line of
+// the request names it. The metrics (@chat/metrics) time requests under their route's pattern,
+// never the raw path (which would give a series per message id). One JSON line per request at
+// the `http` level (LOG_LEVEL=http): a line per long poll is too many by default.
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { logger } from "@chat/logger";
+import { httpRequestDuration, httpRequestsInFlight } from "@chat/metrics";
+
+const HOT_ROUTE = Symbol("hot route");
+const REQUEST_ID = Symbol("request id");
+const USER_ID = Symbol("user id");
+
+type Tagged = IncomingMessage & {
+  [HOT_ROUTE]?: string;
+  [REQUEST_ID]?: string;
+  [USER_ID]?: number;
+  route?: { path: unknown };
+  baseUrl?: string;
+};
+
+/** A request id a client may choose: a token that is safe in a log line and a header. */
+const ACCEPTED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Marks a request a hot route took (hot-routes.ts); Express's own route wins if it declines. */
+export function tagHotRoute(req: IncomingMessage, path: string): void {
+  (req as Tagged)[HOT_ROUTE] = path;
+}
+
+/** The user a request acts as, for its log line. */
+export function tagRequestUser(req: IncomingMessage, userId: number): void {
+  (req as Tagged)[USER_ID] = userId;
+}
+
+/** The request's id (trackRequest gave it one), for log lines about it. */
+export function requestIdOf(req: IncomingMessage): string | undefined {
+  return (req as Tagged)[REQUEST_ID];
+}
+
+/** The pattern that answered: Express's route (mount path included), a hot route's path, or "unmatched". */
+export function routeLabel(req: IncomingMessage): string {
+  const tagged = req as Tagged;
+  if (tagged.route !== undefined) return `${tagged.baseUrl ?? ""}${String(tagged.route.path)}`;
+  return tagged[HOT_ROUTE] ?? "unmatched";
+}
+
+export interface TrackingOptions {
+  /** Time it in the metrics (only where something reads them: METRICS_PORT set). */
+  measure: boolean;
+}
+
+export function trackRequest(req: IncomingMessage, res: ServerResponse, options: TrackingOptions): void {
+  const given = req.headers["x-request-id"];
+  const requestId = typeof given === "string" && ACCEPTED_REQUEST_ID.test(given) ? given : randomUUID();
+  (req as Tagged)[REQUEST_ID] = requestId;
+  res.setHeader("X-Request-Id", requestId);
+  const log = logger.isLevelEnabled("http");
+  if (!options.measure && !log) return;
+  const started = process.hrtime.bigint();
+  // Now: Express rewrites req.url inside mounted routers.
+  const url = req.url ?? "/";
+  if (options.measure) httpRequestsInFlight.inc();
+  res.once("close", () => {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const route = routeLabel(req);
+    if (options.measure) {
+      httpRequestsInFlight.dec();
+      httpRequestDuration.observe({ method: req.method ?? "", route, status: String(res.statusCode) }, seconds);
+    }
+    if (log) {
+      const question = url.indexOf("?");
+      logger.http("request", {
+        requestId,
+        method: req.method,
+        // Never the query: an `api_key` may be in it.
+        path: question === -1 ? url : url.slice(0, question),
+        route,
+        status: res.statusCode,
+        durationMs: Math.round(seconds * 1e6) / 1e3,
+        userId: (req as Tagged)[USER_ID] ?? userOfExpressResponse(res),
+        ...(res.writableFinished ? {} : { aborted: true }),
+      });
+    }
+  });
+}
+
+/** The actor requireUser put on Express's res.locals, if any. */
+function userOfExpressResponse(res: ServerResponse): number | undefined {
+  const locals = (res as ServerResponse & { locals?: { actor?: { id?: unknown } } }).locals;
+  return typeof locals?.actor?.id === "number" ? locals.actor.id : undefined;
+}
