@@ -98,9 +98,9 @@ describe("an events node shutting down under 1,000 held polls", () => {
     expect(loops.failures.slice(0, 5)).toEqual([]);
     expect(readyDuringDrain).toBe(503);
     expect(nodes[0].child.exitCode).toBe(0);
-    // Every held poll was answered at once (a thousand reads take a few hundred ms here), not
-    // held to its 60 s heartbeat or cut off.
-    expect(heldAnsweredAt - sigtermAt).toBeLessThan(2000);
+    // Every held poll was answered at once, not held to its 60 s heartbeat or cut off: a thousand
+    // reads take a few hundred ms here, seconds on a loaded CI machine (4.3 s seen), far from 60.
+    expect(heldAnsweredAt - sigtermAt).toBeLessThan(15_000);
     process.stdout.write(`drain: 1,000 held polls answered ${heldAnsweredAt - sigtermAt} ms after SIGTERM; ${loops.retried} polls asked to retry (503)\n`);
     const wrong = pollers.filter((poller) => JSON.stringify(poller.received.filter((id) => sent.includes(id)).sort((a, b) => a - b)) !== JSON.stringify(sent));
     expect(wrong.map((poller) => poller.received).slice(0, 3)).toEqual([]);
