@@ -13,6 +13,12 @@ const ROOT = path.resolve(__dirname, "../../..");
 const MAIN = path.join(ROOT, "apps/server/src/main.ts");
 const NGINX_CONF = path.join(ROOT, "infra/nginx/nginx.conf");
 const START_TIMEOUT_MS = 60_000;
+/**
+ * nginx takes a server that failed out of its upstream group for this long (its passive check),
+ * and tries it again with one request after. A restarting process fails those tries until it
+ * listens, so it is back in rotation only up to this long after it is ready.
+ */
+const NGINX_FAIL_TIMEOUT_SECONDS = 2;
 
 export type ClusterRole = "api" | "events" | "worker";
 
@@ -42,7 +48,10 @@ export interface LocalCluster {
   processes: ClusterProcess[];
   /** What nginx wrote to its standard error (its error log). */
   nginxErrors(): string;
-  /** Stops one process gracefully (SIGTERM) and starts it again on the same port; resolves once it is ready. */
+  /**
+   * Stops one process gracefully (SIGTERM) and starts it again on the same port; resolves once it
+   * is ready and nginx sends to it again, so that restarting the next one leaves its tier a node.
+   */
   restart(member: ClusterProcess): Promise<void>;
   stop(): Promise<void>;
 }
@@ -73,7 +82,7 @@ async function freePort(): Promise<number> {
  * paths under `dir` (nginx's defaults need root).
  */
 export function localNginxConf(template: string, options: { dir: string; port: number; api: number[]; events: number[] }): string {
-  const servers = (ports: number[]) => ports.map((port) => `server 127.0.0.1:${port} max_fails=1 fail_timeout=2s;`).join("\n        ");
+  const servers = (ports: number[]) => ports.map((port) => `server 127.0.0.1:${port} max_fails=1 fail_timeout=${NGINX_FAIL_TIMEOUT_SECONDS}s;`).join("\n        ");
   const replace = (text: string, pattern: RegExp, replacement: string) => {
     if (!pattern.test(text)) throw new Error(`infra/nginx/nginx.conf has no ${pattern}: update localNginxConf`);
     return text.replace(pattern, replacement);
@@ -138,6 +147,7 @@ export async function startLocalCluster(options: ClusterOptions): Promise<LocalC
         const started = await startClusterProcess(member, options);
         member.child = started.child;
         member.output = started.output;
+        if (member.port !== null) await new Promise((resolve) => setTimeout(resolve, NGINX_FAIL_TIMEOUT_SECONDS * 1000 + 500));
       },
       stop: stopAll,
     };
