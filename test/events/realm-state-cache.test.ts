@@ -3,7 +3,7 @@
 // linkifiers, through any code path (here even plain SQL statements), the next /register from the
 // same node shows it; each view gets its own copy; and an event that reaches a new queue while its
 // state is read changes the copy's text only in that registration's answer.
-import { applyEvents, JsonText, type State } from "@chat/core";
+import { applyEvents, JsonText, RealmStateCache, type RealmState, type State } from "@chat/core";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
 
@@ -152,6 +152,33 @@ describe.each(MODES)("organization sections from the event node's copy (%s)", (m
     expect((await emoji()).deactivated).toBe(true);
     await sql(`UPDATE user_profile SET full_name = 'Olivia Renamed' WHERE id = $1`, owner.id);
     expect((await emoji()).author.full_name).toBe("Olivia Renamed");
+  });
+});
+
+describe("one registration's view of the copies", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer("postgres");
+  });
+  afterAll(() => server.stop());
+
+  test("reads the realm's generations once for all its sections and parses the organization once; a new view reads again", async () => {
+    const { prisma } = server.running.services.db;
+    const realmId = (await prisma.realm.findFirstOrThrow({ where: { string_id: "" } })).id;
+    const cache = new RealmStateCache(prisma);
+    const generations = jest.spyOn(cache as unknown as { generations(realmId: number): Promise<unknown> }, "generations");
+    const view = cache.forRegistration();
+    const view2 = cache.forRegistration();
+    const read = (v: RealmState) => Promise.all([v.realmUsers(realmId, { clientGravatar: false, forAdmin: false }), ...Array.from({ length: 6 }, () => v.organizationSections(realmId, false))]);
+    const [, first, ...others] = await read(view);
+    expect(generations).toHaveBeenCalledTimes(1);
+    for (const sections of others) expect(sections).toBe(first);
+    expect(Object.keys(first).sort()).toEqual(["custom_profile_fields", "default_stream_groups", "default_streams", "realm_emoji", "realm_filters", "realm_user_groups"]);
+    await read(view2);
+    expect(generations).toHaveBeenCalledTimes(2);
+    // The cache itself reads them for every call, as before.
+    await read(cache);
+    expect(generations).toHaveBeenCalledTimes(9);
   });
 });
 

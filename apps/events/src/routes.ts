@@ -104,7 +104,8 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
       const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings }, since, idleTimeoutMs });
       // fetch_event_types chooses the state; event_types, the events the queue gets (as Zulip).
       const fetchOptions = p.fetch_event_types ? { ...options, eventTypes: p.fetch_event_types } : options;
-      const state = await fetchInitialState(registerDb, actor, fetchOptions, ctx);
+      // The node's copies read as of one moment for this registration (after its queue exists).
+      const state = await fetchInitialState(registerDb, actor, fetchOptions, { ...ctx, realmState: ctx.realmState?.forRegistration?.() ?? ctx.realmState });
       const arrived = (await queues.read(queue.id, -1)) ?? [];
       applyEvents(state, arrived, actor.id, fetchOptions.eventTypes);
       const stale = takeStaleSections(state);

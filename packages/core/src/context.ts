@@ -1,4 +1,4 @@
-import type { RealmStateCache } from "./state/realm-state-cache.ts";
+import type { RealmState } from "./state/realm-state-cache.ts";
 
 /** Server-wide facts actions need besides the database (never per-request state). */
 export interface ServerContext {
@@ -8,5 +8,5 @@ export interface ServerContext {
   /** The upload limits /register announces (max_file_upload_size_mib, realm_upload_quota). */
   uploads?: { maxFileBytes: number; realmQuotaBytes: number };
   /** An event node's copy of what /register shows every member of a realm; without one, it reads them every time. */
-  realmState?: RealmStateCache;
+  realmState?: RealmState;
 }

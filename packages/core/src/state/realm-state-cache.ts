@@ -61,7 +61,15 @@ interface Generations {
   linkifier_generation: number;
 }
 
-export class RealmStateCache {
+/** What /register reads of an event node's copies. */
+export interface RealmState {
+  realmUsers(realmId: number, view: RealmUsersView): Promise<RealmUsersText>;
+  organizationSections(realmId: number, guest: boolean): Promise<Record<string, Record<string, unknown>>>;
+  /** The copies as one registration reads them (a view has none of its own). */
+  forRegistration?(): RealmState;
+}
+
+export class RealmStateCache implements RealmState {
   private readonly users: RealmCopies<RealmUsersText>;
   private readonly organization: RealmCopies<string>;
 
@@ -71,14 +79,47 @@ export class RealmStateCache {
   }
 
   /** The realm's users as they are now, shown for `view`. */
-  async realmUsers(realmId: number, view: RealmUsersView): Promise<RealmUsersText> {
-    const generations = await this.generations(realmId);
-    return this.users.get(realmId, String(generations.realm_users_generation), `${view.clientGravatar ? 1 : 0}${view.forAdmin ? 1 : 0}`);
+  realmUsers(realmId: number, view: RealmUsersView): Promise<RealmUsersText> {
+    return this.usersAt(this.generations(realmId), realmId, view);
   }
 
   /** The organization sections as they are now, by section name, for a guest (no default streams) or anyone else; a fresh copy to change. */
-  async organizationSections(realmId: number, guest: boolean): Promise<Record<string, Record<string, unknown>>> {
-    const g = await this.generations(realmId);
+  organizationSections(realmId: number, guest: boolean): Promise<Record<string, Record<string, unknown>>> {
+    return this.organizationAt(this.generations(realmId), realmId, guest);
+  }
+
+  /**
+   * The copies as one registration reads them: the realm's generations read once, at its first
+   * section (after its queue exists), and the organization sections parsed once for all six of
+   * them (each takes its own part). A registration's sections asked the generations seven times.
+   * Sections re-read after events made them stale need a new view.
+   */
+  forRegistration(): RealmState {
+    const generations = new Map<number, Promise<Generations>>();
+    const organization = new Map<string, Promise<Record<string, Record<string, unknown>>>>();
+    const generationsOf = (realmId: number) => {
+      let read = generations.get(realmId);
+      if (read === undefined) generations.set(realmId, (read = this.generations(realmId)));
+      return read;
+    };
+    return {
+      realmUsers: (realmId, view) => this.usersAt(generationsOf(realmId), realmId, view),
+      organizationSections: (realmId, guest) => {
+        const key = `${realmId}:${guest}`;
+        let sections = organization.get(key);
+        if (sections === undefined) organization.set(key, (sections = this.organizationAt(generationsOf(realmId), realmId, guest)));
+        return sections;
+      },
+    };
+  }
+
+  private async usersAt(read: Promise<Generations>, realmId: number, view: RealmUsersView): Promise<RealmUsersText> {
+    const generations = await read;
+    return this.users.get(realmId, String(generations.realm_users_generation), `${view.clientGravatar ? 1 : 0}${view.forAdmin ? 1 : 0}`);
+  }
+
+  private async organizationAt(read: Promise<Generations>, realmId: number, guest: boolean): Promise<Record<string, Record<string, unknown>>> {
+    const g = await read;
     const generation = `${g.realm_config_generation}.${g.stream_generation}.${g.user_generation}.${g.linkifier_generation}`;
     return JSON.parse(await this.organization.get(realmId, generation, guest ? "guest" : "member")) as Record<string, Record<string, unknown>>;
   }
