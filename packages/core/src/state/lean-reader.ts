@@ -7,8 +7,10 @@ import { leanSql, Prisma, type PrismaClient } from "@chat/db";
 
 export function withLeanRawQueries(prisma: PrismaClient): PrismaClient {
   const lean = leanSql(prisma);
+  // Prepared: /register's statements are a fixed set of texts, and planning was a good part of
+  // what each cost Postgres (lean-sql.ts caps the number of prepared texts).
   const $queryRaw = (query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]) =>
-    lean.query(query instanceof Prisma.Sql ? query : Prisma.sql(query, ...(values as Prisma.Sql[])));
+    lean.query(query instanceof Prisma.Sql ? query : Prisma.sql(query, ...(values as Prisma.Sql[])), { prepare: true });
   return new Proxy(prisma, {
     get(target, key) {
       if (key === "$queryRaw") return $queryRaw;
