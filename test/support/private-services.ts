@@ -6,18 +6,10 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { freePort } from "../../apps/server/src/local-cluster.ts";
 
 /** A port nothing listens on now (the kernel's choice for port 0). */
-export function sparePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export const sparePort = freePort;
 
 /** Whether something accepts TCP connections on the port. */
 function accepts(port: number): Promise<boolean> {

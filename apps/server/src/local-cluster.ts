@@ -65,7 +65,8 @@ export function findNginx(): string | null {
   return found.status === 0 ? found.stdout.trim() : null;
 }
 
-async function freePort(): Promise<number> {
+/** A port nothing listens on now (the kernel's choice for port 0). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);
