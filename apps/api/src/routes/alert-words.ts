@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { addAlertWords, getAlertWords, MAX_ALERT_WORD_LENGTH, MAX_ALERT_WORDS, removeAlertWords } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const ALERT_WORDS = { type: "array", maxItems: MAX_ALERT_WORDS, items: { type: "string", maxLength: MAX_ALERT_WORD_LENGTH } };
@@ -23,7 +23,7 @@ export function alertWordRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, spec);
-      const list = await actions.run(actor.realm_id, (tx, events) => addAlertWords(tx, events, actor, p.alert_words));
+      const list = await actions.run(originOf(req, actor), (tx, events) => addAlertWords(tx, events, actor, p.alert_words));
       success(res, { alert_words: list });
     }),
   );
@@ -33,7 +33,7 @@ export function alertWordRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, spec);
-      const list = await actions.run(actor.realm_id, (tx, events) => removeAlertWords(tx, events, actor, p.alert_words));
+      const list = await actions.run(originOf(req, actor), (tx, events) => removeAlertWords(tx, events, actor, p.alert_words));
       success(res, { alert_words: list });
     }),
   );

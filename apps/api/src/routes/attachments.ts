@@ -1,7 +1,7 @@
 // The uploader's files (Zulip's zerver/views/attachments.py).
 import { Router } from "express";
 import { attachmentDicts, deleteUploadedFile, usedUploadSpace } from "@chat/core";
-import { actorOf, route, success } from "@chat/http";
+import { actorOf, route, success, requestIdOf } from "@chat/http";
 import { pathId } from "./path-ids.ts";
 import type { ApiServices } from "../services.ts";
 
@@ -20,7 +20,7 @@ export function attachmentRoutes(services: ApiServices): Router {
   router.delete(
     "/attachments/:attachment_id",
     route(async (req, res) => {
-      await deleteUploadedFile(services, actorOf(res), pathId(req, "attachment_id"));
+      await deleteUploadedFile(services, actorOf(res), pathId(req, "attachment_id"), requestIdOf(req));
       success(res);
     }),
   );

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { BOT_STORAGE_KEYS_PER_REQUEST, getBotStorage, putBotStorage, removeBotStorage } from "@chat/core";
-import { actorOf, MAX_FORM_BYTES, params, parseParams, route, success } from "@chat/http";
+import { actorOf, MAX_FORM_BYTES, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const KEYS = { type: "array", items: { type: "string" } };
@@ -32,7 +32,7 @@ export function botStorageRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, storageSpec);
-      await actions.run(actor.realm_id, (tx) => putBotStorage(tx, actor, p.storage));
+      await actions.run(originOf(req, actor), (tx) => putBotStorage(tx, actor, p.storage));
       success(res);
     }),
   );
@@ -42,7 +42,7 @@ export function botStorageRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, keysSpec);
-      await actions.run(actor.realm_id, (tx) => removeBotStorage(tx, actor, p.keys));
+      await actions.run(originOf(req, actor), (tx) => removeBotStorage(tx, actor, p.keys));
       success(res);
     }),
   );

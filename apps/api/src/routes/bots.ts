@@ -19,7 +19,7 @@ import {
   regenerateApiKey,
   type BotChanges,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf, requestIdOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { checkBeforeFileBody, receiveFormWithImage } from "./file-bodies.ts";
 import { pathId } from "./path-ids.ts";
@@ -80,7 +80,7 @@ export function botRoutes(services: ApiServices): Router {
         defaultSendingStream: p.default_sending_stream ?? null,
         defaultEventsRegisterStream: p.default_events_register_stream ?? null,
         defaultAllPublicStreams: p.default_all_public_streams ?? null,
-      }, upload);
+      }, upload, requestIdOf(req));
       const extras = (await botExtras(prisma, [bot])).get(bot.id)!;
       success(res, {
         user_id: bot.id,
@@ -126,7 +126,7 @@ export function botRoutes(services: ApiServices): Router {
         defaultEventsRegisterStream: p.default_events_register_stream,
         defaultAllPublicStreams: p.default_all_public_streams,
       };
-      const bot = await patchBot(services, actor, botId, changes, upload);
+      const bot = await patchBot(services, actor, botId, changes, upload, requestIdOf(req));
       success(res, await patchBotResult(prisma, bot, changes));
     }),
   );
@@ -136,7 +136,7 @@ export function botRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const botId = pathId(req, "bot_id");
-      await actions.run(actor.realm_id, (tx, events) => deactivateBot(tx, events, actor, botId));
+      await actions.run(originOf(req, actor), (tx, events) => deactivateBot(tx, events, actor, botId));
       success(res);
     }),
   );
@@ -147,7 +147,7 @@ export function botRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const botId = pathId(req, "bot_id");
       checkMayManageBots(actor);
-      const apiKey = await actions.run(actor.realm_id, async (tx, events) => regenerateApiKey(tx, events, await accessBotById(tx, actor, botId)));
+      const apiKey = await actions.run(originOf(req, actor), async (tx, events) => regenerateApiKey(tx, events, await accessBotById(tx, actor, botId)));
       success(res, { api_key: apiKey });
     }),
   );

@@ -8,7 +8,7 @@ import {
   updateDefaultStreamGroup,
   updateDefaultStreamGroupStreams,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -23,7 +23,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, { stream_id: params.int() });
-      await actions.run(actor.realm_id, (tx, events) => addDefaultStream(tx, events, actor, p.stream_id));
+      await actions.run(originOf(req, actor), (tx, events) => addDefaultStream(tx, events, actor, p.stream_id));
       success(res);
     }),
   );
@@ -33,7 +33,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, { stream_id: params.int() });
-      await actions.run(actor.realm_id, (tx, events) => removeDefaultStream(tx, events, actor, p.stream_id));
+      await actions.run(originOf(req, actor), (tx, events) => removeDefaultStream(tx, events, actor, p.stream_id));
       success(res);
     }),
   );
@@ -43,7 +43,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, { group_name: params.string(), description: params.string(), stream_names: params.json<string[]>(STREAM_NAMES) });
-      await actions.run(actor.realm_id, (tx, events) =>
+      await actions.run(originOf(req, actor), (tx, events) =>
         createDefaultStreamGroup(tx, events, actor, { name: p.group_name, description: p.description, streamNames: p.stream_names }),
       );
       success(res);
@@ -56,7 +56,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
       const p = parseParams(req, { new_group_name: params.string().optional(), new_description: params.string().optional() });
-      await actions.run(actor.realm_id, (tx, events) =>
+      await actions.run(originOf(req, actor), (tx, events) =>
         updateDefaultStreamGroup(tx, events, actor, groupId, { name: p.new_group_name, description: p.new_description }),
       );
       success(res);
@@ -70,7 +70,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
       const groupId = pathId(req, "group_id");
       const p = parseParams(req, { op: params.string(), stream_names: params.json<string[]>(STREAM_NAMES) });
       if (p.op !== "add" && p.op !== "remove") throw badRequest('Invalid value for "op". Specify one of "add" or "remove".');
-      await actions.run(actor.realm_id, (tx, events) => updateDefaultStreamGroupStreams(tx, events, actor, groupId, p.op as "add" | "remove", p.stream_names));
+      await actions.run(originOf(req, actor), (tx, events) => updateDefaultStreamGroupStreams(tx, events, actor, groupId, p.op as "add" | "remove", p.stream_names));
       success(res);
     }),
   );
@@ -80,7 +80,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
-      await actions.run(actor.realm_id, (tx, events) => removeDefaultStreamGroup(tx, events, actor, groupId));
+      await actions.run(originOf(req, actor), (tx, events) => removeDefaultStreamGroup(tx, events, actor, groupId));
       success(res);
     }),
   );

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { deleteMessage } from "@chat/core";
-import { actorOf, route, success } from "@chat/http";
+import { actorOf, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -13,7 +13,7 @@ export function messageDeleteRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const messageId = pathId(req, "message_id");
-      await actions.run(actor.realm_id, (tx, events) => deleteMessage(tx, events, actor, messageId));
+      await actions.run(originOf(req, actor), (tx, events) => deleteMessage(tx, events, actor, messageId));
       success(res);
     }),
   );

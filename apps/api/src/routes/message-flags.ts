@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const MESSAGE_IDS = { type: "array", items: { type: "integer" } };
@@ -15,16 +15,16 @@ export function messageFlagRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       // An id no message can have is Zulip's `Invalid message(s)`, which the action answers.
       const p = parseParams(req, { messages: params.json<number[]>(MESSAGE_IDS, { ownIntegerRange: true }), op: params.string(), flag: params.string() });
-      const messages = await actions.run(actor.realm_id, (tx, events) => updateMessageFlags(tx, events, actor, p.op, p.flag, p.messages));
+      const messages = await actions.run(originOf(req, actor), (tx, events) => updateMessageFlags(tx, events, actor, p.op, p.flag, p.messages));
       success(res, { messages });
     }),
   );
 
   router.post(
     "/mark_all_as_read",
-    route(async (_req, res) => {
+    route(async (req, res) => {
       const actor = actorOf(res);
-      await actions.run(actor.realm_id, (tx, events) => markAllAsRead(tx, events, actor));
+      await actions.run(originOf(req, actor), (tx, events) => markAllAsRead(tx, events, actor));
       success(res);
     }),
   );
@@ -34,7 +34,7 @@ export function messageFlagRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, { stream_id: params.int() });
-      await actions.run(actor.realm_id, (tx, events) => markStreamAsRead(tx, events, actor, p.stream_id));
+      await actions.run(originOf(req, actor), (tx, events) => markStreamAsRead(tx, events, actor, p.stream_id));
       success(res);
     }),
   );
@@ -44,7 +44,7 @@ export function messageFlagRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, { stream_id: params.int(), topic_name: params.string() });
-      await actions.run(actor.realm_id, (tx, events) => markTopicAsRead(tx, events, actor, p.stream_id, p.topic_name));
+      await actions.run(originOf(req, actor), (tx, events) => markTopicAsRead(tx, events, actor, p.stream_id, p.topic_name));
       success(res);
     }),
   );

@@ -10,6 +10,7 @@ import {
   params,
   parseParams,
   rawParam,
+  requestIdOf,
   route,
   sendJsonBody,
   success,
@@ -71,7 +72,7 @@ function streamOrDefault(to: string | undefined, actor: Actor): StreamIndicator 
 }
 
 function sender(services: ApiServices) {
-  return async (source: ParamSource, actor: Actor, req: Pick<IncomingMessage, "headers">): Promise<{ id: number }> => {
+  return async (source: ParamSource, actor: Actor, req: IncomingMessage): Promise<{ id: number }> => {
     const p = parseParams(source, {
       type: params.oneOf(["stream", "private"] as const),
       // A list of up to DEFAULT_MAX_ITEMS addresses is longer than an ordinary string.
@@ -82,7 +83,7 @@ function sender(services: ApiServices) {
       p.type === "stream"
         ? { type: "stream", stream: streamOrDefault(p.to, actor), topic: rawParam(source, "topic") ?? rawParam(source, "subject") }
         : { type: "private", to: parsePrivateRecipients(p.to ?? "") };
-    return sendMessageAtomic(services.actions, actor, { destination, content: p.content, client: clientName(req) });
+    return sendMessageAtomic(services.actions, actor, { destination, content: p.content, client: clientName(req) }, requestIdOf(req));
   };
 }
 

@@ -7,7 +7,7 @@ import {
   updateProfileField,
   type FieldData,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -35,7 +35,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
         field_type: params.int().default(1),
         field_data: params.json<FieldData>(FIELD_DATA).optional(),
       });
-      const id = await actions.run(actor.realm_id, (tx, events) =>
+      const id = await actions.run(originOf(req, actor), (tx, events) =>
         createProfileField(tx, events, actor, { name: p.name, hint: p.hint, fieldType: p.field_type, fieldData: p.field_data }),
       );
       success(res, { id });
@@ -47,7 +47,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, { order: params.json<number[]>(FIELD_IDS) });
-      await actions.run(actor.realm_id, (tx, events) => reorderProfileFields(tx, events, actor, p.order));
+      await actions.run(originOf(req, actor), (tx, events) => reorderProfileFields(tx, events, actor, p.order));
       success(res);
     }),
   );
@@ -62,7 +62,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
         hint: params.string().optional(),
         field_data: params.json<FieldData>(FIELD_DATA).optional(),
       });
-      await actions.run(actor.realm_id, (tx, events) =>
+      await actions.run(originOf(req, actor), (tx, events) =>
         updateProfileField(tx, events, actor, fieldId, { name: p.name, hint: p.hint, fieldData: p.field_data }),
       );
       success(res);
@@ -74,7 +74,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const fieldId = pathId(req, "field_id");
-      await actions.run(actor.realm_id, (tx, events) => deleteProfileField(tx, events, actor, fieldId));
+      await actions.run(originOf(req, actor), (tx, events) => deleteProfileField(tx, events, actor, fieldId));
       success(res);
     }),
   );

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { fitsPostgresInteger, InvalidArgumentError, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 export function realmRoutes(services: ApiServices): Router {
@@ -46,7 +46,7 @@ export function realmRoutes(services: ApiServices): Router {
       });
       const changes: RealmSettingsChanges = { ...p };
       if (message_retention_days !== undefined) changes.message_retention_days = parseRetentionDays(message_retention_days);
-      const data = await actions.run(actor.realm_id, (tx, events) => updateRealmSettings(tx, events, actor, changes));
+      const data = await actions.run(originOf(req, actor), (tx, events) => updateRealmSettings(tx, events, actor, changes));
       success(res, data);
     }),
   );

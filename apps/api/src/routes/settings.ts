@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { setEnterSends, updateDisplaySettings, updateNotificationSettings } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const bool = () => params.bool().optional();
@@ -54,7 +54,7 @@ export function settingsRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const requested = parseParams(req, NOTIFICATION_PARAMS);
-      const changed = await actions.run(actor.realm_id, (tx, events) => updateNotificationSettings(tx, events, actor, requested));
+      const changed = await actions.run(originOf(req, actor), (tx, events) => updateNotificationSettings(tx, events, actor, requested));
       success(res, changed);
     }),
   );
@@ -64,7 +64,7 @@ export function settingsRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const requested = parseParams(req, DISPLAY_PARAMS);
-      const changed = await actions.run(actor.realm_id, (tx, events) => updateDisplaySettings(tx, events, actor, requested));
+      const changed = await actions.run(originOf(req, actor), (tx, events) => updateDisplaySettings(tx, events, actor, requested));
       success(res, changed);
     }),
   );
@@ -74,7 +74,7 @@ export function settingsRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const { enter_sends } = parseParams(req, { enter_sends: params.bool() });
-      await actions.run(actor.realm_id, (tx) => setEnterSends(tx, actor, enter_sends));
+      await actions.run(originOf(req, actor), (tx) => setEnterSends(tx, actor, enter_sends));
       success(res);
     }),
   );

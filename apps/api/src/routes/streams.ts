@@ -14,7 +14,7 @@ import {
   renderMarkdown,
   updateStream,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -80,7 +80,7 @@ export function streamRoutes(services: ApiServices): Router {
         stream_post_policy: params.int().optional(),
         history_public_to_subscribers: params.bool().optional(),
       });
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const stream = await accessStreamById(tx, actor, streamId);
         if (!isAdmin(actor)) throw new AdministratorRequiredError();
         const streamPostPolicy = p.stream_post_policy ?? (p.is_announcement_only === undefined ? undefined : p.is_announcement_only ? 2 : 1);
@@ -102,7 +102,7 @@ export function streamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const streamId = pathId(req, "stream_id");
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const stream = await accessStreamById(tx, actor, streamId);
         if (!isAdmin(actor)) throw new AdministratorRequiredError();
         await deactivateStream(tx, events, stream);

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { sendTypingNotification } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { parsePrivateRecipients } from "./messages.ts";
 
@@ -14,7 +14,7 @@ export function typingRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const p = parseParams(req, { op: params.string(), to: params.string().optional() });
       const to = p.to === undefined ? [] : parsePrivateRecipients(p.to);
-      await actions.run(actor.realm_id, (tx, events) => sendTypingNotification(tx, events, actor, to, p.op));
+      await actions.run(originOf(req, actor), (tx, events) => sendTypingNotification(tx, events, actor, to, p.op));
       success(res);
     }),
   );

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { createUserGroup, deleteUserGroup, getUserGroups, isGuest, JsonableError, updateUserGroup, updateUserGroupMembers } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -24,7 +24,7 @@ export function userGroupRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, { name: params.string(), description: params.string(), members: params.json<number[]>(USER_IDS) });
-      await actions.run(actor.realm_id, (tx, events) => createUserGroup(tx, events, actor, p));
+      await actions.run(originOf(req, actor), (tx, events) => createUserGroup(tx, events, actor, p));
       success(res);
     }),
   );
@@ -35,7 +35,7 @@ export function userGroupRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
       const p = parseParams(req, { name: params.string().optional(), description: params.string().optional() });
-      await actions.run(actor.realm_id, (tx, events) => updateUserGroup(tx, events, actor, groupId, p));
+      await actions.run(originOf(req, actor), (tx, events) => updateUserGroup(tx, events, actor, groupId, p));
       success(res);
     }),
   );
@@ -45,7 +45,7 @@ export function userGroupRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
-      await actions.run(actor.realm_id, (tx, events) => deleteUserGroup(tx, events, actor, groupId));
+      await actions.run(originOf(req, actor), (tx, events) => deleteUserGroup(tx, events, actor, groupId));
       success(res);
     }),
   );
@@ -56,7 +56,7 @@ export function userGroupRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
       const p = parseParams(req, { add: params.json<number[]>(USER_IDS).default([]), delete: params.json<number[]>(USER_IDS).default([]) });
-      await actions.run(actor.realm_id, (tx, events) => updateUserGroupMembers(tx, events, actor, groupId, p));
+      await actions.run(originOf(req, actor), (tx, events) => updateUserGroupMembers(tx, events, actor, groupId, p));
       success(res);
     }),
   );

@@ -18,7 +18,7 @@ import {
   updateUser,
   type ProfileDataChange,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, params, parseParams, route, success, originOf, requestIdOf } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -61,7 +61,7 @@ export function userRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       if (!isAdmin(actor)) throw new AdministratorRequiredError();
       const p = parseParams(req, { email: params.string(), password: params.string(), full_name: params.string(), short_name: params.string().optional() });
-      const user = await actions.run(actor.realm_id, (tx, events) =>
+      const user = await actions.run(originOf(req, actor), (tx, events) =>
         createUser(tx, events, ctx, actor.realm, { email: p.email, password: p.password, fullName: p.full_name, shortName: p.short_name }),
       );
       success(res, { user_id: user.id });
@@ -86,9 +86,9 @@ export function userRoutes(services: ApiServices): Router {
 
   router.delete(
     "/users/me",
-    route(async (_req, res) => {
+    route(async (req, res) => {
       const actor = actorOf(res);
-      await actions.run(actor.realm_id, (tx, events) => deactivateUser(tx, events, actor, actor));
+      await actions.run(originOf(req, actor), (tx, events) => deactivateUser(tx, events, actor, actor));
       success(res);
     }),
   );
@@ -96,8 +96,8 @@ export function userRoutes(services: ApiServices): Router {
   // Back to the gravatar (Zulip's delete_avatar_backend); the uploaded files go after the commit.
   router.delete(
     "/users/me/avatar",
-    route(async (_req, res) => {
-      const user = await deleteAvatar(services, actorOf(res));
+    route(async (req, res) => {
+      const user = await deleteAvatar(services, actorOf(res), requestIdOf(req));
       success(res, { avatar_url: avatarUrl(user, false) });
     }),
   );
@@ -105,9 +105,9 @@ export function userRoutes(services: ApiServices): Router {
   // A new API key for the caller (Zulip's regenerate_api_key); the old one stops working at once.
   router.post(
     "/users/me/api_key/regenerate",
-    route(async (_req, res) => {
+    route(async (req, res) => {
       const actor = actorOf(res);
-      const apiKey = await actions.run(actor.realm_id, (tx, events) => regenerateApiKey(tx, events, actor));
+      const apiKey = await actions.run(originOf(req, actor), (tx, events) => regenerateApiKey(tx, events, actor));
       success(res, { api_key: apiKey });
     }),
   );
@@ -136,7 +136,7 @@ export function userRoutes(services: ApiServices): Router {
         role: params.int().optional(),
         profile_data: params.json<ProfileDataChange[]>(PROFILE_DATA_SCHEMA).optional(),
       });
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId);
         await updateUser(tx, events, actor, target, { fullName: p.full_name, isAdmin: p.is_admin, isGuest: p.is_guest, role: p.role });
         if (p.profile_data) await updateProfileData(tx, events, actor, target, p.profile_data);
@@ -150,7 +150,7 @@ export function userRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId, { allowBots: false });
         await deactivateUser(tx, events, actor, target);
       });
@@ -164,7 +164,7 @@ export function userRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId, { allowDeactivated: true });
         if (isSystemBot(target)) throw badRequest("No such user");
         await reactivateUser(tx, events, actor, target);
