@@ -23,16 +23,26 @@ export interface PollRequest {
 /** Whether the client went away, and what to stop then (a plain object: see waiters.ts). */
 export interface PollConnection {
   closed: boolean;
-  onClose: (() => void) | null;
+  /** The wait to cancel then. */
+  waiting: { cancel(): void } | null;
+}
+
+const CONNECTION = Symbol("poll connection");
+type PollResponse = ServerResponse & { [CONNECTION]?: PollConnection };
+
+/** One listener for every poll's response ("close" comes once): no closure or once-wrapper each. */
+function onPollResponseClose(this: PollResponse): void {
+  const connection = this[CONNECTION];
+  if (connection === undefined) return;
+  connection.closed = true;
+  connection.waiting?.cancel();
 }
 
 /** The connection of a poll's response: closed when the client goes away (or once answered). */
 export function pollConnection(res: ServerResponse): PollConnection {
-  const connection: PollConnection = { closed: false, onClose: null };
-  res.once("close", () => {
-    connection.closed = true;
-    connection.onClose?.();
-  });
+  const connection: PollConnection = { closed: false, waiting: null };
+  (res as PollResponse)[CONNECTION] = connection;
+  res.on("close", onPollResponseClose);
   return connection;
 }
 
@@ -75,15 +85,15 @@ export async function pollEvents<E>(
     // Waiting starts before the read, so an announcement between the two is not missed.
     const waitingSince = Date.now();
     const waiting = waiters.wait(poll.queueId, remaining);
-    connection.onClose = waiting.cancel;
+    connection.waiting = waiting;
     let events = await read();
     if (events === null || events.length > 0) {
       waiting.cancel();
-      connection.onClose = null;
+      connection.waiting = null;
       return events;
     }
     const woken = await waiting.announced;
-    connection.onClose = null;
+    connection.waiting = null;
     if (woken !== false && Date.now() - waitingSince < BUSY_QUEUE_MS && !waiters.draining) {
       // Woken soon after it began waiting, the queue is getting events fast: what the next few
       // milliseconds bring goes in the same answer, rather than one answer (and poll) per event.

@@ -3,9 +3,11 @@
 // reading the queue again; anything else (an announcement without events, or events that do not
 // follow the client's last one) it reads.
 import { randomBytes } from "node:crypto";
+import { EventEmitter } from "node:events";
+import type { ServerResponse } from "node:http";
 import Redis from "ioredis";
 import { MemoryQueueStore, RedisQueueStore, type QueueStore } from "@chat/bus";
-import { pollEvents, readEventsJson, type PollConnection, type PollRead } from "../src/long-poll.ts";
+import { pollConnection, pollEvents, readEventsJson, type PollConnection, type PollRead } from "../src/long-poll.ts";
 import { LongPollWaiters } from "../src/waiters.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -35,7 +37,7 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
     },
     fromJson: readEventsJson.fromJson,
   };
-  const open = (): PollConnection => ({ closed: false, onClose: null });
+  const open = (): PollConnection => ({ closed: false, waiting: null });
 
   beforeEach(async () => {
     queues = createStore();
@@ -95,5 +97,24 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
     await queues.append("s1", [{ queueId: queue.id, events: [{ type: "message", n: 0 }] }]);
     expect(((await poll) as string[]).map((text) => JSON.parse(text) as unknown)).toEqual([{ type: "message", n: 0, id: 0 }]);
     expect(reads).toBeGreaterThanOrEqual(2);
+  });
+
+  it("stops waiting the moment its client goes away, and leaves nothing waiting", async () => {
+    const queue = await newQueue();
+    // What pollConnection needs of a response: its "close" event.
+    const response = new EventEmitter();
+    const poll = pollEvents(queues, waiters, 10_000, { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, pollConnection(response as unknown as ServerResponse), counting);
+    await held();
+    expect(waiters.size).toBe(1);
+    response.emit("close");
+    expect(await poll).toBe("closed");
+    expect(waiters.size).toBe(0);
+  });
+
+  it("answers a heartbeat when nothing comes within the wait, and leaves nothing waiting", async () => {
+    const queue = await newQueue();
+    const answer = await pollEvents(queues, waiters, 300, { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, open(), counting);
+    expect((answer as string[]).map((text) => JSON.parse(text) as unknown)).toEqual([{ type: "heartbeat", id: 0 }]);
+    expect(waiters.size).toBe(0);
   });
 });
