@@ -1,17 +1,16 @@
 import { Router } from "express";
 import { fitsPostgresInteger, InvalidArgumentError, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
-import { actorOf, params, parseParams, route, success } from "@chat/http";
+import { actorOf, endpoint, openSuccessBody, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
-export function realmRoutes(services: ApiServices): Router {
-  const router = Router();
-  const { actions } = services;
-
-  router.patch(
-    "/realm",
-    route(async (req, res) => {
-      const actor = actorOf(res);
-      const { message_retention_days, ...p } = parseParams(req, {
+export const realmEndpoints = {
+  update: endpoint({
+    method: "patch",
+    path: "/realm",
+    tag: "server_and_organizations",
+    auth: "basic",
+    summary: "Change the organization's settings (administrators; some, owners)",
+    params: {
         name: params.jsonOrPlainString().optional(),
         description: params.jsonOrPlainString().optional(),
         invite_required: params.bool().optional(),
@@ -36,14 +35,33 @@ export function realmRoutes(services: ApiServices): Router {
         inline_url_embed_preview: params.bool().optional(),
         send_welcome_emails: params.bool().optional(),
         digest_emails_enabled: params.bool().optional(),
-        message_retention_days: params.string().maxLength(40).optional(),
+        message_retention_days: params
+          .custom<string>((raw) => raw, { anyOf: [{ type: "integer", minimum: 1 }, { enum: ["forever", "unlimited"] }] })
+          .maxLength(40)
+          .optional()
+          .describe("Days, or `forever` (also `unlimited`)."),
         name_changes_disabled: params.bool().optional(),
         email_changes_disabled: params.bool().optional(),
         avatar_changes_disabled: params.bool().optional(),
         add_emoji_by_admins_only: params.bool().optional(),
         notifications_stream_id: params.int().optional(),
         signup_notifications_stream_id: params.int().optional(),
-      });
+    },
+    // Each setting the request changed, with its new value.
+    response: openSuccessBody(),
+  }),
+};
+
+export function realmRoutes(services: ApiServices): Router {
+  const router = Router();
+  const { actions } = services;
+
+  serve(
+    router,
+    realmEndpoints.update,
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const { message_retention_days, ...p } = parseParams(req, realmEndpoints.update.params);
       const changes: RealmSettingsChanges = { ...p };
       if (message_retention_days !== undefined) changes.message_retention_days = parseRetentionDays(message_retention_days);
       const data = await actions.run(actor.realm_id, (tx, events) => updateRealmSettings(tx, events, actor, changes));
