@@ -121,6 +121,9 @@ describe.each(MODES)("the API document (%s)", (mode) => {
     expect(() => checkResponse("POST", "/api/v1/messages", 400, { result: "error", msg: "Missing 'to'", code: "REQUEST_VARIABLE_MISSING" }, contentType)).toThrow(/var_name/);
     expect(() => checkResponse("POST", "/api/v1/messages", 418, { result: "error", msg: "", code: "BAD_REQUEST" }, contentType)).toThrow(/418/);
     expect(() => checkResponse("GET", "/api/v1/undescribed", 200, { result: "success", msg: "" }, contentType)).toThrow(/no endpoint/);
+    // A code the endpoint does not declare.
+    expect(() => checkResponse("GET", "/api/v1/users/me", 400, { result: "error", msg: "Bad event queue id: q", code: "BAD_EVENT_QUEUE_ID", queue_id: "q" }, contentType)).toThrow(/code/);
+    expect(() => checkResponse("GET", "/api/v1/events", 400, { result: "error", msg: "Bad event queue id: q", code: "BAD_EVENT_QUEUE_ID", queue_id: "q" }, contentType)).not.toThrow();
   });
 
   test("an event that departs from its type's schema fails the check", async () => {

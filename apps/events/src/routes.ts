@@ -61,6 +61,7 @@ export const eventEndpoints = {
       queue_lifespan_secs: params.int().default(0).describe("How long the queue lives unpolled (0: the server's default; at most a week)."),
     },
     response: schema.ref("RegisterResponse"),
+    errors: ["BAD_NARROW"],
   }),
   poll: endpoint({
     method: "get",

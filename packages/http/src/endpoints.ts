@@ -73,9 +73,9 @@ export interface Endpoint<S extends ParamSpec = ParamSpec> {
   /** The success status, 200 unless said. */
   successStatus?: number;
   /** Codes beyond the ones every endpoint may answer (openapi.ts's COMMON_ERRORS). */
-  errors?: ErrorCode[];
+  errors?: readonly ErrorCode[];
   /** HTTP statuses beyond 400, 401, 404, 413, 429, 500, 503 (403 for a file, 416 for a range). */
-  errorStatuses?: number[];
+  errorStatuses?: readonly number[];
   description?: string;
 }
 

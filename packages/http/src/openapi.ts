@@ -66,7 +66,7 @@ function commonResponses(): Record<string, JsonSchema> {
   return Object.fromEntries(
     Object.entries(COMMON_ERRORS).map(([status, { description, codes }]) => [
       COMMON_RESPONSE_NAMES[Number(status)],
-      { description: `${description} Codes: ${codes.join(", ")}.`, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+      { description: `${description} Codes: ${codes.join(", ")}.`, content: { "application/json": { schema: errorSchema(codes) } } },
     ]),
   );
 }
@@ -167,21 +167,24 @@ function security(contract: Endpoint): JsonSchema[] {
   }
 }
 
+/** The Error shape with `code` one of `codes` (or none, for `Invalid API key`). */
+function errorSchema(codes: Iterable<string>): JsonSchema {
+  return { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { code: { enum: [...new Set(codes)] } } }] };
+}
+
 function errorResponses(contract: Endpoint): OpenApiOperation["responses"] {
   const responses: OpenApiOperation["responses"] = {};
   const statuses = [...Object.keys(COMMON_ERRORS).map(Number), ...(contract.errorStatuses ?? [])].sort((a, b) => a - b);
   for (const status of statuses) {
     const common = COMMON_ERRORS[status];
-    const codes = new Set(common?.codes ?? ["BAD_REQUEST"]);
-    if (status === 400) for (const code of contract.errors ?? []) codes.add(code);
-    if (status === 403 && contract.errors?.includes("UNAUTHORIZED_PRINCIPAL")) codes.add("UNAUTHORIZED_PRINCIPAL");
     // What every endpoint answers alike is written once (components.responses).
     if (common && status !== 400) {
       responses[String(status)] = { $ref: `#/components/responses/${COMMON_RESPONSE_NAMES[status]}` } as never;
       continue;
     }
-    const description = `${common?.description ?? OTHER_STATUSES[status] ?? "An error."} Codes: ${[...codes].join(", ")}.`;
-    responses[String(status)] = { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+    const codes = status === 400 ? [...common.codes, ...(contract.errors ?? [])] : status === 403 ? ["BAD_REQUEST", ...(contract.errors ?? []).filter((code) => code === "UNAUTHORIZED_PRINCIPAL")] : ["BAD_REQUEST"];
+    const description = `${common?.description ?? OTHER_STATUSES[status] ?? "An error."} Codes: ${[...new Set(codes)].join(", ")}.`;
+    responses[String(status)] = { description, content: { "application/json": { schema: errorSchema(codes) } } };
   }
   return responses;
 }

@@ -75,7 +75,8 @@ export const botEndpoints = {
       default_events_register_stream: STREAM_NAME_OR_NULL,
       default_all_public_streams: schema.boolean(),
     }),
-    errors: ["BAD_IMAGE"],
+    // bot_creation_policy may leave some bots to administrators.
+    errors: ["BAD_IMAGE", "UNAUTHORIZED_PRINCIPAL"],
   }),
   update: endpoint({
     method: "patch",
@@ -109,7 +110,7 @@ export const botEndpoints = {
     ),
     errors: ["BAD_IMAGE"],
   }),
-  deactivate: endpoint({ method: "delete", path: "/bots/{bot_id}", tag: "bots", auth: "basic", summary: "Deactivate a bot", params: {}, response: EMPTY_SUCCESS }),
+  deactivate: endpoint({ method: "delete", path: "/bots/{bot_id}", tag: "bots", auth: "basic", summary: "Deactivate a bot", params: {}, response: EMPTY_SUCCESS, errors: ["UNAUTHORIZED_PRINCIPAL"] }),
   regenerateApiKey: endpoint({
     method: "post",
     path: "/bots/{bot_id}/api_key/regenerate",

@@ -14,7 +14,8 @@ import { pathId } from "./path-ids.ts";
 
 const STREAM_NAMES = { type: "array", items: { type: "string" } };
 
-const common = { tag: "streams", auth: "basic", response: EMPTY_SUCCESS } as const;
+// Administrators only: UNAUTHORIZED_PRINCIPAL for anyone else.
+const common = { tag: "streams", auth: "basic", response: EMPTY_SUCCESS, errors: ["UNAUTHORIZED_PRINCIPAL"] } as const;
 
 export const defaultStreamEndpoints = {
   add: endpoint({ ...common, method: "post", path: "/default_streams", summary: "Make a stream one new users join", params: { stream_id: params.int() } }),

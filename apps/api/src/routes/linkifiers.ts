@@ -22,8 +22,9 @@ export const linkifierEndpoints = {
     summary: "Add a linkifier",
     params: { pattern: params.string(), url_format_string: params.string() },
     response: successBody({ id: schema.integer() }),
+    errors: ["UNAUTHORIZED_PRINCIPAL"],
   }),
-  remove: endpoint({ method: "delete", path: "/realm/filters/{filter_id}", tag: "server_and_organizations", auth: "basic", summary: "Remove a linkifier", params: {}, response: EMPTY_SUCCESS }),
+  remove: endpoint({ method: "delete", path: "/realm/filters/{filter_id}", tag: "server_and_organizations", auth: "basic", summary: "Remove a linkifier", params: {}, response: EMPTY_SUCCESS, errors: ["UNAUTHORIZED_PRINCIPAL"] }),
 };
 
 export function linkifierRoutes(services: ApiServices): Router {

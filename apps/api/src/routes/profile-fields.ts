@@ -15,6 +15,8 @@ const FIELD_DATA = { type: "object" };
 const FIELD_IDS = { type: "array", items: { type: "integer" } };
 
 const common = { tag: "server_and_organizations", auth: "basic", response: EMPTY_SUCCESS } as const;
+/** Changes an administrator (for some, an owner) may have to make: UNAUTHORIZED_PRINCIPAL for anyone else. */
+const ADMIN = { errors: ["UNAUTHORIZED_PRINCIPAL"] } as const;
 
 export const profileFieldEndpoints = {
   list: endpoint({
@@ -27,6 +29,7 @@ export const profileFieldEndpoints = {
   }),
   create: endpoint({
     ...common,
+    ...ADMIN,
     method: "post",
     path: "/realm/profile_fields",
     summary: "Create a custom profile field",
@@ -38,15 +41,16 @@ export const profileFieldEndpoints = {
     },
     response: successBody({ id: schema.integer() }),
   }),
-  reorder: endpoint({ ...common, method: "patch", path: "/realm/profile_fields", summary: "Reorder the custom profile fields", params: { order: params.json<number[]>(FIELD_IDS) } }),
+  reorder: endpoint({ ...common, ...ADMIN, method: "patch", path: "/realm/profile_fields", summary: "Reorder the custom profile fields", params: { order: params.json<number[]>(FIELD_IDS) } }),
   update: endpoint({
     ...common,
+    ...ADMIN,
     method: "patch",
     path: "/realm/profile_fields/{field_id}",
     summary: "Change a custom profile field",
     params: { name: params.string().optional(), hint: params.string().optional(), field_data: params.json<FieldData>(FIELD_DATA).optional() },
   }),
-  remove: endpoint({ ...common, method: "delete", path: "/realm/profile_fields/{field_id}", summary: "Delete a custom profile field", params: {} }),
+  remove: endpoint({ ...common, ...ADMIN, method: "delete", path: "/realm/profile_fields/{field_id}", summary: "Delete a custom profile field", params: {} }),
 };
 
 export function profileFieldRoutes(services: ApiServices): Router {

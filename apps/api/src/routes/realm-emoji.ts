@@ -26,7 +26,7 @@ export const realmEmojiEndpoints = {
     pathParams: EMOJI_NAME,
     file: { name: "file", description: "One image (any field name).", required: true },
     response: EMPTY_SUCCESS,
-    errors: ["BAD_IMAGE"],
+    errors: ["BAD_IMAGE", "UNAUTHORIZED_PRINCIPAL"],
   }),
   remove: endpoint({
     method: "delete",
@@ -37,6 +37,7 @@ export const realmEmojiEndpoints = {
     params: {},
     pathParams: EMOJI_NAME,
     response: EMPTY_SUCCESS,
+    errors: ["UNAUTHORIZED_PRINCIPAL"],
   }),
 };
 

@@ -49,6 +49,7 @@ export const realmEndpoints = {
     },
     // Each setting the request changed, with its new value.
     response: openSuccessBody(),
+    errors: ["UNAUTHORIZED_PRINCIPAL"],
   }),
 };
 

@@ -61,8 +61,9 @@ export const streamEndpoints = {
       history_public_to_subscribers: params.bool().optional(),
     },
     response: EMPTY_SUCCESS,
+    errors: ["UNAUTHORIZED_PRINCIPAL"],
   }),
-  deactivate: endpoint({ method: "delete", path: "/streams/{stream_id}", tag: "streams", auth: "basic", summary: "Delete a stream (administrators)", params: {}, response: EMPTY_SUCCESS }),
+  deactivate: endpoint({ method: "delete", path: "/streams/{stream_id}", tag: "streams", auth: "basic", summary: "Delete a stream (administrators)", params: {}, response: EMPTY_SUCCESS, errors: ["UNAUTHORIZED_PRINCIPAL"] }),
   topics: endpoint({
     method: "get",
     path: "/users/me/{stream_id}/topics",

@@ -119,6 +119,7 @@ export const subscriptionEndpoints = {
       op: params.oneOf(["add", "remove"] as const),
     },
     response: EMPTY_SUCCESS,
+    errors: ["STREAM_DOES_NOT_EXIST"],
   }),
 };
 

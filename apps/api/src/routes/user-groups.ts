@@ -7,11 +7,14 @@ import { pathId } from "./path-ids.ts";
 const USER_IDS = { type: "array", items: { type: "integer" } };
 
 const common = { tag: "users", auth: "basic", response: EMPTY_SUCCESS } as const;
+/** Changes an administrator (for some, an owner) may have to make: UNAUTHORIZED_PRINCIPAL for anyone else. */
+const ADMIN = { errors: ["UNAUTHORIZED_PRINCIPAL"] } as const;
 
 export const userGroupEndpoints = {
   list: endpoint({ ...common, method: "get", path: "/user_groups", summary: "The organization's user groups", params: {}, response: successBody({ user_groups: schema.array(schema.ref("UserGroup")) }) }),
   create: endpoint({
     ...common,
+    ...ADMIN,
     method: "post",
     path: "/user_groups/create",
     summary: "Create a user group",
@@ -19,14 +22,16 @@ export const userGroupEndpoints = {
   }),
   update: endpoint({
     ...common,
+    ...ADMIN,
     method: "patch",
     path: "/user_groups/{group_id}",
     summary: "Rename a user group or change its description",
     params: { name: params.string().optional(), description: params.string().optional() },
   }),
-  remove: endpoint({ ...common, method: "delete", path: "/user_groups/{group_id}", summary: "Delete a user group", params: {} }),
+  remove: endpoint({ ...common, ...ADMIN, method: "delete", path: "/user_groups/{group_id}", summary: "Delete a user group", params: {} }),
   members: endpoint({
     ...common,
+    ...ADMIN,
     method: "post",
     path: "/user_groups/{group_id}/members",
     summary: "Add members to a user group and remove others",

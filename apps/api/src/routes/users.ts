@@ -37,11 +37,14 @@ const readOptions = {
 };
 
 const common = { tag: "users", auth: "basic", response: EMPTY_SUCCESS } as const;
+/** Changes an administrator (for some, an owner) may have to make: UNAUTHORIZED_PRINCIPAL for anyone else. */
+const ADMIN = { errors: ["UNAUTHORIZED_PRINCIPAL"] } as const;
 
 export const userEndpoints = {
   list: endpoint({ ...common, method: "get", path: "/users", summary: "The organization's users and bots", params: readOptions, response: successBody({ members: schema.array(schema.ref("User")) }) }),
   create: endpoint({
     ...common,
+    ...ADMIN,
     method: "post",
     path: "/users",
     summary: "Create a user (administrators)",
@@ -49,7 +52,7 @@ export const userEndpoints = {
     response: successBody({ user_id: schema.integer() }),
   }),
   me: endpoint({ ...common, method: "get", path: "/users/me", summary: "The user's own profile", params: {}, response: schema.ref("OwnUser") }),
-  deactivateMe: endpoint({ ...common, method: "delete", path: "/users/me", summary: "Deactivate the user's own account", params: {} }),
+  deactivateMe: endpoint({ ...common, ...ADMIN, method: "delete", path: "/users/me", summary: "Deactivate the user's own account", params: {} }),
   // Back to the gravatar (Zulip's delete_avatar_backend); the uploaded files go after the commit.
   deleteAvatar: endpoint({ ...common, method: "delete", path: "/users/me/avatar", summary: "Back to the gravatar", params: {}, response: successBody({ avatar_url: schema.string() }) }),
   // A new API key for the caller (Zulip's regenerate_api_key); the old one stops working at once.
@@ -64,6 +67,7 @@ export const userEndpoints = {
   get: endpoint({ ...common, method: "get", path: "/users/{user_id}", summary: "A user", params: readOptions, response: successBody({ user: schema.ref("User") }) }),
   update: endpoint({
     ...common,
+    ...ADMIN,
     method: "patch",
     path: "/users/{user_id}",
     summary: "Change a user (administrators)",
@@ -75,9 +79,9 @@ export const userEndpoints = {
       profile_data: params.json<ProfileDataChange[]>(PROFILE_DATA_SCHEMA).optional(),
     },
   }),
-  deactivate: endpoint({ ...common, method: "delete", path: "/users/{user_id}", summary: "Deactivate a user (administrators)", params: {} }),
+  deactivate: endpoint({ ...common, ...ADMIN, method: "delete", path: "/users/{user_id}", summary: "Deactivate a user (administrators)", params: {} }),
   // A deactivated user or bot back (Zulip's reactivate_user_backend); the server's own bots are no one's to touch.
-  reactivate: endpoint({ ...common, method: "post", path: "/users/{user_id}/reactivate", summary: "Reactivate a user or bot (administrators)", params: {} }),
+  reactivate: endpoint({ ...common, ...ADMIN, method: "post", path: "/users/{user_id}/reactivate", summary: "Reactivate a user or bot (administrators)", params: {} }),
 };
 
 export function userRoutes(services: ApiServices): Router {
