@@ -86,6 +86,8 @@ describe.each(MODES)("the API document (%s)", (mode) => {
     const registered = registeredRoutes(server.running.app!);
     expect(registered.length).toBeGreaterThan(90);
     expect([...new Set(registered)].sort()).toEqual(documentedRoutes(document).sort());
+    const ids = Object.values(document.paths).flatMap((item) => Object.values(item).map((operation) => operation.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   test("every schema in it is valid JSON Schema 2020-12", () => {
