@@ -112,9 +112,19 @@ export function successBody(required: Record<string, JsonSchema> = {}, optional:
   };
 }
 
-/** A success body with these fields and whatever else the endpoint reports (settings changed). */
-export function openSuccessBody(required: Record<string, JsonSchema> = {}, optional: Record<string, JsonSchema> = {}): JsonSchema {
-  return { ...successBody(required, optional), additionalProperties: true };
+/**
+ * The body of a settings change: each setting the request changed (one of the parameters), with
+ * its new value, of the parameter's type unless `values` says otherwise.
+ */
+export function changedSettingsBody(spec: ParamSpec, values: Record<string, JsonSchema> = {}): JsonSchema {
+  const fields = Object.fromEntries(Object.entries(spec).map(([name, param]) => [name, values[name] ?? valueSchema(param.doc.schema)]));
+  return successBody({}, fields);
+}
+
+/** A parameter's schema as a value's: its type and values, not its bounds on what a client sends. */
+function valueSchema(schema: JsonSchema): JsonSchema {
+  const { type, enum: values } = schema;
+  return { ...(type !== undefined ? { type } : {}), ...(values !== undefined ? { enum: values } : {}) };
 }
 
 /** The plain success every write without a result answers. */

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { setEnterSends, updateDisplaySettings, updateNotificationSettings } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, openSuccessBody, params, parseParams, route, serve, success } from "@chat/http";
+import { actorOf, changedSettingsBody, EMPTY_SUCCESS, endpoint, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const bool = () => params.bool().optional();
@@ -53,8 +53,7 @@ export const settingsEndpoints = {
     auth: "basic",
     summary: "Change the user's notification settings",
     params: NOTIFICATION_PARAMS,
-    // Each setting the request changed, with its new value.
-    response: openSuccessBody(),
+    response: changedSettingsBody(NOTIFICATION_PARAMS),
   }),
   display: endpoint({
     method: "patch",
@@ -63,7 +62,7 @@ export const settingsEndpoints = {
     auth: "basic",
     summary: "Change the user's display settings",
     params: DISPLAY_PARAMS,
-    response: openSuccessBody(),
+    response: changedSettingsBody(DISPLAY_PARAMS),
   }),
   enterSends: endpoint({
     method: "post",
