@@ -68,7 +68,7 @@ const BOT_UPDATE = {
     default_sending_stream: nullableString,
     default_events_register_stream: nullableString,
     default_all_public_streams: boolean,
-    services: s.array(s.dict(s.any())),
+    services: s.array(ref("BotService")),
   },
   additionalProperties: false,
 };

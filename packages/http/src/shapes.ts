@@ -183,6 +183,9 @@ const BOT = s.object({
   default_all_public_streams: boolean,
 });
 
+/** An outgoing webhook bot's service, or an embedded bot's. */
+const BOT_SERVICE = s.anyOf(s.object({ base_url: string, interface: integer, token: string }), s.object({ service_name: string, config_data: s.dict(string) }));
+
 /** realm_bots in /register and realm_bot events: a bot as its owner (or an administrator) sees it. */
 const OWNED_BOT = s.object({
   email: string,
@@ -196,7 +199,7 @@ const OWNED_BOT = s.object({
   default_all_public_streams: boolean,
   owner_id: nullableInteger,
   avatar_url: string,
-  services: s.array(s.dict(s.any())),
+  services: s.array(s.ref("BotService")),
 });
 
 /** One client's presence; `aggregated` has no `pushable`. */
@@ -242,7 +245,7 @@ const REGISTER_RESPONSE = s.object(
     realm_default_streams: s.array(s.ref("Stream")),
     realm_default_stream_groups: s.array(s.ref("DefaultStreamGroup")),
     // hotspots, invites, ...
-    hotspots: s.array(s.dict(s.any())),
+    hotspots: s.array(s.object({ name: string, title: string, description: string, delay: s.number() })),
     // message
     max_message_id: integer,
     // muted_topics
@@ -413,6 +416,7 @@ export const API_SCHEMAS: Record<string, JsonSchema> = {
   DefaultStreamGroup: DEFAULT_STREAM_GROUP,
   Bot: BOT,
   OwnedBot: OWNED_BOT,
+  BotService: BOT_SERVICE,
   ClientPresence: CLIENT_PRESENCE,
   UserPresence: USER_PRESENCE,
   RealmPresences: REALM_PRESENCES,
