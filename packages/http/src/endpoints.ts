@@ -41,7 +41,7 @@ export interface PathParamDoc {
 }
 
 export interface FilePartDoc {
-  /** The form field's name as clients send it (any name is accepted where `anyName`). */
+  /** The form field's name the document gives it (the route takes the one file under any name). */
   name: string;
   description: string;
   required: boolean;
