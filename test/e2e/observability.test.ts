@@ -3,9 +3,11 @@
 // flight, held polls, queues, the fan-out's batches and lag, the outbox's age, worker jobs by kind
 // and outcome, rate-limit hits, and the library's process metrics. Logs: a JSON line per request
 // (LOG_LEVEL=http) with its request id (the client's X-Request-Id, or a new one, sent back), user,
-// route, status and duration, and never the query string.
+// route, status and duration, and never the query string; the same id in the lines of the tiers
+// that handle the changes the request made (the events tier's delivery, the worker's bot call).
 import { ApiClient } from "../support/client.ts";
 import { useTierProcesses } from "../support/tier-processes.ts";
+import { startWebhookReceiver } from "../support/webhook-receiver.ts";
 
 jest.setTimeout(120_000);
 
@@ -98,13 +100,14 @@ describe("metrics of tier processes", () => {
 describe("request logs", () => {
   const tiers = useTierProcesses({ LOG_LEVEL: "http" });
 
-  /** The process's JSON log lines that are request lines. */
-  function requestLines(output: string): Array<Record<string, unknown>> {
+  /** The process's JSON log lines with this message. */
+  function logLines(output: string, message: string): Array<Record<string, unknown>> {
     return output
       .split("\n")
-      .filter((line) => line.startsWith("{") && line.includes('"message":"request"'))
+      .filter((line) => line.startsWith("{") && line.includes(`"message":${JSON.stringify(message)}`))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
   }
+  const requestLines = (output: string) => logLines(output, "request");
 
   test("one line per request, with the request id sent back, the user, route, status and duration", async () => {
     const api = await tiers.start("api");
@@ -134,5 +137,40 @@ describe("request logs", () => {
     expect(byId("anon-1")).toEqual([expect.objectContaining({ status: 401, route: "unmatched" })]);
     expect(byId("anon-1")[0]).not.toHaveProperty("userId");
     expect(api.output()).not.toContain("secret-in-query");
+  });
+
+  test("the request's id follows its changes: the events tier's delivery and the worker's bot call name it", async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const api = await tiers.start("api");
+      const events = await tiers.start("events");
+      const worker = await tiers.start("worker");
+      const owner = await tiers.owner(api);
+      const bot = await owner.post("/bots", { full_name: "Traced Bot", short_name: "traced", bot_type: 3, payload_url: receiver.url });
+      expect(bot.body.result).toBe("success");
+      const onEvents = new ApiClient(`http://127.0.0.1:${events.port}`, owner.credentials);
+      const queue = await onEvents.post("/register", { event_types: ["message", "user_status"] });
+      expect(queue.body.result).toBe("success");
+
+      // A send (the hot route, a grouped write), and a change through Express (one transaction).
+      const sent = await owner.raw("post", "/messages").type("form").set("X-Request-Id", "trace-send-1")
+        .send({ type: "private", to: JSON.stringify([bot.body.user_id]), content: "hello bot" });
+      expect(sent.status).toBe(200);
+      const status = await owner.raw("post", "/users/me/status").type("form").set("X-Request-Id", "trace-status-1").send({ status_text: "tracing" });
+      expect(status.status).toBe(200);
+
+      const delivered = (id: string) => logLines(events.output(), "change delivered").filter((line) => (line.requestIds as string[] | undefined)?.includes(id));
+      await waitFor("the events tier's delivery lines", async () => delivered("trace-send-1").length > 0 && delivered("trace-status-1").length > 0);
+      // The registered queue (and the bot's own: none, an outgoing webhook bot registers none) was reached.
+      expect(delivered("trace-send-1")).toEqual([expect.objectContaining({ level: "http", queues: 1, batchId: expect.any(String), realmId: expect.any(Number) })]);
+      expect(delivered("trace-status-1")).toEqual([expect.objectContaining({ queues: 1 })]);
+
+      await receiver.waitForRequests(1, 15_000);
+      const calls = () => logLines(worker.output(), "service bot call").filter((line) => (line.requestIds as string[] | undefined)?.includes("trace-send-1"));
+      await waitFor("the worker's bot call line", async () => calls().length > 0);
+      expect(calls()).toEqual([expect.objectContaining({ level: "http", outcome: "ok", attempt: 1 })]);
+    } finally {
+      await receiver.close();
+    }
   });
 });

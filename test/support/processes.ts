@@ -1,6 +1,7 @@
 // Starts the server as real OS processes, the way operators run it (`npm start` with a ROLE).
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { TYPESCRIPT_NODE_ARGS } from "../../apps/server/src/local-cluster.ts";
 
 const ROOT = path.resolve(__dirname, "../..");
 const MAIN = path.join(ROOT, "apps/server/src/main.ts");
@@ -24,8 +25,8 @@ export interface StartOptions {
 }
 
 export function startProcess(env: Record<string, string>, { timeoutMs = 60_000, nodeArgs = [] }: StartOptions = {}): Promise<ServerProcess> {
-  // One process, as `npm start` runs it (tsx as a loader, not a wrapper), so signals reach the server itself.
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", MAIN], {
+  // One process, as `npm start` runs it (a loader, not a wrapper), so signals reach the server itself.
+  const child = spawn(process.execPath, [...nodeArgs, ...TYPESCRIPT_NODE_ARGS, MAIN], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NODE_ENV: "production", LOG_LEVEL: "info", RATE_LIMITING: "false", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -13,6 +13,7 @@ import {
   type StreamPosition,
 } from "@chat/bus";
 import { finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
+import { logger } from "@chat/logger";
 import { fanoutBatches, fanoutLag } from "@chat/metrics";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
 
@@ -190,13 +191,21 @@ export function createReadFanout(queues: QueueStore): ChangeBatchesHandler {
       }),
     );
     const appending: Promise<void>[] = [];
+    const reached: number[] = [];
     for (const { batch, position } of items) {
       const { userQueues, publicQueues } = found.get(batch.realmId)!;
       const list = batchAppends(batch, position, userQueues, publicQueues);
       if (list.length > 0) appending.push(queues.append(batch.id, list));
+      reached.push(list.length);
     }
     await Promise.all(appending);
     recordFanout(items.map((item) => item.position));
+    // Beside the request's own line (LOG_LEVEL=http), this follows a request to the queues it reached.
+    if (logger.isLevelEnabled("http")) {
+      items.forEach(({ batch, position }, i) =>
+        logger.http("change delivered", { batchId: batch.id, realmId: batch.realmId, requestIds: batch.requestIds, queues: reached[i], position }),
+      );
+    }
   };
 }
 

@@ -12,6 +12,8 @@ import path from "node:path";
 const ROOT = path.resolve(__dirname, "../../..");
 const MAIN = path.join(ROOT, "apps/server/src/main.ts");
 const NGINX_CONF = path.join(ROOT, "infra/nginx/nginx.conf");
+/** Node's flags to run a TypeScript entry as `npm start` does (scripts/typescript.mjs says why not plain tsx). */
+export const TYPESCRIPT_NODE_ARGS = ["--import", path.join(ROOT, "scripts/typescript.mjs")];
 const START_TIMEOUT_MS = 60_000;
 /**
  * nginx takes a server that failed out of its upstream group for this long (its passive check),
@@ -159,7 +161,7 @@ export async function startLocalCluster(options: ClusterOptions): Promise<LocalC
 }
 
 async function startClusterProcess(spec: { role: ClusterRole; name: string; port: number | null }, options: ClusterOptions): Promise<ClusterProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+  const child = spawn(process.execPath, [...TYPESCRIPT_NODE_ARGS, MAIN], {
     cwd: ROOT,
     env: { ...process.env, ...options.env, ROLE: spec.role, PORT: String(spec.port ?? 0), BIND_ADDRESS: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],

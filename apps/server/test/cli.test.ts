@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/services.ts";
+import { TYPESCRIPT_NODE_ARGS } from "../src/local-cluster.ts";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "../../..");
@@ -13,7 +14,7 @@ jest.setTimeout(180_000);
 describe("operator CLI (npm run cli)", () => {
   let db: TestDatabase;
   const cli = (args: string[]) =>
-    run(process.execPath, ["--import", "tsx", "apps/server/src/cli.ts", ...args], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: db.url, LOG_LEVEL: "warn" } });
+    run(process.execPath, [...TYPESCRIPT_NODE_ARGS, "apps/server/src/cli.ts", ...args], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: db.url, LOG_LEVEL: "warn" } });
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -55,10 +56,10 @@ describe("operator CLI (npm run cli)", () => {
   test("npm run db:migrate applies the migrations once, then reports the database up to date", async () => {
     const fresh = await createTestDatabase();
     try {
-      const migrate = () => run(process.execPath, ["--import", "tsx", "apps/server/src/migrate.ts"], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: fresh.url } });
+      const migrate = () => run(process.execPath, [...TYPESCRIPT_NODE_ARGS, "apps/server/src/migrate.ts"], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: fresh.url } });
       expect((await migrate()).stdout).toMatch(/^applied: 0001_init, 0002_hot_path_indexes/);
       expect((await migrate()).stdout).toBe("database is up to date\n");
-      await expect(run(process.execPath, ["--import", "tsx", "apps/server/src/migrate.ts"], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: "mysql://x" } })).rejects.toMatchObject({
+      await expect(run(process.execPath, [...TYPESCRIPT_NODE_ARGS, "apps/server/src/migrate.ts"], { cwd: ROOT, env: { PATH: process.env.PATH, DATABASE_URL: "mysql://x" } })).rejects.toMatchObject({
         stderr: expect.stringContaining("Configuration error: DATABASE_URL must start with postgres://"),
       });
     } finally {

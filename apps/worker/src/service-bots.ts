@@ -56,6 +56,8 @@ export interface ServiceBotCall {
   trigger: ServiceTrigger["trigger"];
   /** The message as the change carried it, both contents included. */
   message: WireMessage;
+  /** The X-Request-Id of the requests its change came from, for the log lines about the call. */
+  requestIds?: string[];
 }
 
 /** A job's data: first attempts of calls (JobQueue.addEach's items), or a retry of one call. */
@@ -85,7 +87,7 @@ export function queueServiceBotJobs(jobs: JobQueue): ChangeReadHandler {
         if (routed.services === undefined || routed.event.type !== "message") continue;
         const message = routed.event.message as WireMessage;
         for (const { botId, trigger } of routed.services) {
-          const call: ServiceBotCall = { botId, trigger, message };
+          const call: ServiceBotCall = batch.requestIds === undefined ? { botId, trigger, message } : { botId, trigger, message, requestIds: batch.requestIds };
           items.push({ key: callId(call), data: call as unknown as Record<string, unknown> });
         }
       }
@@ -162,6 +164,7 @@ class CallUnavailable extends Error {
 export async function runServiceBotCall(delivery: ServiceBotDelivery, call: ServiceBotCall, attempt: number, attempts: number): Promise<"done" | "retry"> {
   const outcome = await attemptServiceBotCall(delivery, call, attempt, attempts);
   jobRuns.inc({ kind: "service bot call", outcome });
+  logger.http("service bot call", { call: callId(call), attempt, outcome, requestIds: call.requestIds });
   return outcome === "retry" ? "retry" : "done";
 }
 
@@ -194,7 +197,7 @@ async function attemptServiceBotCall(delivery: ServiceBotDelivery, call: Service
     return "ok";
   } catch (error) {
     // The database or Redis failing under us: the call may work later.
-    logger.warn("service bot call failed unexpectedly", { call: callId(call), attempt, error: error instanceof Error ? error.message : String(error) });
+    logger.warn("service bot call failed unexpectedly", { call: callId(call), attempt, requestIds: call.requestIds, error: error instanceof Error ? error.message : String(error) });
     if (!last) return "retry";
     return "failed";
   }

@@ -9,17 +9,19 @@ const SERIALIZED = Symbol("the batch as JSON text");
 type MaybeSerialized = ChangeBatch & { readonly [SERIALIZED]?: string };
 
 /** A batch whose events are JSON text already; `events` parses it only if somebody reads it. */
-export function serializedChangeBatch(id: string, realmId: number, eventsJson: string): ChangeBatch {
+export function serializedChangeBatch(id: string, realmId: number, eventsJson: string, requestIds: string[] = []): ChangeBatch {
   let events: RoutedEvent[] | undefined;
-  const batch = {
+  const batch: ChangeBatch = {
     id,
     realmId,
     get events(): RoutedEvent[] {
       return (events ??= JSON.parse(eventsJson) as RoutedEvent[]);
     },
   };
+  if (requestIds.length > 0) batch.requestIds = requestIds;
+  const requests = requestIds.length > 0 ? `,"requestIds":${JSON.stringify(requestIds)}` : "";
   // A symbol: JSON.stringify and spreads leave it out.
-  Object.defineProperty(batch, SERIALIZED, { value: `{"id":${JSON.stringify(id)},"realmId":${realmId},"events":${eventsJson}}` });
+  Object.defineProperty(batch, SERIALIZED, { value: `{"id":${JSON.stringify(id)},"realmId":${realmId}${requests},"events":${eventsJson}}` });
   return batch;
 }
 

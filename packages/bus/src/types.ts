@@ -46,6 +46,11 @@ export interface ChangeBatch {
   id: string;
   realmId: number;
   events: RoutedEvent[];
+  /**
+   * The X-Request-Id of the requests whose changes these are (several when concurrent sends
+   * share a statement): the tiers that handle the batch name them in their log lines.
+   */
+  requestIds?: string[];
 }
 
 /**

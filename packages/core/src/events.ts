@@ -48,6 +48,15 @@ const GROUPING = { maxBatch: 32, maxConcurrent: 2, heavyWeight: 500 };
 
 export type ActionBody<T> = (tx: Tx, events: EventRecorder) => Promise<T>;
 
+/**
+ * Where a change comes from: its organization and, for a change a request makes, the request's id
+ * (X-Request-Id), which travels with its batch so the tiers that handle it can log it.
+ */
+export interface ChangeOrigin {
+  realmId: number;
+  requestId?: string;
+}
+
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 60_000 };
 
 /**
@@ -68,16 +77,21 @@ export class ActionRunner {
     private readonly changes: ChangeStream,
   ) {}
 
-  /** Runs an action in one transaction; its events are published once the transaction commits. */
-  async run<T>(realmId: number, body: ActionBody<T>): Promise<T> {
+  /**
+   * Runs an action in one transaction; its events are published once the transaction commits.
+   * `origin` is the organization's id, or the organization and the request making the change.
+   */
+  async run<T>(origin: number | ChangeOrigin, body: ActionBody<T>): Promise<T> {
+    const { realmId, requestId } = typeof origin === "number" ? { realmId: origin, requestId: undefined } : origin;
+    const requestIds = requestId === undefined ? [] : [requestId];
     const recorder = new EventRecorder();
     let outboxId: bigint | null = null;
     const result = await this.prisma.$transaction(async (tx) => {
       const value = await body(tx, recorder);
-      if (recorder.events.length > 0) outboxId = await insertOutboxRow(tx, realmId, recorder.events);
+      if (recorder.events.length > 0) outboxId = await insertOutboxRow(tx, realmId, recorder.events, requestIds);
       return value;
     }, TRANSACTION_OPTIONS);
-    if (outboxId !== null) await this.publish([{ id: String(outboxId), realmId, events: recorder.events }]);
+    if (outboxId !== null) await this.publish([changeBatch(String(outboxId), realmId, recorder.events, requestIds)]);
     return result;
   }
 
@@ -144,9 +158,15 @@ export class ActionRunner {
   }
 }
 
-async function insertOutboxRow(tx: Tx, realmId: number, events: RoutedEvent[]): Promise<bigint> {
+/** A batch; `requestIds` only when there are some (most batches of the worker's have none). */
+function changeBatch(id: string, realmId: number, events: RoutedEvent[], requestIds: string[] | null): ChangeBatch {
+  return requestIds !== null && requestIds.length > 0 ? { id, realmId, events, requestIds } : { id, realmId, events };
+}
+
+async function insertOutboxRow(tx: Tx, realmId: number, events: RoutedEvent[], requestIds: string[]): Promise<bigint> {
   const rows = await tx.$queryRaw<{ id: bigint }[]>`
-    INSERT INTO event_outbox (realm_id, events) VALUES (${realmId}, ${JSON.stringify(events)}::json) RETURNING id`;
+    INSERT INTO event_outbox (realm_id, events, request_ids)
+    VALUES (${realmId}, ${JSON.stringify(events)}::json, ${requestIds.length > 0 ? requestIds : null}::text[]) RETURNING id`;
   return rows[0].id;
 }
 
@@ -163,12 +183,12 @@ export async function oldestOutboxAgeSeconds(prisma: PrismaClient): Promise<numb
  */
 export async function sweepOutbox(prisma: PrismaClient, changes: ChangeStream, olderThanSeconds: number, limit = 500): Promise<number> {
   return prisma.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ id: bigint; realm_id: number; events: RoutedEvent[] }[]>`
-      SELECT id, realm_id, events FROM event_outbox
+    const rows = await tx.$queryRaw<{ id: bigint; realm_id: number; events: RoutedEvent[]; request_ids: string[] | null }[]>`
+      SELECT id, realm_id, events, request_ids FROM event_outbox
       WHERE created_at < now() - make_interval(secs => ${olderThanSeconds})
       ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
     if (rows.length === 0) return 0;
-    await changes.publish(rows.map((row) => ({ id: String(row.id), realmId: row.realm_id, events: row.events })));
+    await changes.publish(rows.map((row) => changeBatch(String(row.id), row.realm_id, row.events, row.request_ids)));
     await tx.$executeRaw`DELETE FROM event_outbox WHERE id = ANY(${rows.map((row) => row.id)}::bigint[])`;
     return rows.length;
   }, TRANSACTION_OPTIONS);

@@ -33,7 +33,12 @@ function parseSchema(): Map<string, SchemaField[]> {
     for (const line of body.split("\n")) {
       const field = /^\s+(\w+)\s+(\w+)(\?|\[\])?/.exec(line);
       if (!field || line.trim().startsWith("//") || line.trim().startsWith("@@")) continue;
-      if (!(field[2] in SCALARS) || field[3] === "[]") continue;
+      if (!(field[2] in SCALARS)) continue;
+      // A scalar list is an array column, which Prisma leaves nullable (relation lists have no column).
+      if (field[3] === "[]") {
+        fields.push({ name: field[1], type: "ARRAY", optional: true });
+        continue;
+      }
       // A native type annotation overrides the default column type (json instead of jsonb).
       const type = /@db\.Json\b/.test(line) ? "json" : SCALARS[field[2]];
       fields.push({ name: field[1], type, optional: field[3] === "?" });

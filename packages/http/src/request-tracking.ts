@@ -5,6 +5,7 @@
 // the `http` level (LOG_LEVEL=http): a line per long poll is too many by default.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Actor, ChangeOrigin } from "@chat/core";
 import { logger } from "@chat/logger";
 import { httpRequestDuration, httpRequestsInFlight } from "@chat/metrics";
 
@@ -36,6 +37,11 @@ export function tagRequestUser(req: IncomingMessage, userId: number): void {
 /** The request's id (trackRequest gave it one), for log lines about it. */
 export function requestIdOf(req: IncomingMessage): string | undefined {
   return (req as Tagged)[REQUEST_ID];
+}
+
+/** A change this request makes, as its actions record it: the actor's organization and the request's id. */
+export function originOf(req: IncomingMessage, actor: Pick<Actor, "realm_id">): ChangeOrigin {
+  return { realmId: actor.realm_id, requestId: requestIdOf(req) };
 }
 
 /** The pattern that answered: Express's route (mount path included), a hot route's path, or "unmatched". */

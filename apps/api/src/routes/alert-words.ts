@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { addAlertWords, getAlertWords, MAX_ALERT_WORD_LENGTH, MAX_ALERT_WORDS, removeAlertWords } from "@chat/core";
-import { actorOf, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const ALERT_WORDS = { type: "array", maxItems: MAX_ALERT_WORDS, items: { type: "string", maxLength: MAX_ALERT_WORD_LENGTH } };
@@ -35,7 +35,7 @@ export function alertWordRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.add.params);
-      const list = await actions.run(actor.realm_id, (tx, events) => addAlertWords(tx, events, actor, p.alert_words));
+      const list = await actions.run(originOf(req, actor), (tx, events) => addAlertWords(tx, events, actor, p.alert_words));
       success(res, { alert_words: list });
     }),
   );
@@ -46,7 +46,7 @@ export function alertWordRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.remove.params);
-      const list = await actions.run(actor.realm_id, (tx, events) => removeAlertWords(tx, events, actor, p.alert_words));
+      const list = await actions.run(originOf(req, actor), (tx, events) => removeAlertWords(tx, events, actor, p.alert_words));
       success(res, { alert_words: list });
     }),
   );

@@ -1,7 +1,7 @@
 // The uploader's files (Zulip's zerver/views/attachments.py).
 import { Router } from "express";
 import { attachmentDicts, deleteUploadedFile, usedUploadSpace } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
 import { pathId } from "./path-ids.ts";
 import type { ApiServices } from "../services.ts";
 
@@ -36,7 +36,7 @@ export function attachmentRoutes(services: ApiServices): Router {
     router,
     E.remove,
     route(async (req, res) => {
-      await deleteUploadedFile(services, actorOf(res), pathId(req, "attachment_id"));
+      await deleteUploadedFile(services, actorOf(res), pathId(req, "attachment_id"), requestIdOf(req));
       success(res);
     }),
   );

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { avatarUrl, badRequest, checkAvatarChangesAllowed, uploadAvatar } from "@chat/core";
-import { actorOf, endpoint, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, endpoint, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { checkBeforeFileBody, receiveImage } from "./file-bodies.ts";
 
@@ -30,7 +30,7 @@ export function avatarRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       await checkBeforeFileBody(res, () => checkAvatarChangesAllowed(actor));
       const upload = await receiveImage(req, res, maxImageBytes, () => badRequest("You must upload exactly one avatar."));
-      const user = await uploadAvatar(services, actor, upload);
+      const user = await uploadAvatar(services, actor, upload, requestIdOf(req));
       success(res, { avatar_url: avatarUrl(user, false) });
     }),
   );

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { BOT_STORAGE_KEYS_PER_REQUEST, getBotStorage, putBotStorage, removeBotStorage } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, MAX_FORM_BYTES, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, MAX_FORM_BYTES, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const KEYS = { type: "array", items: { type: "string" } };
@@ -50,7 +50,7 @@ export function botStorageRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.put.params);
-      await actions.run(actor.realm_id, (tx) => putBotStorage(tx, actor, p.storage));
+      await actions.run(originOf(req, actor), (tx) => putBotStorage(tx, actor, p.storage));
       success(res);
     }),
   );
@@ -61,7 +61,7 @@ export function botStorageRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.remove.params);
-      await actions.run(actor.realm_id, (tx) => removeBotStorage(tx, actor, p.keys));
+      await actions.run(originOf(req, actor), (tx) => removeBotStorage(tx, actor, p.keys));
       success(res);
     }),
   );

@@ -19,7 +19,7 @@ import {
   regenerateApiKey,
   type BotChanges,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { checkBeforeFileBody, receiveFormWithImage } from "./file-bodies.ts";
 import { pathId } from "./path-ids.ts";
@@ -159,7 +159,7 @@ export function botRoutes(services: ApiServices): Router {
         defaultSendingStream: p.default_sending_stream ?? null,
         defaultEventsRegisterStream: p.default_events_register_stream ?? null,
         defaultAllPublicStreams: p.default_all_public_streams ?? null,
-      }, upload);
+      }, upload, requestIdOf(req));
       const extras = (await botExtras(prisma, [bot])).get(bot.id)!;
       success(res, {
         user_id: bot.id,
@@ -197,7 +197,7 @@ export function botRoutes(services: ApiServices): Router {
         defaultEventsRegisterStream: p.default_events_register_stream,
         defaultAllPublicStreams: p.default_all_public_streams,
       };
-      const bot = await patchBot(services, actor, botId, changes, upload);
+      const bot = await patchBot(services, actor, botId, changes, upload, requestIdOf(req));
       success(res, await patchBotResult(prisma, bot, changes));
     }),
   );
@@ -208,7 +208,7 @@ export function botRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const botId = pathId(req, "bot_id");
-      await actions.run(actor.realm_id, (tx, events) => deactivateBot(tx, events, actor, botId));
+      await actions.run(originOf(req, actor), (tx, events) => deactivateBot(tx, events, actor, botId));
       success(res);
     }),
   );
@@ -220,7 +220,7 @@ export function botRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const botId = pathId(req, "bot_id");
       checkMayManageBots(actor);
-      const apiKey = await actions.run(actor.realm_id, async (tx, events) => regenerateApiKey(tx, events, await accessBotById(tx, actor, botId)));
+      const apiKey = await actions.run(originOf(req, actor), async (tx, events) => regenerateApiKey(tx, events, await accessBotById(tx, actor, botId)));
       success(res, { api_key: apiKey });
     }),
   );

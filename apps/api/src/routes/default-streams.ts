@@ -8,7 +8,7 @@ import {
   updateDefaultStreamGroup,
   updateDefaultStreamGroupStreams,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, serve, success } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -55,7 +55,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.add.params);
-      await actions.run(actor.realm_id, (tx, events) => addDefaultStream(tx, events, actor, p.stream_id));
+      await actions.run(originOf(req, actor), (tx, events) => addDefaultStream(tx, events, actor, p.stream_id));
       success(res);
     }),
   );
@@ -66,7 +66,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.remove.params);
-      await actions.run(actor.realm_id, (tx, events) => removeDefaultStream(tx, events, actor, p.stream_id));
+      await actions.run(originOf(req, actor), (tx, events) => removeDefaultStream(tx, events, actor, p.stream_id));
       success(res);
     }),
   );
@@ -77,7 +77,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.createGroup.params);
-      await actions.run(actor.realm_id, (tx, events) =>
+      await actions.run(originOf(req, actor), (tx, events) =>
         createDefaultStreamGroup(tx, events, actor, { name: p.group_name, description: p.description, streamNames: p.stream_names }),
       );
       success(res);
@@ -91,7 +91,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
       const p = parseParams(req, E.updateGroup.params);
-      await actions.run(actor.realm_id, (tx, events) =>
+      await actions.run(originOf(req, actor), (tx, events) =>
         updateDefaultStreamGroup(tx, events, actor, groupId, { name: p.new_group_name, description: p.new_description }),
       );
       success(res);
@@ -106,7 +106,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
       const groupId = pathId(req, "group_id");
       const p = parseParams(req, E.updateGroupStreams.params);
       if (p.op !== "add" && p.op !== "remove") throw badRequest('Invalid value for "op". Specify one of "add" or "remove".');
-      await actions.run(actor.realm_id, (tx, events) => updateDefaultStreamGroupStreams(tx, events, actor, groupId, p.op as "add" | "remove", p.stream_names));
+      await actions.run(originOf(req, actor), (tx, events) => updateDefaultStreamGroupStreams(tx, events, actor, groupId, p.op as "add" | "remove", p.stream_names));
       success(res);
     }),
   );
@@ -117,7 +117,7 @@ export function defaultStreamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
-      await actions.run(actor.realm_id, (tx, events) => removeDefaultStreamGroup(tx, events, actor, groupId));
+      await actions.run(originOf(req, actor), (tx, events) => removeDefaultStreamGroup(tx, events, actor, groupId));
       success(res);
     }),
   );

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { addLinkifier, linkifierTuples, removeLinkifier } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -46,7 +46,7 @@ export function linkifierRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.add.params);
-      const id = await actions.run(actor.realm_id, (tx, events) => addLinkifier(tx, events, actor, p.pattern, p.url_format_string));
+      const id = await actions.run(originOf(req, actor), (tx, events) => addLinkifier(tx, events, actor, p.pattern, p.url_format_string));
       success(res, { id });
     }),
   );
@@ -57,7 +57,7 @@ export function linkifierRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const filterId = pathId(req, "filter_id");
-      await actions.run(actor.realm_id, (tx, events) => removeLinkifier(tx, events, actor, filterId));
+      await actions.run(originOf(req, actor), (tx, events) => removeLinkifier(tx, events, actor, filterId));
       success(res);
     }),
   );

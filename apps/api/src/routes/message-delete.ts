@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { deleteMessage } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, route, serve, success } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -18,7 +18,7 @@ export function messageDeleteRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const messageId = pathId(req, "message_id");
-      await actions.run(actor.realm_id, (tx, events) => deleteMessage(tx, events, actor, messageId));
+      await actions.run(originOf(req, actor), (tx, events) => deleteMessage(tx, events, actor, messageId));
       success(res);
     }),
   );

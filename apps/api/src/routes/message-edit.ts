@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from "express";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, rawParam, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, rawParam, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /**
@@ -93,7 +93,7 @@ export function messageEditRoutes(services: ApiServices): Router {
       const p = parseParams(req, E.update.params);
       // `subject` is what clients before Zulip 2.0 send.
       const topic = rawParam(req, "topic") ?? rawParam(req, "subject");
-      await actions.run(actor.realm_id, (tx, events) =>
+      await actions.run(originOf(req, actor), (tx, events) =>
         updateMessage(tx, events, actor, messageIdOf(req)!, { content: p.content, topic, propagateMode: p.propagate_mode, streamId: p.stream_id }),
       );
       success(res);

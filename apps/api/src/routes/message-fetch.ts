@@ -6,7 +6,9 @@ import {
   countHotRequest,
   endpoint,
   hotRoute,
+  type HotRoute,
   params,
+  type ParamSource,
   parseParams,
   requireUserKeepingCopy,
   route,
@@ -15,8 +17,6 @@ import {
   serve,
   successBody,
   successJsonText,
-  type HotRoute,
-  type ParamSource,
   tagRequestUser,
 } from "@chat/http";
 import type { ApiServices } from "../services.ts";

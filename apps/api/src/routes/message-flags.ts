@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const MESSAGE_IDS = { type: "array", items: { type: "integer" } };
@@ -43,7 +43,7 @@ export function messageFlagRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.update.params);
-      const messages = await actions.run(actor.realm_id, (tx, events) => updateMessageFlags(tx, events, actor, p.op, p.flag, p.messages));
+      const messages = await actions.run(originOf(req, actor), (tx, events) => updateMessageFlags(tx, events, actor, p.op, p.flag, p.messages));
       success(res, { messages });
     }),
   );
@@ -51,9 +51,9 @@ export function messageFlagRoutes(services: ApiServices): Router {
   serve(
     router,
     E.markAllAsRead,
-    route(async (_req, res) => {
+    route(async (req, res) => {
       const actor = actorOf(res);
-      await actions.run(actor.realm_id, (tx, events) => markAllAsRead(tx, events, actor));
+      await actions.run(originOf(req, actor), (tx, events) => markAllAsRead(tx, events, actor));
       success(res);
     }),
   );
@@ -64,7 +64,7 @@ export function messageFlagRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.markStreamAsRead.params);
-      await actions.run(actor.realm_id, (tx, events) => markStreamAsRead(tx, events, actor, p.stream_id));
+      await actions.run(originOf(req, actor), (tx, events) => markStreamAsRead(tx, events, actor, p.stream_id));
       success(res);
     }),
   );
@@ -75,7 +75,7 @@ export function messageFlagRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.markTopicAsRead.params);
-      await actions.run(actor.realm_id, (tx, events) => markTopicAsRead(tx, events, actor, p.stream_id, p.topic_name));
+      await actions.run(originOf(req, actor), (tx, events) => markTopicAsRead(tx, events, actor, p.stream_id, p.topic_name));
       success(res);
     }),
   );

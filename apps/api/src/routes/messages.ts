@@ -11,6 +11,7 @@ import {
   params,
   parseParams,
   rawParam,
+  requestIdOf,
   route,
   schema,
   sendJsonBody,
@@ -101,13 +102,13 @@ export const messageEndpoints = {
 };
 
 function sender(services: ApiServices) {
-  return async (source: ParamSource, actor: Actor, req: Pick<IncomingMessage, "headers">): Promise<{ id: number }> => {
+  return async (source: ParamSource, actor: Actor, req: IncomingMessage): Promise<{ id: number }> => {
     const p = parseParams(source, messageEndpoints.send.params);
     const destination: MessageDestination =
       p.type === "stream"
         ? { type: "stream", stream: streamOrDefault(p.to, actor), topic: rawParam(source, "topic") ?? rawParam(source, "subject") }
         : { type: "private", to: parsePrivateRecipients(p.to ?? "") };
-    return sendMessageAtomic(services.actions, actor, { destination, content: p.content, client: clientName(req) });
+    return sendMessageAtomic(services.actions, actor, { destination, content: p.content, client: clientName(req) }, requestIdOf(req));
   };
 }
 

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { fitsPostgresInteger, getRealmPresences, getUserPresence, JsonableError, updatePresence, type UserProfile } from "@chat/core";
-import { actorOf, endpoint, params, parseParams, pathParam, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, endpoint, originOf, params, parseParams, pathParam, route, schema, serve, success, successBody } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
 
@@ -57,7 +57,7 @@ export function presenceRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.update.params);
-      await actions.run(actor.realm_id, (tx, events) => updatePresence(tx, events, actor, clientName(req), p.status));
+      await actions.run(originOf(req, actor), (tx, events) => updatePresence(tx, events, actor, clientName(req), p.status));
       if (p.ping_only) return success(res);
       success(res, { presences: await getRealmPresences(prisma, actor.realm_id, p.slim_presence), server_timestamp: Date.now() / 1000 });
     }),

@@ -7,7 +7,7 @@ import {
   updateProfileField,
   type FieldData,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -72,7 +72,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.create.params);
-      const id = await actions.run(actor.realm_id, (tx, events) =>
+      const id = await actions.run(originOf(req, actor), (tx, events) =>
         createProfileField(tx, events, actor, { name: p.name, hint: p.hint, fieldType: p.field_type, fieldData: p.field_data }),
       );
       success(res, { id });
@@ -85,7 +85,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.reorder.params);
-      await actions.run(actor.realm_id, (tx, events) => reorderProfileFields(tx, events, actor, p.order));
+      await actions.run(originOf(req, actor), (tx, events) => reorderProfileFields(tx, events, actor, p.order));
       success(res);
     }),
   );
@@ -97,7 +97,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const fieldId = pathId(req, "field_id");
       const p = parseParams(req, E.update.params);
-      await actions.run(actor.realm_id, (tx, events) =>
+      await actions.run(originOf(req, actor), (tx, events) =>
         updateProfileField(tx, events, actor, fieldId, { name: p.name, hint: p.hint, fieldData: p.field_data }),
       );
       success(res);
@@ -110,7 +110,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const fieldId = pathId(req, "field_id");
-      await actions.run(actor.realm_id, (tx, events) => deleteProfileField(tx, events, actor, fieldId));
+      await actions.run(originOf(req, actor), (tx, events) => deleteProfileField(tx, events, actor, fieldId));
       success(res);
     }),
   );

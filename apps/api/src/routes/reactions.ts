@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { addReaction, removeReaction } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, serve, success } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -41,7 +41,7 @@ export function reactionRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const messageId = pathId(req, "message_id");
       const p = parseParams(req, E.add.params);
-      await actions.run(actor.realm_id, (tx, events) =>
+      await actions.run(originOf(req, actor), (tx, events) =>
         addReaction(tx, events, actor, messageId, { emojiName: p.emoji_name, emojiCode: p.emoji_code, reactionType: p.reaction_type }),
       );
       success(res);
@@ -55,7 +55,7 @@ export function reactionRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const messageId = pathId(req, "message_id");
       const p = parseParams(req, E.remove.params);
-      await actions.run(actor.realm_id, (tx, events) =>
+      await actions.run(originOf(req, actor), (tx, events) =>
         removeReaction(tx, events, actor, messageId, { emojiName: p.emoji_name, emojiCode: p.emoji_code, reactionType: p.reaction_type }),
       );
       success(res);

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { badRequest, checkAddRealmEmoji, getRealmEmojiDicts, removeRealmEmoji, uploadRealmEmoji } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, pathParam, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, pathParam, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { checkBeforeFileBody, receiveImage } from "./file-bodies.ts";
 
@@ -64,7 +64,7 @@ export function realmEmojiRoutes(services: ApiServices): Router {
       // Who, which name, and whether it is free are settled before the file is read.
       const name = await checkBeforeFileBody(res, () => checkAddRealmEmoji(prisma, actor, pathParam(req, "emoji_name")));
       const upload = await receiveImage(req, res, maxImageBytes, () => badRequest("You must upload exactly one file."));
-      await uploadRealmEmoji(services, actor, name, upload);
+      await uploadRealmEmoji(services, actor, name, upload, requestIdOf(req));
       success(res);
     }),
   );
@@ -75,7 +75,7 @@ export function realmEmojiRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const name = pathParam(req, "emoji_name");
-      await actions.run(actor.realm_id, (tx, events) => removeRealmEmoji(tx, events, actor, name));
+      await actions.run(originOf(req, actor), (tx, events) => removeRealmEmoji(tx, events, actor, name));
       success(res);
     }),
   );

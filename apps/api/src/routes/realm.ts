@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { fitsPostgresInteger, InvalidArgumentError, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
-import { actorOf, changedSettingsBody, endpoint, params, parseParams, route, serve, success } from "@chat/http";
+import { actorOf, changedSettingsBody, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const REALM_SETTINGS = {
@@ -70,7 +70,7 @@ export function realmRoutes(services: ApiServices): Router {
       const { message_retention_days, ...p } = parseParams(req, realmEndpoints.update.params);
       const changes: RealmSettingsChanges = { ...p };
       if (message_retention_days !== undefined) changes.message_retention_days = parseRetentionDays(message_retention_days);
-      const data = await actions.run(actor.realm_id, (tx, events) => updateRealmSettings(tx, events, actor, changes));
+      const data = await actions.run(originOf(req, actor), (tx, events) => updateRealmSettings(tx, events, actor, changes));
       success(res, data);
     }),
   );

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { setEnterSends, updateDisplaySettings, updateNotificationSettings } from "@chat/core";
-import { actorOf, changedSettingsBody, EMPTY_SUCCESS, endpoint, params, parseParams, route, serve, success } from "@chat/http";
+import { actorOf, changedSettingsBody, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const bool = () => params.bool().optional();
@@ -86,7 +86,7 @@ export function settingsRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const requested = parseParams(req, E.notifications.params);
-      const changed = await actions.run(actor.realm_id, (tx, events) => updateNotificationSettings(tx, events, actor, requested));
+      const changed = await actions.run(originOf(req, actor), (tx, events) => updateNotificationSettings(tx, events, actor, requested));
       success(res, changed);
     }),
   );
@@ -97,7 +97,7 @@ export function settingsRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const requested = parseParams(req, E.display.params);
-      const changed = await actions.run(actor.realm_id, (tx, events) => updateDisplaySettings(tx, events, actor, requested));
+      const changed = await actions.run(originOf(req, actor), (tx, events) => updateDisplaySettings(tx, events, actor, requested));
       success(res, changed);
     }),
   );
@@ -108,7 +108,7 @@ export function settingsRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const { enter_sends } = parseParams(req, E.enterSends.params);
-      await actions.run(actor.realm_id, (tx) => setEnterSends(tx, actor, enter_sends));
+      await actions.run(originOf(req, actor), (tx) => setEnterSends(tx, actor, enter_sends));
       success(res);
     }),
   );

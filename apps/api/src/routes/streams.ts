@@ -14,7 +14,7 @@ import {
   renderMarkdown,
   updateStream,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -125,7 +125,7 @@ export function streamRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const streamId = pathId(req, "stream_id");
       const p = parseParams(req, E.update.params);
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const stream = await accessStreamById(tx, actor, streamId);
         if (!isAdmin(actor)) throw new AdministratorRequiredError();
         const streamPostPolicy = p.stream_post_policy ?? (p.is_announcement_only === undefined ? undefined : p.is_announcement_only ? 2 : 1);
@@ -148,7 +148,7 @@ export function streamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const streamId = pathId(req, "stream_id");
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const stream = await accessStreamById(tx, actor, streamId);
         if (!isAdmin(actor)) throw new AdministratorRequiredError();
         await deactivateStream(tx, events, stream);

@@ -15,7 +15,7 @@ import {
   type PropertyChange,
   type SubscribeResult,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const STREAM_REQUESTS = {
@@ -150,7 +150,7 @@ export function subscriptionRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.subscribe.params);
-      const result = await actions.run(actor.realm_id, (tx, events) =>
+      const result = await actions.run(originOf(req, actor), (tx, events) =>
         subscribeByName(tx, events, ctx, actor, {
           streams: p.subscriptions,
           principals: p.principals,
@@ -172,7 +172,7 @@ export function subscriptionRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const p = parseParams(req, E.update.params);
       if (p.add.length === 0 && p.delete.length === 0) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
-      const result = await actions.run(actor.realm_id, async (tx, events) => {
+      const result = await actions.run(originOf(req, actor), async (tx, events) => {
         const added: SubscribeResult = p.add.length
           ? await subscribeByName(tx, events, ctx, actor, { streams: p.add, inviteOnly: false, streamPostPolicy: 1, authorizationErrorsFatal: true, announce: false })
           : { subscribed: {}, already_subscribed: {} };
@@ -189,7 +189,7 @@ export function subscriptionRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.unsubscribe.params);
-      const result = await actions.run(actor.realm_id, (tx, events) => unsubscribeByName(tx, events, actor, p.subscriptions, p.principals));
+      const result = await actions.run(originOf(req, actor), (tx, events) => unsubscribeByName(tx, events, actor, p.subscriptions, p.principals));
       success(res, result);
     }),
   );
@@ -200,7 +200,7 @@ export function subscriptionRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const { subscription_data } = parseParams(req, E.properties.params);
-      await actions.run(actor.realm_id, (tx, events) => setSubscriptionProperties(tx, events, actor, subscription_data));
+      await actions.run(originOf(req, actor), (tx, events) => setSubscriptionProperties(tx, events, actor, subscription_data));
       success(res, { subscription_data });
     }),
   );
@@ -215,7 +215,7 @@ export function subscriptionRoutes(services: ApiServices): Router {
       if (p.stream !== undefined && p.stream_id !== undefined) throw badRequest("Please choose one: 'stream' or 'stream_id'.");
       const topic = p.topic.trim();
       if (topic === "") throw badRequest("Topic can't be empty");
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const stream = p.stream_id !== undefined ? await accessStreamById(tx, actor, p.stream_id) : await accessStreamByName(tx, actor, p.stream!);
         await setTopicMuted(tx, events, actor, stream.id, stream.recipient_id!, topic, p.op);
       });

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { sendTypingNotification } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, serve, success } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { parsePrivateRecipients } from "./messages.ts";
 
@@ -30,7 +30,7 @@ export function typingRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const p = parseParams(req, typingEndpoints.notify.params);
       const to = p.to === undefined ? [] : parsePrivateRecipients(p.to);
-      await actions.run(actor.realm_id, (tx, events) => sendTypingNotification(tx, events, actor, to, p.op));
+      await actions.run(originOf(req, actor), (tx, events) => sendTypingNotification(tx, events, actor, to, p.op));
       success(res);
     }),
   );

@@ -23,7 +23,7 @@ import {
   type Actor,
   type AttachmentFile,
 } from "@chat/core";
-import { actorOf, endpoint, receiveSingleFile, requireUser, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, endpoint, receiveSingleFile, requestIdOf, requireUser, route, schema, serve, success, successBody } from "@chat/http";
 import type { ByteRange } from "@chat/storage";
 import type { ApiServices } from "../services.ts";
 import { checkBeforeFileBody } from "./file-bodies.ts";
@@ -191,7 +191,7 @@ export function uploadRoutes(services: ApiServices): Router {
         store: (file, info) => storeUploadedFile(services, actor, file, info, limit.maxBytes),
         discard: (stored) => discardUploadedFile(services, stored),
       });
-      success(res, { uri: await recordUploadedFile(services, actor, upload) });
+      success(res, { uri: await recordUploadedFile(services, actor, upload, requestIdOf(req)) });
     }),
   );
 

@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { createUserGroup, deleteUserGroup, getUserGroups, isGuest, JsonableError, updateUserGroup, updateUserGroupMembers } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -60,7 +60,7 @@ export function userGroupRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.create.params);
-      await actions.run(actor.realm_id, (tx, events) => createUserGroup(tx, events, actor, p));
+      await actions.run(originOf(req, actor), (tx, events) => createUserGroup(tx, events, actor, p));
       success(res);
     }),
   );
@@ -72,7 +72,7 @@ export function userGroupRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
       const p = parseParams(req, E.update.params);
-      await actions.run(actor.realm_id, (tx, events) => updateUserGroup(tx, events, actor, groupId, p));
+      await actions.run(originOf(req, actor), (tx, events) => updateUserGroup(tx, events, actor, groupId, p));
       success(res);
     }),
   );
@@ -83,7 +83,7 @@ export function userGroupRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
-      await actions.run(actor.realm_id, (tx, events) => deleteUserGroup(tx, events, actor, groupId));
+      await actions.run(originOf(req, actor), (tx, events) => deleteUserGroup(tx, events, actor, groupId));
       success(res);
     }),
   );
@@ -95,7 +95,7 @@ export function userGroupRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const groupId = pathId(req, "group_id");
       const p = parseParams(req, E.members.params);
-      await actions.run(actor.realm_id, (tx, events) => updateUserGroupMembers(tx, events, actor, groupId, p));
+      await actions.run(originOf(req, actor), (tx, events) => updateUserGroupMembers(tx, events, actor, groupId, p));
       success(res);
     }),
   );

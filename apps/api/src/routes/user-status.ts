@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { updateUserStatus } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, serve, success } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 export const userStatusEndpoints = {
@@ -25,7 +25,7 @@ export function userStatusRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, userStatusEndpoints.update.params);
-      await actions.run(actor.realm_id, (tx, events) => updateUserStatus(tx, events, actor, { away: p.away, statusText: p.status_text }));
+      await actions.run(originOf(req, actor), (tx, events) => updateUserStatus(tx, events, actor, { away: p.away, statusText: p.status_text }));
       success(res);
     }),
   );

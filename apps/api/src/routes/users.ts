@@ -18,7 +18,7 @@ import {
   updateUser,
   type ProfileDataChange,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -112,7 +112,7 @@ export function userRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       if (!isAdmin(actor)) throw new AdministratorRequiredError();
       const p = parseParams(req, E.create.params);
-      const user = await actions.run(actor.realm_id, (tx, events) =>
+      const user = await actions.run(originOf(req, actor), (tx, events) =>
         createUser(tx, events, ctx, actor.realm, { email: p.email, password: p.password, fullName: p.full_name, shortName: p.short_name }),
       );
       success(res, { user_id: user.id });
@@ -139,9 +139,9 @@ export function userRoutes(services: ApiServices): Router {
   serve(
     router,
     E.deactivateMe,
-    route(async (_req, res) => {
+    route(async (req, res) => {
       const actor = actorOf(res);
-      await actions.run(actor.realm_id, (tx, events) => deactivateUser(tx, events, actor, actor));
+      await actions.run(originOf(req, actor), (tx, events) => deactivateUser(tx, events, actor, actor));
       success(res);
     }),
   );
@@ -149,8 +149,8 @@ export function userRoutes(services: ApiServices): Router {
   serve(
     router,
     E.deleteAvatar,
-    route(async (_req, res) => {
-      const user = await deleteAvatar(services, actorOf(res));
+    route(async (req, res) => {
+      const user = await deleteAvatar(services, actorOf(res), requestIdOf(req));
       success(res, { avatar_url: avatarUrl(user, false) });
     }),
   );
@@ -158,9 +158,9 @@ export function userRoutes(services: ApiServices): Router {
   serve(
     router,
     E.regenerateApiKey,
-    route(async (_req, res) => {
+    route(async (req, res) => {
       const actor = actorOf(res);
-      const apiKey = await actions.run(actor.realm_id, (tx, events) => regenerateApiKey(tx, events, actor));
+      const apiKey = await actions.run(originOf(req, actor), (tx, events) => regenerateApiKey(tx, events, actor));
       success(res, { api_key: apiKey });
     }),
   );
@@ -185,7 +185,7 @@ export function userRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
       const p = parseParams(req, E.update.params);
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId);
         await updateUser(tx, events, actor, target, { fullName: p.full_name, isAdmin: p.is_admin, isGuest: p.is_guest, role: p.role });
         if (p.profile_data) await updateProfileData(tx, events, actor, target, p.profile_data);
@@ -200,7 +200,7 @@ export function userRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId, { allowBots: false });
         await deactivateUser(tx, events, actor, target);
       });
@@ -214,7 +214,7 @@ export function userRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
-      await actions.run(actor.realm_id, async (tx, events) => {
+      await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId, { allowDeactivated: true });
         if (isSystemBot(target)) throw badRequest("No such user");
         await reactivateUser(tx, events, actor, target);

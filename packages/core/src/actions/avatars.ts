@@ -41,13 +41,13 @@ export async function withAvatarFiles<T>(storage: FileStorage, realmId: number, 
  * storage, then the user's avatar becomes `U` with a new version, which every client hears of
  * (`realm_user update`). The keys are the user's, so a new upload replaces the old files.
  */
-export async function uploadAvatar(services: FileActionServices, actor: Actor, upload: Buffer): Promise<UserProfile> {
+export async function uploadAvatar(services: FileActionServices, actor: Actor, upload: Buffer, requestId?: string): Promise<UserProfile> {
   checkAvatarChangesAllowed(actor);
   const images = await resizeAvatar(upload);
   // Files of an earlier upload are the user's current avatar until the change commits; they are
   // overwritten, and removed only if they were not the avatar before.
   return withAvatarFiles(services.storage, actor.realm_id, actor.id, actor.avatar_source === "U", images, () =>
-    services.actions.run(actor.realm_id, (tx, events) => changeAvatarSource(tx, events, actor, actor, "U")),
+    services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => changeAvatarSource(tx, events, actor, actor, "U")),
   );
 }
 
@@ -55,8 +55,8 @@ export async function uploadAvatar(services: FileActionServices, actor: Actor, u
  * DELETE /users/me/avatar: back to the gravatar; the uploaded files go once that committed. A
  * failure to delete them is logged, not answered: the change is made, and the files are unused.
  */
-export async function deleteAvatar(services: FileActionServices, actor: Actor): Promise<UserProfile> {
-  const user = await services.actions.run(actor.realm_id, (tx, events) => changeAvatarSource(tx, events, actor, actor, "G"));
+export async function deleteAvatar(services: FileActionServices, actor: Actor, requestId?: string): Promise<UserProfile> {
+  const user = await services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => changeAvatarSource(tx, events, actor, actor, "G"));
   await deleteFilesQuietly(services.storage, Object.values(avatarStorageKeys(actor.realm_id, actor.id)));
   return user;
 }

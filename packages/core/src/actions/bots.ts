@@ -253,8 +253,8 @@ async function nextUserId(db: FileActionServices["prisma"]): Promise<number> {
 }
 
 /** POST /bots once its body is read: the bot, with its uploaded avatar if one came. */
-export async function addBot(services: FileActionServices, ctx: ServerContext, actor: Actor, request: NewBotRequest, upload: Buffer | null): Promise<UserProfile> {
-  const create = (avatar?: { id: number; source: "U" }) => services.actions.run(actor.realm_id, (tx, events) => createBot(tx, events, ctx, actor, request, avatar));
+export async function addBot(services: FileActionServices, ctx: ServerContext, actor: Actor, request: NewBotRequest, upload: Buffer | null, requestId?: string): Promise<UserProfile> {
+  const create = (avatar?: { id: number; source: "U" }) => services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => createBot(tx, events, ctx, actor, request, avatar));
   if (upload === null) return create();
   // Refused requests write no file: the checks, then the image, then the files and the row.
   await checkNewBot(services.prisma, ctx, actor, request);
@@ -409,8 +409,8 @@ export async function updateBot(tx: Tx, events: EventRecorder, actor: Actor, bot
 }
 
 /** PATCH /bots/{id} once its body is read, with the bot's new avatar if one came. */
-export async function patchBot(services: FileActionServices, actor: Actor, botId: number, changes: BotChanges, upload: Buffer | null): Promise<UserProfile> {
-  const change = (avatarUploaded: boolean) => services.actions.run(actor.realm_id, (tx, events) => updateBot(tx, events, actor, botId, changes, avatarUploaded));
+export async function patchBot(services: FileActionServices, actor: Actor, botId: number, changes: BotChanges, upload: Buffer | null, requestId?: string): Promise<UserProfile> {
+  const change = (avatarUploaded: boolean) => services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => updateBot(tx, events, actor, botId, changes, avatarUploaded));
   if (upload === null) return change(false);
   const bot = await accessBotById(services.prisma, actor, botId);
   await checkBotChanges(services.prisma, actor, bot, changes);

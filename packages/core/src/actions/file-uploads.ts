@@ -56,9 +56,9 @@ export async function discardUploadedFile(services: FileActionServices, upload: 
 }
 
 /** Records a stored file (within the quota, checked again under lock); the bytes go if that fails. */
-export async function recordUploadedFile(services: FileServices, actor: Actor, upload: NewUpload): Promise<string> {
+export async function recordUploadedFile(services: FileServices, actor: Actor, upload: NewUpload, requestId?: string): Promise<string> {
   try {
-    await services.actions.run(actor.realm_id, (tx, events) => recordUpload(tx, events, actor, upload, realmUploadQuota(actor, services.uploads)));
+    await services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => recordUpload(tx, events, actor, upload, realmUploadQuota(actor, services.uploads)));
   } catch (error) {
     await discardUploadedFile(services, upload);
     throw error;
@@ -67,8 +67,8 @@ export async function recordUploadedFile(services: FileServices, actor: Actor, u
 }
 
 /** DELETE /attachments/{id}: the row (and its event) first, then the bytes. */
-export async function deleteUploadedFile(services: FileActionServices, actor: Actor, attachmentId: number): Promise<void> {
-  const pathId = await services.actions.run(actor.realm_id, (tx, events) => removeAttachment(tx, events, actor, attachmentId));
+export async function deleteUploadedFile(services: FileActionServices, actor: Actor, attachmentId: number, requestId?: string): Promise<void> {
+  const pathId = await services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => removeAttachment(tx, events, actor, attachmentId));
   await deleteFilesQuietly(services.storage, [uploadStorageKey(pathId)]);
 }
 

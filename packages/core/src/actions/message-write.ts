@@ -30,6 +30,8 @@ export interface MessageWrite {
   /** The `message` event's message, but for `id` and `timestamp` (known once inserted). */
   event: Omit<WireMessage, "id" | "timestamp">;
   allPublicStreams: boolean;
+  /** The sending request's X-Request-Id, which its change batch carries (see ChangeOrigin). */
+  requestId?: string;
 }
 
 export interface WrittenMessage {
@@ -70,6 +72,8 @@ interface WrittenRow {
   outbox_id: string | null;
   /** With an outbox, on the first row of each realm: the outbox row's events as JSON text. */
   outbox_events: string | null;
+  /** With it, the request ids of the realm's messages (null if none had one). */
+  outbox_request_ids: string[] | null;
 }
 
 /**
@@ -104,9 +108,10 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
         ${column((w) => ("subscribersOf" in w.recipients ? w.recipients.subscribersOf : null))}::int[],
         ${column((w) => w.streamId)}::int[], ${column((w) => w.baseFlags)}::int[], ${column((w) => w.wildcard)}::boolean[],
         ${column((w) => JSON.stringify(w.event))}::text[], ${column((w) => w.allPublicStreams)}::boolean[],
-        ${column((w) => (w.services.length > 0 ? JSON.stringify(w.services) : null))}::text[]
+        ${column((w) => (w.services.length > 0 ? JSON.stringify(w.services) : null))}::text[],
+        ${column((w) => w.requestId ?? null)}::text[]
       ) WITH ORDINALITY AS t(realm_id, sender_id, recipient_id, subject, content, rendered, client, has_link, has_image,
-                             is_me, subscribers_of, stream_id, base_flags, wildcard, event, all_public, services, ord)
+                             is_me, subscribers_of, stream_id, base_flags, wildcard, event, all_public, services, request_id, ord)
     ), ids AS (
       -- Drawn in the writes' order (a CTE with nextval is evaluated once, row by row).
       SELECT ord, nextval('message_id_seq')::int AS id FROM (SELECT ord FROM input ORDER BY ord) o
@@ -160,7 +165,7 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
       GROUP BY g.message_id
     ), routed AS (
       -- i.event is JSON.stringify of an object with other keys: id and timestamp go in front.
-      SELECT i.ord, i.realm_id, ids.id, coalesce(d.recipient_count, 0) AS recipient_count, coalesce(d.users, '[]') AS users,
+      SELECT i.ord, i.realm_id, i.request_id, ids.id, coalesce(d.recipient_count, 0) AS recipient_count, coalesce(d.users, '[]') AS users,
              CASE WHEN ${outbox}::boolean THEN
                '{"event":{"type":"message","message":{"id":' || ids.id || ',"timestamp":' || floor(extract(epoch FROM now()))::bigint
                || ',' || substr(i.event, 2) || '},"users":' || coalesce(d.users, '[]')
@@ -169,14 +174,16 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
       -- One row per message, whatever its recipients: the caller maps results by it.
       FROM input i JOIN ids USING (ord) LEFT JOIN delivered d ON d.message_id = ids.id
     ), outbox AS (
-      INSERT INTO event_outbox (realm_id, events)
-      SELECT realm_id, ('[' || string_agg(event, ',' ORDER BY ord) || ']')::json FROM routed WHERE ${outbox}::boolean GROUP BY realm_id
-      RETURNING id, realm_id, events::text AS events
+      INSERT INTO event_outbox (realm_id, events, request_ids)
+      SELECT realm_id, ('[' || string_agg(event, ',' ORDER BY ord) || ']')::json, array_agg(request_id ORDER BY ord) FILTER (WHERE request_id IS NOT NULL)
+      FROM routed WHERE ${outbox}::boolean GROUP BY realm_id
+      RETURNING id, realm_id, events::text AS events, request_ids
     )
     SELECT r.ord::int, r.id, floor(extract(epoch FROM now()))::float8 AS timestamp, r.recipient_count,
            CASE WHEN NOT ${outbox}::boolean THEN r.users END AS users,
            o.id::text AS outbox_id,
-           CASE WHEN r.ord = min(r.ord) OVER (PARTITION BY r.realm_id) THEN o.events END AS outbox_events
+           CASE WHEN r.ord = min(r.ord) OVER (PARTITION BY r.realm_id) THEN o.events END AS outbox_events,
+           CASE WHEN r.ord = min(r.ord) OVER (PARTITION BY r.realm_id) THEN o.request_ids END AS outbox_request_ids
     FROM routed r LEFT JOIN outbox o ON o.realm_id = r.realm_id ORDER BY r.ord`, { prepare: true });
 }
 
@@ -218,7 +225,7 @@ export const MESSAGE_WRITES: GroupedWrite<MessageWrite, { id: number }> = {
       recipientCounts.set(write.recipientId, row.recipient_count);
       results[row.ord - 1] = { id: row.id };
       // Each realm's events, as the outbox row holds them, come with its first message.
-      if (row.outbox_events !== null) batches.push(serializedChangeBatch(row.outbox_id!, write.realmId, row.outbox_events));
+      if (row.outbox_events !== null) batches.push(serializedChangeBatch(row.outbox_id!, write.realmId, row.outbox_events, row.outbox_request_ids ?? []));
     }
     // No check that throws here: the statement has committed, and a throw would write them again.
     return { results, batches };

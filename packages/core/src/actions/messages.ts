@@ -246,11 +246,14 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
  * POST /messages (Zulip's check_send_message), the hot path: no transaction. The reads run side
  * by side, then the message joins the next statement writing concurrent sends (group commit).
  */
-export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
+export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, request: SendMessageRequest, requestId?: string): Promise<{ id: number }> {
   // A message that links uploads is written with its links in one transaction (rare, so not grouped).
-  if (referencedPathIds(request.content).length > 0) return actions.run(sender.realm_id, (tx, events) => sendMessage(tx, events, sender, request));
-  const written = await actions.runGrouped(MESSAGE_WRITES, (db) =>
-    prepareMessage(db, sender, request, (actor, indicator, userIds) => findStreamForHotPath(db, actor, indicator, userIds)),
-  );
+  if (referencedPathIds(request.content).length > 0) {
+    return actions.run({ realmId: sender.realm_id, requestId }, (tx, events) => sendMessage(tx, events, sender, request));
+  }
+  const written = await actions.runGrouped(MESSAGE_WRITES, async (db) => {
+    const write = await prepareMessage(db, sender, request, (actor, indicator, userIds) => findStreamForHotPath(db, actor, indicator, userIds));
+    return requestId === undefined ? write : { ...write, requestId };
+  });
   return { id: written.id };
 }

@@ -77,7 +77,7 @@ export async function addRealmEmoji(tx: Tx, events: EventRecorder, actor: Actor,
  * `<id>.<png|gif>` with its original beside it, then the row and the `realm_emoji` event. The id
  * is drawn first so the file can carry it; if the row does not commit, the files are removed.
  */
-export async function uploadRealmEmoji(services: FileActionServices, actor: Actor, name: string, upload: Buffer): Promise<void> {
+export async function uploadRealmEmoji(services: FileActionServices, actor: Actor, name: string, upload: Buffer, requestId?: string): Promise<void> {
   const image = await resizeEmoji(upload);
   const [{ id }] = await services.prisma.$queryRaw<Array<{ id: number }>>`SELECT nextval(pg_get_serial_sequence('realm_emoji', 'id'))::int AS id`;
   const fileName = `${id}.${image.extension}`;
@@ -88,7 +88,7 @@ export async function uploadRealmEmoji(services: FileActionServices, actor: Acto
       services.storage.put(keys[1], image.original.data, { contentType: image.original.contentType }),
       services.storage.put(key, image.data, { contentType: image.contentType }),
     ]);
-    await services.actions.run(actor.realm_id, (tx, events) => addRealmEmoji(tx, events, actor, name, { id, file_name: fileName, content_type: image.contentType }));
+    await services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => addRealmEmoji(tx, events, actor, name, { id, file_name: fileName, content_type: image.contentType }));
   } catch (error) {
     await deleteFilesQuietly(services.storage, keys);
     throw error;
