@@ -2,10 +2,11 @@
 // route reads (and random extra ones), in the form body or the query string, as a member, an
 // admin, and for some routes a guest or nobody. Whatever arrives, the answer is a JSON success or a
 // JSON error with a message, never a 5xx or a stack trace, and a refused request wrote nothing.
-import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
-import path from "node:path";
 import fc from "fast-check";
+import { expressPath } from "@chat/http";
+import { apiEndpoints, fileEndpoints } from "../../apps/api/src/app.ts";
+import { eventEndpoints } from "../../apps/events/src/routes.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
 import { imagePart, makePng, uploadFiles } from "../support/images.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
@@ -555,20 +556,9 @@ function routeKey(method: string, template: string): string {
   return `${method} ${template}`;
 }
 
-/** Every `router.<method>("<path>"` in the route files: what the table must cover. */
+/** Every endpoint of the API and event tiers and every file path, from the contracts routes register with. */
 function declaredRoutes(): string[] {
-  const root = path.resolve(__dirname, "../..");
-  const files = [
-    ...readdirSync(path.join(root, "apps/api/src/routes")).filter((f) => f.endsWith(".ts")).map((f) => path.join(root, "apps/api/src/routes", f)),
-    path.join(root, "apps/events/src/routes.ts"),
-  ];
-  const found: string[] = [];
-  for (const file of files) {
-    for (const match of readFileSync(file, "utf8").matchAll(/router\.(get|post|patch|put|delete)\(\s*"([^"]+)"/g)) {
-      found.push(routeKey(match[1].toUpperCase(), match[2]));
-    }
-  }
-  return found;
+  return [...apiEndpoints, ...Object.values(eventEndpoints), ...fileEndpoints].map((contract) => routeKey(contract.method.toUpperCase(), expressPath(contract)));
 }
 
 test("the route table names every route the server declares", () => {

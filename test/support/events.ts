@@ -1,3 +1,5 @@
+// Polling helpers. Every poll goes through ApiClient, which checks the answer against the API
+// document: each event against its type's (and op's) schema (`Event`, packages/http/src/event-shapes.ts).
 import type { ApiClient } from "./client.ts";
 
 /** Polls a queue (dont_block) until an event matching `predicate` arrives, or fails after `timeoutMs`. */

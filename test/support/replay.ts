@@ -4,6 +4,7 @@
 // from the users it creates and from what earlier steps captured, so steps can depend on each other.
 import { randomBytes } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
+import { checkResponse } from "./openapi.ts";
 
 /**
  * Paths into a response: `a.b`, `a[0]`, `a[*]` (every element, or every value of an object), `a["key.with.dots"]`.
@@ -236,11 +237,15 @@ async function send(baseUrl: string, recording: Recording, step: Step, scope: Sc
   }
   const res = await fetch(url, { method: step.method, headers, body, signal: AbortSignal.timeout(20_000) });
   const text = await res.text();
+  let reply: Reply;
   try {
-    return { status: res.status, body: JSON.parse(text) };
+    reply = { status: res.status, body: JSON.parse(text) };
   } catch {
-    return { status: res.status, body: text };
+    reply = { status: res.status, body: text };
   }
+  // What a real client was answered must be what the API document says too.
+  checkResponse(step.method, url.pathname, reply.status, reply.body, res.headers.get("content-type") ?? undefined);
+  return reply;
 }
 
 function checkReply(reply: Reply, checks: Checks, scope: Scope): string[] {

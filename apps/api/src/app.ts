@@ -1,34 +1,34 @@
 import { Router } from "express";
-import { limitByIp, requireUser, type HotRoute } from "@chat/http";
-import { authRoutes } from "./routes/auth.ts";
-import { messageFetchHotRoute, messageFetchRoutes } from "./routes/message-fetch.ts";
-import { messageRoutes, messageSendHotRoute } from "./routes/messages.ts";
-import { renderRoutes } from "./routes/render.ts";
-import { messageEditRoutes } from "./routes/message-edit.ts";
-import { serverSettingsRoutes } from "./routes/server-settings.ts";
-import { streamRoutes } from "./routes/streams.ts";
-import { subscriptionRoutes } from "./routes/subscriptions.ts";
-import { userRoutes } from "./routes/users.ts";
-import { alertWordRoutes } from "./routes/alert-words.ts";
-import { presenceRoutes } from "./routes/presence.ts";
-import { settingsRoutes } from "./routes/settings.ts";
-import { typingRoutes } from "./routes/typing.ts";
-import { userStatusRoutes } from "./routes/user-status.ts";
-import { userGroupRoutes } from "./routes/user-groups.ts";
-import { linkifierRoutes } from "./routes/linkifiers.ts";
-import { realmEmojiRoutes } from "./routes/realm-emoji.ts";
-import { realmRoutes } from "./routes/realm.ts";
-import { defaultStreamRoutes } from "./routes/default-streams.ts";
-import { profileFieldRoutes } from "./routes/profile-fields.ts";
-import { messageFlagRoutes } from "./routes/message-flags.ts";
-import { reactionRoutes } from "./routes/reactions.ts";
-import { messageDeleteRoutes } from "./routes/message-delete.ts";
-import { botStorageRoutes } from "./routes/bot-storage.ts";
-import { attachmentRoutes } from "./routes/attachments.ts";
-import { avatarRoutes } from "./routes/avatars.ts";
-import { botRoutes } from "./routes/bots.ts";
-import { publicFileRoutes } from "./routes/public-files.ts";
-import { uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
+import { limitByIp, requireUser, type Endpoint, type HotRoute } from "@chat/http";
+import { authEndpoints, authRoutes } from "./routes/auth.ts";
+import { messageFetchHotRoute, messageFetchEndpoints, messageFetchRoutes } from "./routes/message-fetch.ts";
+import { messageEndpoints, messageRoutes, messageSendHotRoute } from "./routes/messages.ts";
+import { renderEndpoints, renderRoutes } from "./routes/render.ts";
+import { messageEditEndpoints, messageEditRoutes } from "./routes/message-edit.ts";
+import { serverSettingsEndpoints, serverSettingsRoutes } from "./routes/server-settings.ts";
+import { streamEndpoints, streamRoutes } from "./routes/streams.ts";
+import { subscriptionEndpoints, subscriptionRoutes } from "./routes/subscriptions.ts";
+import { userEndpoints, userRoutes } from "./routes/users.ts";
+import { alertWordEndpoints, alertWordRoutes } from "./routes/alert-words.ts";
+import { presenceEndpoints, presenceRoutes } from "./routes/presence.ts";
+import { settingsEndpoints, settingsRoutes } from "./routes/settings.ts";
+import { typingEndpoints, typingRoutes } from "./routes/typing.ts";
+import { userStatusEndpoints, userStatusRoutes } from "./routes/user-status.ts";
+import { userGroupEndpoints, userGroupRoutes } from "./routes/user-groups.ts";
+import { linkifierEndpoints, linkifierRoutes } from "./routes/linkifiers.ts";
+import { realmEmojiEndpoints, realmEmojiRoutes } from "./routes/realm-emoji.ts";
+import { realmEndpoints, realmRoutes } from "./routes/realm.ts";
+import { defaultStreamEndpoints, defaultStreamRoutes } from "./routes/default-streams.ts";
+import { profileFieldEndpoints, profileFieldRoutes } from "./routes/profile-fields.ts";
+import { messageFlagEndpoints, messageFlagRoutes } from "./routes/message-flags.ts";
+import { reactionEndpoints, reactionRoutes } from "./routes/reactions.ts";
+import { messageDeleteEndpoints, messageDeleteRoutes } from "./routes/message-delete.ts";
+import { botStorageEndpoints, botStorageRoutes } from "./routes/bot-storage.ts";
+import { attachmentEndpoints, attachmentRoutes } from "./routes/attachments.ts";
+import { avatarEndpoints, avatarRoutes } from "./routes/avatars.ts";
+import { botEndpoints, botRoutes } from "./routes/bots.ts";
+import { publicFileEndpoints, publicFileRoutes } from "./routes/public-files.ts";
+import { uploadEndpoints, uploadFileEndpoints, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
 import type { ApiServices } from "./services.ts";
 
 /** The API tier: everything under /api/v1 but /register and /events. */
@@ -79,3 +79,38 @@ export function fileRoutes(services: ApiServices): Router {
 export function apiHotRoutes(services: ApiServices): HotRoute[] {
   return [messageFetchHotRoute(services), messageSendHotRoute(services)];
 }
+
+/** The contracts of the API tier's endpoints under /api/v1 (openapi.ts), in the document's order. */
+export const apiEndpoints: Endpoint[] = [
+  serverSettingsEndpoints,
+  authEndpoints,
+  messageFetchEndpoints,
+  messageEndpoints,
+  renderEndpoints,
+  messageEditEndpoints,
+  messageDeleteEndpoints,
+  messageFlagEndpoints,
+  reactionEndpoints,
+  uploadEndpoints,
+  attachmentEndpoints,
+  streamEndpoints,
+  subscriptionEndpoints,
+  defaultStreamEndpoints,
+  userEndpoints,
+  avatarEndpoints,
+  alertWordEndpoints,
+  presenceEndpoints,
+  settingsEndpoints,
+  typingEndpoints,
+  userStatusEndpoints,
+  userGroupEndpoints,
+  botEndpoints,
+  botStorageEndpoints,
+  realmEndpoints,
+  linkifierEndpoints,
+  realmEmojiEndpoints,
+  profileFieldEndpoints,
+].flatMap((group) => Object.values(group) as Endpoint[]);
+
+/** The contracts of the files served outside /api/v1. */
+export const fileEndpoints: Endpoint[] = [uploadFileEndpoints, publicFileEndpoints].flatMap((group) => Object.values(group) as Endpoint[]);

@@ -1,3 +1,3 @@
-export { apiHotRoutes, apiRouter, fileRoutes } from "./app.ts";
+export { apiEndpoints, apiHotRoutes, apiRouter, fileEndpoints, fileRoutes } from "./app.ts";
 export type { ApiServices } from "./services.ts";
 export { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "./routes/server-settings.ts";

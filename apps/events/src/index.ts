@@ -15,6 +15,7 @@ import { LongPollWaiters } from "./waiters.ts";
 export type { EventServices } from "./services.ts";
 export { createReadFanout, shapeEvent } from "./fanout.ts";
 export { LongPollWaiters } from "./waiters.ts";
+export { eventEndpoints } from "./routes.ts";
 
 export interface EventTier {
   router: Router;

@@ -16,7 +16,7 @@ import {
   type RegisterOptions,
   defaultEventsNarrow,
 } from "@chat/core";
-import { actorOf, params, parseParams, requestProtocol, requireUser, route, success, successJsonText } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, requestProtocol, requireUser, route, schema, serve, success, successBody, successJsonText } from "@chat/http";
 import type { QueueSettings } from "./queue-settings.ts";
 import type { EventServices } from "./services.ts";
 import { pollConnection, pollEvents, readEvents } from "./long-poll.ts";
@@ -41,6 +41,54 @@ const MAX_EVENTS_NARROW_TERMS = 20;
 /** Zulip's MAX_QUEUE_TIMEOUT_SECS: a client may keep its queue up to a week without polling. */
 const MAX_QUEUE_LIFESPAN_SECS = 7 * 24 * 60 * 60;
 
+export const eventEndpoints = {
+  register: endpoint({
+    method: "post",
+    path: "/register",
+    tag: "real_time_events",
+    auth: "basic",
+    summary: "Register an event queue, and the state the queue's events apply to",
+    params: {
+      apply_markdown: params.bool().default(false),
+      client_gravatar: params.bool().default(false),
+      slim_presence: params.bool().default(false),
+      all_public_streams: params.bool().optional().describe("Unset, a bot's own default."),
+      include_subscribers: params.bool().default(false),
+      event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional().describe("The events the queue gets (all, unset)."),
+      fetch_event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional().describe("The state sections to fetch (`event_types`', unset)."),
+      narrow: params.json<Array<[string, string]>>(NARROW, { maxItems: MAX_EVENTS_NARROW_TERMS }).default([]),
+      client_capabilities: params.json<Record<string, boolean>>(CAPABILITIES, { maxItems: 100, maxStringLength: 100 }).default({}),
+      queue_lifespan_secs: params.int().default(0).describe("How long the queue lives unpolled (0: the server's default; at most a week)."),
+    },
+    response: schema.ref("RegisterResponse"),
+    errors: ["BAD_NARROW"],
+  }),
+  poll: endpoint({
+    method: "get",
+    path: "/events",
+    tag: "real_time_events",
+    auth: "basic",
+    summary: "The queue's events after `last_event_id`, waiting for one unless `dont_block`",
+    params: {
+      queue_id: params.string().maxLength(100),
+      last_event_id: params.int().default(-1).describe("The last event the client has; it and those before are dropped."),
+      dont_block: params.bool().default(false),
+    },
+    response: successBody({ events: schema.array(schema.ref("Event")), queue_id: schema.string() }),
+    errors: ["BAD_EVENT_QUEUE_ID"],
+  }),
+  deleteQueue: endpoint({
+    method: "delete",
+    path: "/events",
+    tag: "real_time_events",
+    auth: "basic",
+    summary: "Delete an event queue",
+    params: { queue_id: params.string().maxLength(100) },
+    response: EMPTY_SUCCESS,
+    errors: ["BAD_EVENT_QUEUE_ID"],
+  }),
+};
+
 export function eventRoutes(services: EventServices, waiters: LongPollWaiters): Router {
   const router = Router();
   const { prisma, bus, ctx } = services;
@@ -49,22 +97,12 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
   const { queues, changes } = bus;
   router.use(["/register", "/events"], requireUser({ prisma, externalHost: ctx.externalHost, rateLimits: services.rateLimits }));
 
-  router.post(
-    "/register",
+  serve(
+    router,
+    eventEndpoints.register,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, {
-        apply_markdown: params.bool().default(false),
-        client_gravatar: params.bool().default(false),
-        slim_presence: params.bool().default(false),
-        all_public_streams: params.bool().optional(),
-        include_subscribers: params.bool().default(false),
-        event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional(),
-        fetch_event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional(),
-        narrow: params.json<Array<[string, string]>>(NARROW, { maxItems: MAX_EVENTS_NARROW_TERMS }).default([]),
-        client_capabilities: params.json<Record<string, boolean>>(CAPABILITIES, { maxItems: 100, maxStringLength: 100 }).default({}),
-        queue_lifespan_secs: params.int().default(0),
-      });
+      const p = parseParams(req, eventEndpoints.register.params);
       if (p.queue_lifespan_secs < 0) throw new InvalidArgumentError("Invalid queue_lifespan_secs", "queue_lifespan_secs");
       // Unset, a bot's own defaults apply (Zulip's _default_all_public_streams and _default_narrow).
       const allPublicStreams = p.all_public_streams ?? actor.default_all_public_streams;
@@ -126,15 +164,12 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
     return queue;
   }
 
-  router.get(
-    "/events",
+  serve(
+    router,
+    eventEndpoints.poll,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, {
-        queue_id: params.string().maxLength(100),
-        last_event_id: params.int().default(-1),
-        dont_block: params.bool().default(false),
-      });
+      const p = parseParams(req, eventEndpoints.poll.params);
       const poll = { queueId: p.queue_id, lastEventId: p.last_event_id, dontBlock: p.dont_block, userId: actor.id };
       const events = await pollEvents(queues, waiters, services.heartbeatMs, poll, pollConnection(res), readEvents);
       if (events === null) throw new BadEventQueueIdError(p.queue_id);
@@ -144,11 +179,12 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
     }),
   );
 
-  router.delete(
-    "/events",
+  serve(
+    router,
+    eventEndpoints.deleteQueue,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const { queue_id } = parseParams(req, { queue_id: params.string().maxLength(100) });
+      const { queue_id } = parseParams(req, eventEndpoints.deleteQueue.params);
       await ownedQueue(queue_id, actor.id);
       await queues.delete(queue_id);
       success(res);

@@ -2,7 +2,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import express, { Router } from "express";
+import express, { Router, type Express } from "express";
 import { apiHotRoutes, apiRouter, fileRoutes } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
@@ -13,6 +13,7 @@ import { measureAtScrape, metricsText } from "@chat/metrics";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
 import { isClusterWorker, runPrimary, type ReadyMessage } from "./cluster.ts";
+import { openApiRoutes } from "./openapi.ts";
 import { readinessCheck, type ReadinessCheck } from "./readiness.ts";
 import { openServices, type Services } from "./services.ts";
 
@@ -21,6 +22,8 @@ export interface RunningServer {
   server: http.Server | null;
   /** The API's hot routes (hot-routes.ts), with their counts; none without an API tier. */
   hotRoutes: HotRoute[];
+  /** The Express app behind the hot routes (its routes are the API document's, test/api/openapi.test.ts). */
+  app: Express | null;
   port: number | null;
   stop(): Promise<void>;
 }
@@ -70,6 +73,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
   let server: http.Server | null = null;
   let hotRoutes: HotRoute[] = [];
+  let expressApp: Express | null = null;
   let draining = false;
   const readiness = readinessCheck(services, () => draining);
   // Requests are measured only where something can read the measurements.
@@ -88,10 +92,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
     };
     if (role !== "events") hotRoutes = apiHotRoutes(apiServices);
     if (events) hotRoutes = [...hotRoutes, ...events.hotRoutes];
-    const api = role === "api" ? apiRouter(apiServices) : role === "events" ? events!.router : Router().use(events!.router).use(apiRouter(apiServices));
+    // The API document is served wherever the API tier is (its contracts cover every tier).
+    const api = role === "api" ? Router().use(openApiRoutes()).use(apiRouter(apiServices)) : role === "events" ? events!.router : Router().use(openApiRoutes()).use(events!.router).use(apiRouter(apiServices));
     // Files are served outside /api/v1, at the paths Zulip gives them (/user_uploads, /user_avatars).
     const root = role === "events" ? undefined : fileRoutes(apiServices);
-    const app = withHotRoutes(createHttpApp({ api, root, trustedProxies: config.trustedProxies, readiness }), hotRoutes);
+    expressApp = createHttpApp({ api, root, trustedProxies: config.trustedProxies, readiness });
+    const app = withHotRoutes(expressApp, hotRoutes);
     server = http.createServer((req, res) => {
       // Shutting down: no connection is kept for another request.
       if (draining) res.setHeader("Connection", "close");
@@ -125,6 +131,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     services,
     server,
     hotRoutes,
+    app: expressApp,
     port,
     async stop() {
       // Readiness fails first, and every answer from now closes its connection. Held polls answer

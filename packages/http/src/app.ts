@@ -6,6 +6,7 @@ import { JsonableError, serviceUnavailableFor } from "@chat/core";
 import { logger } from "@chat/logger";
 import { multipartBody } from "./multipart.ts";
 import { requestIdOf } from "./request-tracking.ts";
+import { endpoint, serve, successBody, type Endpoint } from "./endpoints.ts";
 
 export function success(res: Response, data: Record<string, unknown> = {}): void {
   res.json({ result: "success", msg: "", ...data });
@@ -72,12 +73,32 @@ export type ReadinessProbe = () => Promise<{ ready: boolean; checks: Record<stri
  * GET /health/live (the process answers) and /health/ready (it should take traffic; 503 naming
  * what is wrong, e.g. while draining, so load balancers stop sending before it stops answering).
  */
+const LIVE = { method: "get", root: true, tag: "operations", auth: "none", summary: "The process answers", params: {}, response: successBody({ status: { const: "ok" } }) } as const;
+
+export const healthEndpoints: Endpoint[] = [
+  endpoint({ ...LIVE, path: "/health" }),
+  endpoint({ ...LIVE, path: "/health/live" }),
+  endpoint({
+    method: "get",
+    root: true,
+    path: "/health/ready",
+    tag: "operations",
+    auth: "none",
+    summary: "The process should take traffic: its database and Redis answer, it is not draining (503 names what is wrong)",
+    params: {},
+    response: successBody({ status: { const: "ready" }, checks: { type: "object", additionalProperties: { type: "string" } } }),
+  }),
+];
+
 export function healthRoutes(readiness?: ReadinessProbe): Router {
   const router = Router();
-  router.get(["/health", "/health/live"], (_req, res) => {
+  const [health, live, ready] = healthEndpoints;
+  const answerLive = (_req: Request, res: Response) => {
     res.json({ result: "success", msg: "", status: "ok" });
-  });
-  router.get("/health/ready", async (_req, res) => {
+  };
+  serve(router, health, answerLive);
+  serve(router, live, answerLive);
+  serve(router, ready, async (_req, res) => {
     const { ready, checks } = readiness ? await readiness() : { ready: true, checks: {} };
     if (ready) {
       res.json({ result: "success", msg: "", status: "ready", checks });

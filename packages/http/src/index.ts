@@ -7,3 +7,6 @@ export * from "./rate-limit.ts";
 export * from "./forwarded.ts";
 export * from "./file-upload.ts";
 export * from "./request-tracking.ts";
+export * from "./endpoints.ts";
+export * from "./openapi.ts";
+export * from "./shapes.ts";

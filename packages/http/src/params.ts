@@ -28,30 +28,66 @@ interface Bounds {
   tooLong?: string;
 }
 
+/**
+ * What a parameter admits, as the API document says it (openapi.ts): the JSON Schema of its value,
+ * and whether it is sent JSON-encoded (lists and dicts; Zulip's `content: application/json`) or
+ * as plain text (strings, and the integers and booleans any client sends bare).
+ */
+export interface ParamDoc {
+  schema: JsonSchema;
+  json: boolean;
+  description?: string;
+  /** The default, when the parameter has one (a plain value: defaults are literals). */
+  default?: unknown;
+}
+
+/** A JSON Schema, as plain data (draft 2020-12, which OpenAPI 3.1 uses). */
+export type JsonSchema = Record<string, unknown>;
+
 export class Param<T> {
   constructor(
     readonly parse: Parser<T>,
     readonly bounds: Bounds,
+    readonly doc: ParamDoc,
     readonly required: boolean = true,
     readonly fallback?: () => T,
   ) {}
 
   optional(): Param<T | undefined> {
-    return new Param<T | undefined>(this.parse, this.bounds, false);
+    return new Param<T | undefined>(this.parse, this.bounds, this.doc, false);
   }
 
   default(value: T): Param<T> {
-    return new Param<T>(this.parse, this.bounds, false, () => value);
+    return new Param<T>(this.parse, this.bounds, { ...this.doc, default: value }, false, () => value);
   }
 
   /** A tighter (or, for a value that needs it, wider) bound on the raw value's length. */
   maxLength(maxLength: number, tooLong?: string): Param<T> {
-    return new Param<T>(this.parse, { maxLength, tooLong }, this.required, this.fallback);
+    return new Param<T>(this.parse, { maxLength, tooLong }, this.doc, this.required, this.fallback);
   }
 
   /** A bound in UTF-8 bytes, as Zulip bounds message content. */
   maxBytes(maxLength: number, tooLong?: string): Param<T> {
-    return new Param<T>(this.parse, { maxLength, bytes: true, tooLong }, this.required, this.fallback);
+    return new Param<T>(this.parse, { maxLength, bytes: true, tooLong }, this.doc, this.required, this.fallback);
+  }
+
+  /** What the API document says of the parameter beyond its type. */
+  describe(description: string): Param<T> {
+    return new Param<T>(this.parse, this.bounds, { ...this.doc, description }, this.required, this.fallback);
+  }
+
+  /** The parameter's JSON Schema for the API document, its bounds included. */
+  schema(): JsonSchema {
+    const { schema, json } = this.doc;
+    const { maxLength, bytes } = this.bounds;
+    const out: JsonSchema = { ...schema };
+    // A plain string's length bound is the raw value's; a JSON value's bound is on its text, which
+    // the schema of the decoded value cannot say (the description does).
+    if (!json && schema.type === "string" && out.maxLength === undefined) out.maxLength = maxLength;
+    if (this.doc.default !== undefined) out.default = this.doc.default;
+    const notes = [this.doc.description, bytes ? `At most ${maxLength} bytes of UTF-8.` : undefined, json ? `JSON-encoded; at most ${maxLength} characters as sent.` : undefined].filter(Boolean);
+    if (notes.length > 0) out.description = notes.join(" ");
+    return out;
   }
 
   /** Checks the raw value against the bounds, then parses it. */
@@ -168,12 +204,48 @@ const JSON_BOUNDS: Bounds = { maxLength: DEFAULT_MAX_JSON_LENGTH };
 /** Decodes a JSON parameter and checks what it holds against `bounds`. */
 function readJson(raw: string, name: string, bounds: Partial<ValueBounds> = {}): unknown {
   const value = parseJson(raw, name);
-  checkJsonValue(value, name, { maxItems: bounds.maxItems ?? DEFAULT_MAX_ITEMS, maxStringLength: bounds.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH, ownIntegerRange: bounds.ownIntegerRange });
+  checkJsonValue(value, name, valueBounds(bounds));
   return value;
 }
 
+/**
+ * The schema of a decoded JSON parameter with the bounds every JSON parameter has (checkJsonValue)
+ * written in: lists' maxItems, strings' maxLength, where the route's schema sets none.
+ */
+function boundedSchema(schema: JsonSchema, bounds: ValueBounds): JsonSchema {
+  const walk = (node: unknown, depth: number): unknown => {
+    if (depth > MAX_JSON_DEPTH || node === null || typeof node !== "object") return node;
+    if (Array.isArray(node)) return node.map((item) => walk(item, depth + 1));
+    const out: JsonSchema = {};
+    for (const [key, value] of Object.entries(node)) {
+      out[key] = key === "properties" && value !== null && typeof value === "object" ? Object.fromEntries(Object.entries(value).map(([name, item]) => [name, walk(item, depth + 1)])) : walk(value, depth + 1);
+    }
+    const types = Array.isArray(out.type) ? out.type : [out.type];
+    if (types.includes("array") && out.maxItems === undefined) out.maxItems = bounds.maxItems;
+    if (types.includes("object") && out.maxProperties === undefined) out.maxProperties = bounds.maxItems;
+    if (types.includes("string") && out.maxLength === undefined) out.maxLength = bounds.maxStringLength;
+    if (types.includes("integer") && !bounds.ownIntegerRange) {
+      out.minimum ??= MIN_INT;
+      out.maximum ??= MAX_INT;
+    }
+    return out;
+  };
+  return walk(schema, 0) as JsonSchema;
+}
+
+function valueBounds(bounds: Partial<ValueBounds>): ValueBounds {
+  return { maxItems: bounds.maxItems ?? DEFAULT_MAX_ITEMS, maxStringLength: bounds.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH, ownIntegerRange: bounds.ownIntegerRange };
+}
+
+const plain = (schema: JsonSchema, description?: string): ParamDoc => ({ schema, json: false, description });
+
 export const params = {
-  string: () => new Param<string>((raw) => raw, STRING_BOUNDS),
+  string: () => new Param<string>((raw) => raw, STRING_BOUNDS, plain({ type: "string" })),
+  /**
+   * A parameter whose text the route reads itself (`anchor`, a message's `to`): `parse` gives the
+   * value and refuses, in the route's words, what it cannot read; `schema` says what it admits.
+   */
+  custom: <T>(parse: Parser<T>, schema: JsonSchema, description?: string) => new Param<T>(parse, STRING_BOUNDS, plain(schema, description)),
   /** A decimal integer, as Zulip's int converters accept, within Postgres' `integer` unless widened. */
   int: (range: { min?: number; max?: number } = {}) =>
     new Param<number>((raw, name) => {
@@ -184,13 +256,13 @@ export const params = {
         throw new InvalidArgumentError(`${name} is out of range`, name);
       }
       return value;
-    }, { maxLength: 40 }),
+    }, { maxLength: 40 }, plain({ type: "integer", minimum: range.min ?? MIN_INT, maximum: range.max ?? MAX_INT })),
   bool: () =>
     new Param<boolean>((raw, name) => {
       const value = parseJson(raw, name);
       if (typeof value !== "boolean") throw new InvalidArgumentError(`${name} is not a boolean`, name);
       return value;
-    }, { maxLength: 40 }),
+    }, { maxLength: 40 }, plain({ type: "boolean" })),
   /**
    * A JSON-encoded value checked against a JSON schema; T is what the schema admits. Every list in
    * it holds at most `maxItems` (default DEFAULT_MAX_ITEMS) items, every string at most
@@ -202,7 +274,7 @@ export const params = {
       const validate = validator(schema);
       if (!validate(value)) throw new InvalidArgumentError(describeSchemaError(name, validate.errors![0]), name);
       return value as T;
-    }, JSON_BOUNDS),
+    }, JSON_BOUNDS, { schema: boundedSchema(schema as JsonSchema, valueBounds(bounds)), json: true }),
   /**
    * A string Zulip 3.x read JSON-encoded (its `validator=check_string` parameters; later releases
    * take the plain text). Clients of that era send `"text"` with the quotes: a JSON string literal
@@ -220,7 +292,7 @@ export const params = {
         if (error instanceof InvalidArgumentError) throw error;
         return raw;
       }
-    }, STRING_BOUNDS),
+    }, STRING_BOUNDS, plain({ type: "string" }, "Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded.")),
   /**
    * A JSON object whose values are all strings: Zulip's check_dict([], value_validator=check_string),
    * with its wording (`storage is not a dict`, `storage contains a value that is not a string`).
@@ -234,13 +306,13 @@ export const params = {
         if (typeof item !== "string") throw new InvalidArgumentError(`${name} contains a value that is not a string`, name);
       }
       return value as Record<string, string>;
-    }, JSON_BOUNDS),
+    }, JSON_BOUNDS, { schema: { type: "object", additionalProperties: { type: "string" } }, json: true }),
   /** A string with a fixed set of values. */
   oneOf: <const T extends string>(values: readonly T[]) =>
     new Param<T>((raw, name) => {
       if (!(values as readonly string[]).includes(raw)) throw new InvalidArgumentError(`Invalid ${name}`, name);
       return raw as T;
-    }, STRING_BOUNDS),
+    }, STRING_BOUNDS, plain({ type: "string", enum: [...values] })),
 };
 
 export type ParamSpec = Record<string, Param<unknown>>;

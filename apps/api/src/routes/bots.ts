@@ -19,7 +19,7 @@ import {
   regenerateApiKey,
   type BotChanges,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success, originOf, requestIdOf } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { checkBeforeFileBody, receiveFormWithImage } from "./file-bodies.ts";
 import { pathId } from "./path-ids.ts";
@@ -35,13 +35,102 @@ function checkUrlParam(value: string | undefined, name: string): void {
   if (value !== undefined && value !== "" && !isPayloadUrl(value)) throw badRequest(`${name} is not a URL`);
 }
 
+const STREAM_NAME_OR_NULL = schema.nullable(schema.string());
+const AVATAR = { name: "file", description: "The bot's avatar: one image (any field name).", required: false };
+
+export const botEndpoints = {
+  list: endpoint({
+    method: "get",
+    path: "/bots",
+    tag: "bots",
+    auth: "basic",
+    summary: "The bots the user owns (all the organization's, for an administrator)",
+    params: {},
+    response: successBody({ bots: schema.array(schema.ref("Bot")) }),
+  }),
+  create: endpoint({
+    method: "post",
+    path: "/bots",
+    tag: "bots",
+    auth: "basic",
+    summary: "Create a bot",
+    params: {
+      full_name: params.string(),
+      short_name: params.string(),
+      bot_type: params.int().default(1),
+      payload_url: payloadUrl().default(""),
+      service_name: params.string().maxLength(MAX_SERVICE_NAME_LENGTH).optional(),
+      config_data: params.stringDict().default({}),
+      interface_type: params.int().default(1),
+      default_sending_stream: params.string().optional(),
+      default_events_register_stream: params.string().optional(),
+      default_all_public_streams: params.bool().optional(),
+    },
+    file: AVATAR,
+    response: successBody({
+      user_id: schema.integer(),
+      api_key: schema.string(),
+      avatar_url: schema.string(),
+      default_sending_stream: STREAM_NAME_OR_NULL,
+      default_events_register_stream: STREAM_NAME_OR_NULL,
+      default_all_public_streams: schema.boolean(),
+    }),
+    // bot_creation_policy may leave some bots to administrators.
+    errors: ["BAD_IMAGE", "UNAUTHORIZED_PRINCIPAL"],
+  }),
+  update: endpoint({
+    method: "patch",
+    path: "/bots/{bot_id}",
+    tag: "bots",
+    auth: "basic",
+    summary: "Change a bot",
+    params: {
+      full_name: params.string().optional(),
+      bot_owner_id: params.int().optional(),
+      config_data: params.stringDict().optional(),
+      service_payload_url: payloadUrl().optional(),
+      service_interface: params.int().optional(),
+      default_sending_stream: params.string().optional(),
+      default_events_register_stream: params.string().optional(),
+      default_all_public_streams: params.bool().optional(),
+    },
+    file: AVATAR,
+    response: successBody(
+      {
+        full_name: schema.string(),
+        avatar_url: schema.string(),
+        service_interface: schema.integer(),
+        service_payload_url: STREAM_NAME_OR_NULL,
+        config_data: schema.nullable(schema.dict(schema.string())),
+        default_sending_stream: STREAM_NAME_OR_NULL,
+        default_events_register_stream: STREAM_NAME_OR_NULL,
+        default_all_public_streams: schema.boolean(),
+      },
+      { bot_owner: schema.string() },
+    ),
+    errors: ["BAD_IMAGE"],
+  }),
+  deactivate: endpoint({ method: "delete", path: "/bots/{bot_id}", tag: "bots", auth: "basic", summary: "Deactivate a bot", params: {}, response: EMPTY_SUCCESS, errors: ["UNAUTHORIZED_PRINCIPAL"] }),
+  regenerateApiKey: endpoint({
+    method: "post",
+    path: "/bots/{bot_id}/api_key/regenerate",
+    tag: "bots",
+    auth: "basic",
+    summary: "A new API key for a bot",
+    params: {},
+    response: successBody({ api_key: schema.string() }),
+  }),
+};
+
 export function botRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, actions, ctx } = services;
   const { maxImageBytes } = services.uploads;
+  const E = botEndpoints;
 
-  router.get(
-    "/bots",
+  serve(
+    router,
+    E.list,
     route(async (_req, res) => {
       const actor = actorOf(res);
       const bots = await ownBots(prisma, actor);
@@ -50,24 +139,14 @@ export function botRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.post(
-    "/bots",
+  serve(
+    router,
+    E.create,
     route(async (req, res) => {
       const actor = actorOf(res);
       await checkBeforeFileBody(res, () => checkMayManageBots(actor));
       const upload = await receiveFormWithImage(req, res, maxImageBytes);
-      const p = parseParams(req, {
-        full_name: params.string(),
-        short_name: params.string(),
-        bot_type: params.int().default(1),
-        payload_url: payloadUrl().default(""),
-        service_name: params.string().maxLength(MAX_SERVICE_NAME_LENGTH).optional(),
-        config_data: params.stringDict().default({}),
-        interface_type: params.int().default(1),
-        default_sending_stream: params.string().optional(),
-        default_events_register_stream: params.string().optional(),
-        default_all_public_streams: params.bool().optional(),
-      });
+      const p = parseParams(req, E.create.params);
       checkUrlParam(p.payload_url, "payload_url");
       const bot = await addBot(services, ctx, actor, {
         fullName: p.full_name,
@@ -93,8 +172,9 @@ export function botRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.patch(
-    "/bots/:bot_id",
+  serve(
+    router,
+    E.update,
     route(async (req, res) => {
       const actor = actorOf(res);
       // Which bot, and whether the actor may change it, before its body is read.
@@ -105,16 +185,7 @@ export function botRoutes(services: ApiServices): Router {
         return id;
       });
       const upload = await receiveFormWithImage(req, res, maxImageBytes);
-      const p = parseParams(req, {
-        full_name: params.string().optional(),
-        bot_owner_id: params.int().optional(),
-        config_data: params.stringDict().optional(),
-        service_payload_url: payloadUrl().optional(),
-        service_interface: params.int().optional(),
-        default_sending_stream: params.string().optional(),
-        default_events_register_stream: params.string().optional(),
-        default_all_public_streams: params.bool().optional(),
-      });
+      const p = parseParams(req, E.update.params);
       if (p.service_payload_url !== undefined && !isPayloadUrl(p.service_payload_url)) throw badRequest("service_payload_url is not a URL");
       const changes: BotChanges = {
         fullName: p.full_name,
@@ -131,8 +202,9 @@ export function botRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.delete(
-    "/bots/:bot_id",
+  serve(
+    router,
+    E.deactivate,
     route(async (req, res) => {
       const actor = actorOf(res);
       const botId = pathId(req, "bot_id");
@@ -141,8 +213,9 @@ export function botRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.post(
-    "/bots/:bot_id/api_key/regenerate",
+  serve(
+    router,
+    E.regenerateApiKey,
     route(async (req, res) => {
       const actor = actorOf(res);
       const botId = pathId(req, "bot_id");

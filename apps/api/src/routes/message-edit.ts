@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from "express";
-import { MAX_MESSAGE_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
-import { actorOf, params, parseParams, rawParam, route, success, originOf } from "@chat/http";
+import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, rawParam, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /**
@@ -17,12 +17,55 @@ function numericOnly(req: Request, _res: Response, next: NextFunction): void {
   next(messageIdOf(req) === null ? "route" : undefined);
 }
 
+/** A message's topic as sending and editing take it, under its name and the older one. */
+export const TOPIC_PARAMS = {
+  topic: { schema: { type: "string", maxLength: MAX_TOPIC_LENGTH }, description: `The topic, at most ${MAX_TOPIC_LENGTH} characters.` },
+  subject: { schema: { type: "string", maxLength: MAX_TOPIC_LENGTH }, description: "The topic, under the name clients before Zulip 2.0 send (`topic` wins)." },
+};
+
+export const messageEditEndpoints = {
+  rawContent: endpoint({
+    method: "get",
+    path: "/messages/{message_id}",
+    tag: "messages",
+    auth: "basic",
+    summary: "A message's Markdown source",
+    params: {},
+    response: successBody({ raw_content: schema.string() }),
+  }),
+  history: endpoint({
+    method: "get",
+    path: "/messages/{message_id}/history",
+    tag: "messages",
+    auth: "basic",
+    summary: "A message's edit history, oldest first",
+    params: {},
+    response: successBody({ message_history: schema.array(schema.ref("EditHistorySnapshot")) }),
+  }),
+  update: endpoint({
+    method: "patch",
+    path: "/messages/{message_id}",
+    tag: "messages",
+    auth: "basic",
+    summary: "Edit a message's content or topic, or move it to another stream",
+    params: {
+      content: params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`).optional(),
+      propagate_mode: params.oneOf(PROPAGATE_MODES).default("change_one"),
+      stream_id: params.int().optional(),
+    },
+    otherParams: TOPIC_PARAMS,
+    response: EMPTY_SUCCESS,
+  }),
+};
+
 export function messageEditRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, actions } = services;
+  const E = messageEditEndpoints;
 
-  router.get(
-    "/messages/:message_id",
+  serve(
+    router,
+    E.rawContent,
     numericOnly,
     route(async (req, res) => {
       const actor = actorOf(res);
@@ -31,8 +74,9 @@ export function messageEditRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.get(
-    "/messages/:message_id/history",
+  serve(
+    router,
+    E.history,
     numericOnly,
     route(async (req, res) => {
       const actor = actorOf(res);
@@ -40,16 +84,13 @@ export function messageEditRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.patch(
-    "/messages/:message_id",
+  serve(
+    router,
+    E.update,
     numericOnly,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, {
-        content: params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`).optional(),
-        propagate_mode: params.oneOf(PROPAGATE_MODES).default("change_one"),
-        stream_id: params.int().optional(),
-      });
+      const p = parseParams(req, E.update.params);
       // `subject` is what clients before Zulip 2.0 send.
       const topic = rawParam(req, "topic") ?? rawParam(req, "subject");
       await actions.run(originOf(req, actor), (tx, events) =>

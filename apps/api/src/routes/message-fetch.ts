@@ -4,16 +4,19 @@ import {
   actorOf,
   cachedActorFor,
   countHotRequest,
+  endpoint,
   hotRoute,
+  type HotRoute,
   params,
+  type ParamSource,
   parseParams,
-  rawParam,
   requireUserKeepingCopy,
   route,
+  schema,
   sendJsonBody,
+  serve,
+  successBody,
   successJsonText,
-  type HotRoute,
-  type ParamSource,
   tagRequestUser,
 } from "@chat/http";
 import type { ApiServices } from "../services.ts";
@@ -27,21 +30,47 @@ function parseAnchor(raw: string): Anchor {
   throw badRequest("Invalid anchor");
 }
 
+export const messageFetchEndpoints = {
+  fetch: endpoint({
+    method: "get",
+    path: "/messages",
+    tag: "messages",
+    auth: "basic",
+    summary: "A page of messages around an anchor, in a narrow",
+    params: {
+      // Required unless use_first_unread_anchor, which wins (as in Zulip).
+      anchor: params
+        .custom<string>((raw) => raw, { anyOf: [{ type: "integer", minimum: 0 }, { enum: ["newest", "oldest", "first_unread"] }] })
+        .optional()
+        .describe("A message id, or `newest`, `oldest`, `first_unread`. Required unless `use_first_unread_anchor`."),
+      num_before: params.int(),
+      num_after: params.int(),
+      narrow: params.json<unknown>({}).default([]).describe("A list of `{operator, operand}` dicts, or of `[operator, operand]` pairs."),
+      client_gravatar: params.bool().default(false),
+      apply_markdown: params.bool().default(true),
+      use_first_unread_anchor: params.bool().default(false).describe("Deprecated: `anchor=first_unread`."),
+    },
+    response: successBody(
+      {
+        anchor: schema.integer(),
+        found_newest: schema.boolean(),
+        found_oldest: schema.boolean(),
+        found_anchor: schema.boolean(),
+        history_limited: schema.boolean(),
+        messages: schema.array(schema.ref("Message")),
+      },
+    ),
+    errors: ["BAD_NARROW"],
+  }),
+};
+
 function fetcher(services: ApiServices) {
   const { prisma, messageCache } = services;
   return async (source: ParamSource, actor: Actor, version: ActorVersion | null): Promise<FetchResult> => {
-    const p = parseParams(source, {
-      num_before: params.int(),
-      num_after: params.int(),
-      narrow: params.json<unknown>({}).default([]),
-      client_gravatar: params.bool().default(false),
-      apply_markdown: params.bool().default(true),
-      use_first_unread_anchor: params.bool().default(false),
-    });
-    const rawAnchor = rawParam(source, "anchor");
+    const p = parseParams(source, messageFetchEndpoints.fetch.params);
     // The deprecated flag wins, as in Zulip; without it, an anchor is required.
-    if (rawAnchor === undefined && !p.use_first_unread_anchor) throw new MissingArgumentError("anchor");
-    const anchor = p.use_first_unread_anchor ? "first_unread" : parseAnchor(rawAnchor!);
+    if (p.anchor === undefined && !p.use_first_unread_anchor) throw new MissingArgumentError("anchor");
+    const anchor = p.use_first_unread_anchor ? "first_unread" : parseAnchor(p.anchor!);
     return fetchMessages(prisma, messageCache, actor, {
       anchor,
       numBefore: p.num_before,
@@ -61,8 +90,9 @@ export function messageFetchRoutes(services: ApiServices): Router {
   const router = Router();
   const fetch = fetcher(services);
   // Reached when the hot route below declines: the user is read afresh and kept for next time.
-  router.get(
-    "/messages",
+  serve(
+    router,
+    messageFetchEndpoints.fetch,
     requireUserKeepingCopy({ prisma: services.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits, actors: services.actorCache }),
     route(async (req, res) => {
       res.type("json").send(responseBody(await fetch(req, actorOf(res), null)));

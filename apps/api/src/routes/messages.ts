@@ -6,19 +6,24 @@ import {
   authenticateHotRequest,
   countHotRequest,
   DEFAULT_MAX_JSON_LENGTH,
+  endpoint,
   hotRoute,
   params,
   parseParams,
   rawParam,
   requestIdOf,
   route,
+  schema,
   sendJsonBody,
+  serve,
   success,
+  successBody,
   type HotRoute,
   type ParamSource,
   tagRequestUser,
 } from "@chat/http";
 import { clientName } from "../client-name.ts";
+import { TOPIC_PARAMS } from "./message-edit.ts";
 import type { ApiServices } from "../services.ts";
 
 // Most values are plain names, which are not tried: a failed JSON.parse builds an exception
@@ -71,14 +76,34 @@ function streamOrDefault(to: string | undefined, actor: Actor): StreamIndicator 
   throw badRequest("Missing stream");
 }
 
-function sender(services: ApiServices) {
-  return async (source: ParamSource, actor: Actor, req: IncomingMessage): Promise<{ id: number }> => {
-    const p = parseParams(source, {
+export const messageEndpoints = {
+  send: endpoint({
+    method: "post",
+    path: "/messages",
+    tag: "messages",
+    auth: "basic",
+    summary: "Send a message",
+    params: {
       type: params.oneOf(["stream", "private"] as const),
       // A list of up to DEFAULT_MAX_ITEMS addresses is longer than an ordinary string.
-      to: params.string().maxLength(DEFAULT_MAX_JSON_LENGTH).optional(),
+      to: params
+        .string()
+        .maxLength(DEFAULT_MAX_JSON_LENGTH)
+        .optional()
+        .describe(
+          "A stream: its name or id (or a JSON list of one); without it, a bot's default stream. Private: a JSON list of user ids or of emails, or emails separated by commas.",
+        ),
       content: params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`),
-    });
+    },
+    otherParams: TOPIC_PARAMS,
+    response: successBody({ id: schema.integer() }),
+    errors: ["STREAM_DOES_NOT_EXIST"],
+  }),
+};
+
+function sender(services: ApiServices) {
+  return async (source: ParamSource, actor: Actor, req: IncomingMessage): Promise<{ id: number }> => {
+    const p = parseParams(source, messageEndpoints.send.params);
     const destination: MessageDestination =
       p.type === "stream"
         ? { type: "stream", stream: streamOrDefault(p.to, actor), topic: rawParam(source, "topic") ?? rawParam(source, "subject") }
@@ -90,8 +115,9 @@ function sender(services: ApiServices) {
 export function messageRoutes(services: ApiServices): Router {
   const router = Router();
   const send = sender(services);
-  router.post(
-    "/messages",
+  serve(
+    router,
+    messageEndpoints.send,
     route(async (req, res) => {
       const result = await send(req, actorOf(res), req);
       success(res, { id: result.id });

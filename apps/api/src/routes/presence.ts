@@ -1,43 +1,80 @@
 import { Router } from "express";
 import { fitsPostgresInteger, getRealmPresences, getUserPresence, JsonableError, updatePresence, type UserProfile } from "@chat/core";
-import { actorOf, params, parseParams, pathParam, route, success, originOf } from "@chat/http";
+import { actorOf, endpoint, originOf, params, parseParams, pathParam, route, schema, serve, success, successBody } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
 
 /** A user's presence counts as offline in GET /users/{email}/presence after this (Zulip's OFFLINE_THRESHOLD_SECS). */
 const OFFLINE_THRESHOLD_SECONDS = 5 * 60;
 
+const REALM_PRESENCES = { presences: schema.ref("RealmPresences"), server_timestamp: schema.number() };
+
+export const presenceEndpoints = {
+  update: endpoint({
+    method: "post",
+    path: "/users/me/presence",
+    tag: "users",
+    auth: "basic",
+    summary: "Report the user's presence; the organization's presences back, unless `ping_only`",
+    params: {
+      status: params.string().describe("`active` or `idle`."),
+      ping_only: params.bool().default(false),
+      new_user_input: params.bool().default(false),
+      slim_presence: params.bool().default(false).describe("Presences keyed by user id rather than email."),
+    },
+    response: successBody({}, REALM_PRESENCES),
+  }),
+  realm: endpoint({
+    method: "get",
+    path: "/realm/presence",
+    tag: "users",
+    auth: "basic",
+    summary: "The organization's presences",
+    params: {},
+    response: successBody(REALM_PRESENCES),
+  }),
+  // Zulip's get_presence_backend: by email, or (as newer servers accept) by user id.
+  user: endpoint({
+    method: "get",
+    path: "/users/{user_id_or_email}/presence",
+    tag: "users",
+    auth: "basic",
+    summary: "A user's presence, by client",
+    params: {},
+    pathParams: { user_id_or_email: { schema: { type: "string" }, description: "The user's email address or id." } },
+    response: successBody({ presence: schema.ref("UserPresence") }),
+  }),
+};
+
 export function presenceRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, actions } = services;
+  const E = presenceEndpoints;
 
-  router.post(
-    "/users/me/presence",
+  serve(
+    router,
+    E.update,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, {
-        status: params.string(),
-        ping_only: params.bool().default(false),
-        new_user_input: params.bool().default(false),
-        slim_presence: params.bool().default(false),
-      });
+      const p = parseParams(req, E.update.params);
       await actions.run(originOf(req, actor), (tx, events) => updatePresence(tx, events, actor, clientName(req), p.status));
       if (p.ping_only) return success(res);
       success(res, { presences: await getRealmPresences(prisma, actor.realm_id, p.slim_presence), server_timestamp: Date.now() / 1000 });
     }),
   );
 
-  router.get(
-    "/realm/presence",
+  serve(
+    router,
+    E.realm,
     route(async (_req, res) => {
       const actor = actorOf(res);
       success(res, { presences: await getRealmPresences(prisma, actor.realm_id, false), server_timestamp: Date.now() / 1000 });
     }),
   );
 
-  // Zulip's get_presence_backend: by email, or (as newer servers accept) by user id.
-  router.get(
-    "/users/:user_id_or_email/presence",
+  serve(
+    router,
+    E.user,
     route(async (req, res) => {
       const actor = actorOf(res);
       const key = pathParam(req, "user_id_or_email");

@@ -7,34 +7,71 @@ import {
   updateProfileField,
   type FieldData,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
 const FIELD_DATA = { type: "object" };
 const FIELD_IDS = { type: "array", items: { type: "integer" } };
 
+const common = { tag: "server_and_organizations", auth: "basic", response: EMPTY_SUCCESS } as const;
+/** Changes an administrator (for some, an owner) may have to make: UNAUTHORIZED_PRINCIPAL for anyone else. */
+const ADMIN = { errors: ["UNAUTHORIZED_PRINCIPAL"] } as const;
+
+export const profileFieldEndpoints = {
+  list: endpoint({
+    ...common,
+    method: "get",
+    path: "/realm/profile_fields",
+    summary: "The organization's custom profile fields",
+    params: {},
+    response: successBody({ custom_fields: schema.array(schema.ref("CustomProfileField")) }),
+  }),
+  create: endpoint({
+    ...common,
+    ...ADMIN,
+    method: "post",
+    path: "/realm/profile_fields",
+    summary: "Create a custom profile field",
+    params: {
+      name: params.string().default(""),
+      hint: params.string().default(""),
+      field_type: params.int().default(1),
+      field_data: params.json<FieldData>(FIELD_DATA).optional(),
+    },
+    response: successBody({ id: schema.integer() }),
+  }),
+  reorder: endpoint({ ...common, ...ADMIN, method: "patch", path: "/realm/profile_fields", summary: "Reorder the custom profile fields", params: { order: params.json<number[]>(FIELD_IDS) } }),
+  update: endpoint({
+    ...common,
+    ...ADMIN,
+    method: "patch",
+    path: "/realm/profile_fields/{field_id}",
+    summary: "Change a custom profile field",
+    params: { name: params.string().optional(), hint: params.string().optional(), field_data: params.json<FieldData>(FIELD_DATA).optional() },
+  }),
+  remove: endpoint({ ...common, ...ADMIN, method: "delete", path: "/realm/profile_fields/{field_id}", summary: "Delete a custom profile field", params: {} }),
+};
+
 export function profileFieldRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, actions } = services;
+  const E = profileFieldEndpoints;
 
-  router.get(
-    "/realm/profile_fields",
+  serve(
+    router,
+    E.list,
     route(async (_req, res) => {
       success(res, { custom_fields: await getCustomProfileFields(prisma, actorOf(res).realm_id) });
     }),
   );
 
-  router.post(
-    "/realm/profile_fields",
+  serve(
+    router,
+    E.create,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, {
-        name: params.string().default(""),
-        hint: params.string().default(""),
-        field_type: params.int().default(1),
-        field_data: params.json<FieldData>(FIELD_DATA).optional(),
-      });
+      const p = parseParams(req, E.create.params);
       const id = await actions.run(originOf(req, actor), (tx, events) =>
         createProfileField(tx, events, actor, { name: p.name, hint: p.hint, fieldType: p.field_type, fieldData: p.field_data }),
       );
@@ -42,26 +79,24 @@ export function profileFieldRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.patch(
-    "/realm/profile_fields",
+  serve(
+    router,
+    E.reorder,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, { order: params.json<number[]>(FIELD_IDS) });
+      const p = parseParams(req, E.reorder.params);
       await actions.run(originOf(req, actor), (tx, events) => reorderProfileFields(tx, events, actor, p.order));
       success(res);
     }),
   );
 
-  router.patch(
-    "/realm/profile_fields/:field_id",
+  serve(
+    router,
+    E.update,
     route(async (req, res) => {
       const actor = actorOf(res);
       const fieldId = pathId(req, "field_id");
-      const p = parseParams(req, {
-        name: params.string().optional(),
-        hint: params.string().optional(),
-        field_data: params.json<FieldData>(FIELD_DATA).optional(),
-      });
+      const p = parseParams(req, E.update.params);
       await actions.run(originOf(req, actor), (tx, events) =>
         updateProfileField(tx, events, actor, fieldId, { name: p.name, hint: p.hint, fieldData: p.field_data }),
       );
@@ -69,8 +104,9 @@ export function profileFieldRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.delete(
-    "/realm/profile_fields/:field_id",
+  serve(
+    router,
+    E.remove,
     route(async (req, res) => {
       const actor = actorOf(res);
       const fieldId = pathId(req, "field_id");

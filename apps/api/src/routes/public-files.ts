@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Router, type Request, type Response } from "express";
 import { avatarStorageKeys, customEmojiStorageKey, fitsPostgresInteger } from "@chat/core";
-import { route } from "@chat/http";
+import { endpoint, route, serve } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { fileNotFound, streamStoredBody } from "./stored-files.ts";
 
@@ -48,6 +48,43 @@ function setFileHeaders(res: Response, contentType: string, cacheControl: string
   res.setHeader("Cache-Control", cacheControl);
 }
 
+const REALM_ID = { realm_id: { schema: { type: "string", pattern: "^[1-9][0-9]{0,9}$" }, description: "The organization's id." } };
+
+export const publicFileEndpoints = {
+  avatar: endpoint({
+    method: "get",
+    root: true,
+    path: "/user_avatars/{realm_id}/{file}",
+    pathParams: { ...REALM_ID, file: { schema: { type: "string", pattern: AVATAR_FILE.source }, description: "`<user_id>.png`, or `<user_id>-medium.png`." } },
+    tag: "files",
+    auth: "none",
+    summary: "A user's uploaded avatar",
+    params: {},
+    response: { binary: ["image/png"] },
+  }),
+  emoji: endpoint({
+    method: "get",
+    root: true,
+    path: "/user_avatars/{realm_id}/emoji/images/{file}",
+    pathParams: { ...REALM_ID, file: { schema: { type: "string", pattern: EMOJI_FILE.source }, description: "The emoji's file, as its `source_url` names it." } },
+    tag: "files",
+    auth: "none",
+    summary: "A custom emoji's image",
+    params: {},
+    response: { binary: Object.values(EMOJI_TYPES) },
+  }),
+  icon: endpoint({
+    method: "get",
+    root: true,
+    path: "/static/images/logo/zulip-icon-128x128.png",
+    tag: "files",
+    auth: "none",
+    summary: "The organization icon /server_settings names",
+    params: {},
+    response: { binary: ["image/png"] },
+  }),
+};
+
 export function publicFileRoutes(services: ApiServices): Router {
   const router = Router();
   const { storage } = services;
@@ -60,8 +97,9 @@ export function publicFileRoutes(services: ApiServices): Router {
     await streamStoredBody(req, res, object, key);
   }
 
-  router.get(
-    "/user_avatars/:realm_id/:file",
+  serve(
+    router,
+    publicFileEndpoints.avatar,
     route(async (req, res) => {
       const realmId = realmIdOf(req);
       const match = AVATAR_FILE.exec(String(req.params.file));
@@ -71,8 +109,9 @@ export function publicFileRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.get(
-    "/user_avatars/:realm_id/emoji/images/:file",
+  serve(
+    router,
+    publicFileEndpoints.emoji,
     route(async (req, res) => {
       const realmId = realmIdOf(req);
       const file = String(req.params.file);
@@ -84,8 +123,9 @@ export function publicFileRoutes(services: ApiServices): Router {
 
   // The realm_icon /server_settings names, and the default organization icon: our own image.
   let icon: Promise<Buffer | null> | null = null;
-  router.get(
-    "/static/images/logo/zulip-icon-128x128.png",
+  serve(
+    router,
+    publicFileEndpoints.icon,
     route(async (req, res) => {
       icon ??= (async () => {
         const dir = staticDir();

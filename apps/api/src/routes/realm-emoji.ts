@@ -1,23 +1,63 @@
 import { Router } from "express";
 import { badRequest, checkAddRealmEmoji, getRealmEmojiDicts, removeRealmEmoji, uploadRealmEmoji } from "@chat/core";
-import { actorOf, pathParam, route, success, originOf, requestIdOf } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, pathParam, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { checkBeforeFileBody, receiveImage } from "./file-bodies.ts";
+
+const EMOJI_NAME = { emoji_name: { schema: { type: "string" }, description: "The emoji's name: lowercase letters, digits, `-` and `_`." } };
+
+export const realmEmojiEndpoints = {
+  list: endpoint({
+    method: "get",
+    path: "/realm/emoji",
+    tag: "server_and_organizations",
+    auth: "basic",
+    summary: "The organization's custom emoji, by id",
+    params: {},
+    response: successBody({ emoji: schema.dict(schema.ref("RealmEmoji")) }),
+  }),
+  upload: endpoint({
+    method: "post",
+    path: "/realm/emoji/{emoji_name}",
+    tag: "server_and_organizations",
+    auth: "basic",
+    summary: "Add a custom emoji",
+    params: {},
+    pathParams: EMOJI_NAME,
+    file: { name: "file", description: "One image (any field name).", required: true },
+    response: EMPTY_SUCCESS,
+    errors: ["BAD_IMAGE", "UNAUTHORIZED_PRINCIPAL"],
+  }),
+  remove: endpoint({
+    method: "delete",
+    path: "/realm/emoji/{emoji_name}",
+    tag: "server_and_organizations",
+    auth: "basic",
+    summary: "Deactivate a custom emoji",
+    params: {},
+    pathParams: EMOJI_NAME,
+    response: EMPTY_SUCCESS,
+    errors: ["UNAUTHORIZED_PRINCIPAL"],
+  }),
+};
 
 export function realmEmojiRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, actions } = services;
+  const E = realmEmojiEndpoints;
 
-  router.get(
-    "/realm/emoji",
+  serve(
+    router,
+    E.list,
     route(async (_req, res) => {
       success(res, { emoji: await getRealmEmojiDicts(prisma, actorOf(res).realm_id) });
     }),
   );
 
   // Multipart with one image file (the global form parser leaves this body to the route).
-  router.post(
-    "/realm/emoji/:emoji_name",
+  serve(
+    router,
+    E.upload,
     route(async (req, res) => {
       const actor = actorOf(res);
       const { maxImageBytes } = services.uploads;
@@ -29,8 +69,9 @@ export function realmEmojiRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.delete(
-    "/realm/emoji/:emoji_name",
+  serve(
+    router,
+    E.remove,
     route(async (req, res) => {
       const actor = actorOf(res);
       const name = pathParam(req, "emoji_name");

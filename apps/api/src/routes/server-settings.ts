@@ -1,19 +1,51 @@
 import { Router } from "express";
 import { getRealmForSubdomain, realmUri, renderMarkdown } from "@chat/core";
-import { requestProtocol, requestSubdomain, route, success } from "@chat/http";
+import { endpoint, requestProtocol, requestSubdomain, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /** The Zulip release whose API this server speaks; the official clients check these two. */
 export const ZULIP_VERSION = "3.0";
 export const ZULIP_FEATURE_LEVEL = 1;
 
+export const serverSettingsEndpoints = {
+  // No authentication, as in Zulip: clients read it before they have credentials.
+  get: endpoint({
+    method: "get",
+    path: "/server_settings",
+    tag: "server_and_organizations",
+    auth: "none",
+    summary: "How to log in, and the server's version; the organization's name and icon when the host names one",
+    params: {},
+    response: successBody(
+      {
+        authentication_methods: schema.dict(schema.boolean()),
+        external_authentication_methods: schema.array(schema.ref("ExternalAuthenticationMethod")),
+        zulip_version: schema.string(),
+        zulip_feature_level: schema.integer(),
+        service_version: schema.string(),
+        push_notifications_enabled: schema.boolean(),
+        is_incompatible: schema.boolean(),
+        email_auth_enabled: schema.boolean(),
+        require_email_format_usernames: schema.boolean(),
+      },
+      {
+        realm_uri: schema.string(),
+        realm_name: schema.string(),
+        realm_icon: schema.string(),
+        realm_description: schema.string(),
+        realm_web_public_access_enabled: schema.boolean(),
+      },
+    ),
+  }),
+};
+
 export function serverSettingsRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, ctx } = services;
 
-  // No authentication, as in Zulip: clients read it before they have credentials.
-  router.get(
-    "/server_settings",
+  serve(
+    router,
+    serverSettingsEndpoints.get,
     route(async (req, res) => {
       const authentication_methods = {
         password: true,

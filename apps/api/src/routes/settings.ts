@@ -1,6 +1,6 @@
 import { Router } from "express";
 import { setEnterSends, updateDisplaySettings, updateNotificationSettings } from "@chat/core";
-import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
+import { actorOf, changedSettingsBody, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const bool = () => params.bool().optional();
@@ -45,35 +45,69 @@ const DISPLAY_PARAMS = {
   timezone: string(),
 };
 
+export const settingsEndpoints = {
+  notifications: endpoint({
+    method: "patch",
+    path: "/settings/notifications",
+    tag: "users",
+    auth: "basic",
+    summary: "Change the user's notification settings",
+    params: NOTIFICATION_PARAMS,
+    response: changedSettingsBody(NOTIFICATION_PARAMS),
+  }),
+  display: endpoint({
+    method: "patch",
+    path: "/settings/display",
+    tag: "users",
+    auth: "basic",
+    summary: "Change the user's display settings",
+    params: DISPLAY_PARAMS,
+    response: changedSettingsBody(DISPLAY_PARAMS),
+  }),
+  enterSends: endpoint({
+    method: "post",
+    path: "/users/me/enter-sends",
+    tag: "users",
+    auth: "basic",
+    summary: "Whether Enter sends a message in the web app",
+    params: { enter_sends: params.bool() },
+    response: EMPTY_SUCCESS,
+  }),
+};
+
 export function settingsRoutes(services: ApiServices): Router {
   const router = Router();
   const { actions } = services;
+  const E = settingsEndpoints;
 
-  router.patch(
-    "/settings/notifications",
+  serve(
+    router,
+    E.notifications,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const requested = parseParams(req, NOTIFICATION_PARAMS);
+      const requested = parseParams(req, E.notifications.params);
       const changed = await actions.run(originOf(req, actor), (tx, events) => updateNotificationSettings(tx, events, actor, requested));
       success(res, changed);
     }),
   );
 
-  router.patch(
-    "/settings/display",
+  serve(
+    router,
+    E.display,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const requested = parseParams(req, DISPLAY_PARAMS);
+      const requested = parseParams(req, E.display.params);
       const changed = await actions.run(originOf(req, actor), (tx, events) => updateDisplaySettings(tx, events, actor, requested));
       success(res, changed);
     }),
   );
 
-  router.post(
-    "/users/me/enter-sends",
+  serve(
+    router,
+    E.enterSends,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const { enter_sends } = parseParams(req, { enter_sends: params.bool() });
+      const { enter_sends } = parseParams(req, E.enterSends.params);
       await actions.run(originOf(req, actor), (tx) => setEnterSends(tx, actor, enter_sends));
       success(res);
     }),

@@ -14,39 +14,90 @@ import {
   renderMarkdown,
   updateStream,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
 const renderDescription = (text: string) => (text === "" ? "" : renderMarkdown(text).html);
 
+export const streamEndpoints = {
+  getId: endpoint({
+    method: "get",
+    path: "/get_stream_id",
+    tag: "streams",
+    auth: "basic",
+    summary: "A stream's id, by name",
+    params: { stream: params.string() },
+    response: successBody({ stream_id: schema.integer() }),
+  }),
+  list: endpoint({
+    method: "get",
+    path: "/streams",
+    tag: "streams",
+    auth: "basic",
+    summary: "The streams the user can see, chosen by the flags",
+    params: {
+      include_public: params.bool().default(true),
+      include_web_public: params.bool().default(false),
+      include_subscribed: params.bool().default(true),
+      include_all_active: params.bool().default(false),
+      include_default: params.bool().default(false),
+      include_owner_subscribed: params.bool().default(false),
+    },
+    response: successBody({ streams: schema.array(schema.ref("Stream")) }),
+  }),
+  update: endpoint({
+    method: "patch",
+    path: "/streams/{stream_id}",
+    tag: "streams",
+    auth: "basic",
+    summary: "Change a stream (administrators)",
+    params: {
+      description: params.jsonOrPlainString().optional(),
+      new_name: params.jsonOrPlainString().optional(),
+      is_private: params.bool().optional(),
+      is_announcement_only: params.bool().optional().describe("Deprecated: `stream_post_policy` 2 (true) or 1 (false)."),
+      stream_post_policy: params.int().optional(),
+      history_public_to_subscribers: params.bool().optional(),
+    },
+    response: EMPTY_SUCCESS,
+    errors: ["UNAUTHORIZED_PRINCIPAL"],
+  }),
+  deactivate: endpoint({ method: "delete", path: "/streams/{stream_id}", tag: "streams", auth: "basic", summary: "Delete a stream (administrators)", params: {}, response: EMPTY_SUCCESS, errors: ["UNAUTHORIZED_PRINCIPAL"] }),
+  topics: endpoint({
+    method: "get",
+    path: "/users/me/{stream_id}/topics",
+    tag: "streams",
+    auth: "basic",
+    summary: "A stream's topics the user can read, newest first",
+    params: {},
+    response: successBody({ topics: schema.array(schema.ref("Topic")) }),
+  }),
+};
+
 export function streamRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, actions } = services;
+  const E = streamEndpoints;
 
-  router.get(
-    "/get_stream_id",
+  serve(
+    router,
+    E.getId,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const { stream: name } = parseParams(req, { stream: params.string() });
+      const { stream: name } = parseParams(req, E.getId.params);
       const stream = await getStreamByName(prisma, actor.realm_id, name);
       if (!stream || !canSeeStream(actor, stream, await isSubscribed(prisma, actor.id, stream))) throw badRequest(`Invalid stream name '${name}'`);
       success(res, { stream_id: stream.id });
     }),
   );
 
-  router.get(
-    "/streams",
+  serve(
+    router,
+    E.list,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, {
-        include_public: params.bool().default(true),
-        include_web_public: params.bool().default(false),
-        include_subscribed: params.bool().default(true),
-        include_all_active: params.bool().default(false),
-        include_default: params.bool().default(false),
-        include_owner_subscribed: params.bool().default(false),
-      });
+      const p = parseParams(req, E.list.params);
       if (p.include_all_active && !isAdmin(actor)) throw badRequest("User not authorized for this query");
       const streams = await occupiedStreams(prisma, actor.realm_id);
       const subscribedTo = async (userId: number) =>
@@ -67,19 +118,13 @@ export function streamRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.patch(
-    "/streams/:stream_id",
+  serve(
+    router,
+    E.update,
     route(async (req, res) => {
       const actor = actorOf(res);
       const streamId = pathId(req, "stream_id");
-      const p = parseParams(req, {
-        description: params.jsonOrPlainString().optional(),
-        new_name: params.jsonOrPlainString().optional(),
-        is_private: params.bool().optional(),
-        is_announcement_only: params.bool().optional(),
-        stream_post_policy: params.int().optional(),
-        history_public_to_subscribers: params.bool().optional(),
-      });
+      const p = parseParams(req, E.update.params);
       await actions.run(originOf(req, actor), async (tx, events) => {
         const stream = await accessStreamById(tx, actor, streamId);
         if (!isAdmin(actor)) throw new AdministratorRequiredError();
@@ -97,8 +142,9 @@ export function streamRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.delete(
-    "/streams/:stream_id",
+  serve(
+    router,
+    E.deactivate,
     route(async (req, res) => {
       const actor = actorOf(res);
       const streamId = pathId(req, "stream_id");
@@ -111,8 +157,9 @@ export function streamRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.get(
-    "/users/me/:stream_id/topics",
+  serve(
+    router,
+    E.topics,
     route(async (req, res) => {
       const actor = actorOf(res);
       const streamId = pathId(req, "stream_id");

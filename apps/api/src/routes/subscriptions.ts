@@ -15,7 +15,7 @@ import {
   type PropertyChange,
   type SubscribeResult,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success, originOf } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const STREAM_REQUESTS = {
@@ -40,15 +40,100 @@ const PROPERTY_CHANGES = {
 
 type StreamRequest = { name: string; description?: string; color?: string };
 
+/** Stream names by the email of the user subscribed. */
+const NAMES_BY_EMAIL = schema.dict(schema.array(schema.string()));
+const STREAM_NAMES = schema.array(schema.string());
+
+export const subscriptionEndpoints = {
+  list: endpoint({
+    method: "get",
+    path: "/users/me/subscriptions",
+    tag: "streams",
+    auth: "basic",
+    summary: "The user's subscriptions",
+    params: { include_subscribers: params.bool().default(false) },
+    response: successBody({ subscriptions: schema.array(schema.ref("Subscription")) }),
+  }),
+  subscribe: endpoint({
+    method: "post",
+    path: "/users/me/subscriptions",
+    tag: "streams",
+    auth: "basic",
+    summary: "Subscribe the user (or `principals`) to streams, creating those that do not exist",
+    params: {
+      subscriptions: params.json<StreamRequest[]>(STREAM_REQUESTS),
+      principals: params.json<Principal[]>(PRINCIPALS).optional(),
+      invite_only: params.bool().default(false),
+      history_public_to_subscribers: params.bool().optional(),
+      stream_post_policy: params.int().default(1),
+      authorization_errors_fatal: params.bool().default(true),
+      announce: params.bool().default(false),
+    },
+    response: successBody({ subscribed: NAMES_BY_EMAIL, already_subscribed: NAMES_BY_EMAIL }, { unauthorized: STREAM_NAMES }),
+    errors: ["STREAM_DOES_NOT_EXIST", "UNAUTHORIZED_PRINCIPAL"],
+    errorStatuses: [403],
+  }),
+  update: endpoint({
+    method: "patch",
+    path: "/users/me/subscriptions",
+    tag: "streams",
+    auth: "basic",
+    summary: "Subscribe to some streams and unsubscribe from others",
+    params: {
+      add: params.json<StreamRequest[]>(STREAM_REQUESTS).default([]),
+      delete: params.json<string[]>(STRING_LIST).default([]),
+    },
+    response: successBody({ subscribed: NAMES_BY_EMAIL, already_subscribed: NAMES_BY_EMAIL, removed: STREAM_NAMES, not_removed: STREAM_NAMES }),
+    errors: ["STREAM_DOES_NOT_EXIST"],
+  }),
+  unsubscribe: endpoint({
+    method: "delete",
+    path: "/users/me/subscriptions",
+    tag: "streams",
+    auth: "basic",
+    summary: "Unsubscribe the user (or `principals`) from streams",
+    params: { subscriptions: params.json<string[]>(STRING_LIST), principals: params.json<Principal[]>(PRINCIPALS).optional() },
+    response: successBody({ removed: STREAM_NAMES, not_removed: STREAM_NAMES }),
+    errors: ["STREAM_DOES_NOT_EXIST", "UNAUTHORIZED_PRINCIPAL"],
+    errorStatuses: [403],
+  }),
+  properties: endpoint({
+    method: "post",
+    path: "/users/me/subscriptions/properties",
+    tag: "streams",
+    auth: "basic",
+    summary: "Change properties of the user's subscriptions",
+    params: { subscription_data: params.json<PropertyChange[]>(PROPERTY_CHANGES) },
+    response: successBody({ subscription_data: schema.array(schema.object({ stream_id: schema.integer(), property: schema.string(), value: schema.any() })) }),
+  }),
+  mutedTopics: endpoint({
+    method: "patch",
+    path: "/users/me/subscriptions/muted_topics",
+    tag: "streams",
+    auth: "basic",
+    summary: "Mute a topic, or unmute it",
+    params: {
+      stream: params.string().optional().describe("The stream's name (or give `stream_id`)."),
+      stream_id: params.int().optional(),
+      topic: params.string(),
+      op: params.oneOf(["add", "remove"] as const),
+    },
+    response: EMPTY_SUCCESS,
+    errors: ["STREAM_DOES_NOT_EXIST"],
+  }),
+};
+
 export function subscriptionRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, actions, ctx } = services;
+  const E = subscriptionEndpoints;
 
-  router.get(
-    "/users/me/subscriptions",
+  serve(
+    router,
+    E.list,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const { include_subscribers } = parseParams(req, { include_subscribers: params.bool().default(false) });
+      const { include_subscribers } = parseParams(req, E.list.params);
       const subscriptions = await subscriptionsOf(prisma, actor.id, { activeOnly: true });
       const subscribers = include_subscribers ? await subscribersByRecipient(prisma, subscriptions.map((s) => s.stream.recipient_id!), "emails") : null;
       success(res, {
@@ -59,19 +144,12 @@ export function subscriptionRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.post(
-    "/users/me/subscriptions",
+  serve(
+    router,
+    E.subscribe,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, {
-        subscriptions: params.json<StreamRequest[]>(STREAM_REQUESTS),
-        principals: params.json<Principal[]>(PRINCIPALS).optional(),
-        invite_only: params.bool().default(false),
-        history_public_to_subscribers: params.bool().optional(),
-        stream_post_policy: params.int().default(1),
-        authorization_errors_fatal: params.bool().default(true),
-        announce: params.bool().default(false),
-      });
+      const p = parseParams(req, E.subscribe.params);
       const result = await actions.run(originOf(req, actor), (tx, events) =>
         subscribeByName(tx, events, ctx, actor, {
           streams: p.subscriptions,
@@ -87,14 +165,12 @@ export function subscriptionRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.patch(
-    "/users/me/subscriptions",
+  serve(
+    router,
+    E.update,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, {
-        add: params.json<StreamRequest[]>(STREAM_REQUESTS).default([]),
-        delete: params.json<string[]>(STRING_LIST).default([]),
-      });
+      const p = parseParams(req, E.update.params);
       if (p.add.length === 0 && p.delete.length === 0) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
       const result = await actions.run(originOf(req, actor), async (tx, events) => {
         const added: SubscribeResult = p.add.length
@@ -107,36 +183,34 @@ export function subscriptionRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.delete(
-    "/users/me/subscriptions",
+  serve(
+    router,
+    E.unsubscribe,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, { subscriptions: params.json<string[]>(STRING_LIST), principals: params.json<Principal[]>(PRINCIPALS).optional() });
+      const p = parseParams(req, E.unsubscribe.params);
       const result = await actions.run(originOf(req, actor), (tx, events) => unsubscribeByName(tx, events, actor, p.subscriptions, p.principals));
       success(res, result);
     }),
   );
 
-  router.post(
-    "/users/me/subscriptions/properties",
+  serve(
+    router,
+    E.properties,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const { subscription_data } = parseParams(req, { subscription_data: params.json<PropertyChange[]>(PROPERTY_CHANGES) });
+      const { subscription_data } = parseParams(req, E.properties.params);
       await actions.run(originOf(req, actor), (tx, events) => setSubscriptionProperties(tx, events, actor, subscription_data));
       success(res, { subscription_data });
     }),
   );
 
-  router.patch(
-    "/users/me/subscriptions/muted_topics",
+  serve(
+    router,
+    E.mutedTopics,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const p = parseParams(req, {
-        stream: params.string().optional(),
-        stream_id: params.int().optional(),
-        topic: params.string(),
-        op: params.oneOf(["add", "remove"] as const),
-      });
+      const p = parseParams(req, E.mutedTopics.params);
       if (p.stream === undefined && p.stream_id === undefined) throw badRequest("Please supply 'stream'.");
       if (p.stream !== undefined && p.stream_id !== undefined) throw badRequest("Please choose one: 'stream' or 'stream_id'.");
       const topic = p.topic.trim();

@@ -23,7 +23,7 @@ import {
   type Actor,
   type AttachmentFile,
 } from "@chat/core";
-import { actorOf, receiveSingleFile, requireUser, route, success, requestIdOf } from "@chat/http";
+import { actorOf, endpoint, receiveSingleFile, requestIdOf, requireUser, route, schema, serve, success, successBody } from "@chat/http";
 import type { ByteRange } from "@chat/storage";
 import type { ApiServices } from "../services.ts";
 import { checkBeforeFileBody } from "./file-bodies.ts";
@@ -99,12 +99,89 @@ function signingSecret(services: ApiServices): Promise<string> {
   return secret;
 }
 
+/** `/user_uploads/{realm_id}/{path}`: the realm's id, then the file's path id's rest. */
+const FILE_PATH = {
+  realm_id: { schema: { type: "string", pattern: "^[0-9]{1,10}$" }, description: "The organization's id." },
+  path: { schema: { type: "string" }, description: "The rest of the file's path (it has slashes).", rest: true },
+};
+const FILE_TYPES = ["application/octet-stream", "*/*"];
+const TEMPORARY_PATH = {
+  token: { schema: { type: "string" }, description: "The signed token." },
+  filename: { schema: { type: "string" }, description: "The file's name (any; the token names the file)." },
+};
+
+export const uploadEndpoints = {
+  upload: endpoint({
+    method: "post",
+    path: "/user_uploads",
+    tag: "messages",
+    auth: "basic",
+    summary: "Upload a file to link in a message",
+    params: {},
+    file: { name: "file", description: "One file (any field name).", required: true },
+    response: successBody({ uri: schema.string() }),
+  }),
+  // Zulip's serve_file_url_backend: a URL that works without credentials, for a minute.
+  temporaryUrl: endpoint({
+    method: "get",
+    path: "/user_uploads/{realm_id}/{path}",
+    pathParams: FILE_PATH,
+    tag: "messages",
+    auth: "basic",
+    summary: "A URL for an uploaded file that works without credentials, for a minute",
+    params: {},
+    response: successBody({ url: schema.string() }),
+    errorStatuses: [403],
+  }),
+};
+
+/** Downloads, outside /api/v1. */
+export const uploadFileEndpoints = {
+  temporary: endpoint({
+    method: "get",
+    root: true,
+    path: "/user_uploads/temporary/{token}",
+    pathParams: { token: TEMPORARY_PATH.token },
+    tag: "files",
+    auth: "signed-url",
+    summary: "An uploaded file, by the temporary URL the API gave",
+    params: {},
+    response: { binary: FILE_TYPES },
+    errorStatuses: [416],
+  }),
+  temporaryNamed: endpoint({
+    method: "get",
+    root: true,
+    path: "/user_uploads/temporary/{token}/{filename}",
+    pathParams: TEMPORARY_PATH,
+    tag: "files",
+    auth: "signed-url",
+    summary: "An uploaded file, by the temporary URL the API gave",
+    params: {},
+    response: { binary: FILE_TYPES },
+    errorStatuses: [416],
+  }),
+  download: endpoint({
+    method: "get",
+    root: true,
+    path: "/user_uploads/{realm_id}/{path}",
+    pathParams: FILE_PATH,
+    tag: "files",
+    auth: "basic-or-api-key",
+    summary: "An uploaded file (a single byte range may be asked for)",
+    params: {},
+    response: { binary: FILE_TYPES },
+    errorStatuses: [403, 416],
+  }),
+};
+
 /** The API's upload endpoints (under /api/v1, after HTTP Basic). */
 export function uploadRoutes(services: ApiServices): Router {
   const router = Router();
 
-  router.post(
-    "/user_uploads",
+  serve(
+    router,
+    uploadEndpoints.upload,
     route(async (req, res) => {
       const actor = actorOf(res);
       const limit = await checkBeforeFileBody(res, () => uploadLimit(services, actor));
@@ -118,9 +195,9 @@ export function uploadRoutes(services: ApiServices): Router {
     }),
   );
 
-  // Zulip's serve_file_url_backend: a URL that works without credentials, for a minute.
-  router.get(
-    "/user_uploads/:realm_id/*path",
+  serve(
+    router,
+    uploadEndpoints.temporaryUrl,
     route(async (req, res) => {
       const file = await accessibleFile(services, actorOf(res), pathIdOf(req));
       const expiresAt = Math.floor(Date.now() / 1000) + TEMPORARY_URL_SECONDS;
@@ -143,13 +220,14 @@ export function uploadFileRoutes(services: ApiServices): Router {
     if (!file) throw fileNotFound();
     await sendFile(services, req, res, file);
   });
-  router.get("/user_uploads/temporary/:token", temporary);
-  router.get("/user_uploads/temporary/:token/:filename", temporary);
+  serve(router, uploadFileEndpoints.temporary, temporary);
+  serve(router, uploadFileEndpoints.temporaryNamed, temporary);
 
   // HTTP Basic, or Zulip's `api_key` parameter for clients that cannot set headers on a link.
   const authenticate = requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits, apiKeyParameter: true });
-  router.get(
-    "/user_uploads/:realm_id/*path",
+  serve(
+    router,
+    uploadFileEndpoints.download,
     authenticate,
     route(async (req, res) => {
       const file = await accessibleFile(services, actorOf(res), pathIdOf(req));

@@ -18,7 +18,7 @@ import {
   updateUser,
   type ProfileDataChange,
 } from "@chat/core";
-import { actorOf, params, parseParams, route, success, originOf, requestIdOf } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -36,15 +36,65 @@ const readOptions = {
   include_custom_profile_fields: params.bool().default(false),
 };
 
+const common = { tag: "users", auth: "basic", response: EMPTY_SUCCESS } as const;
+/** Changes an administrator (for some, an owner) may have to make: UNAUTHORIZED_PRINCIPAL for anyone else. */
+const ADMIN = { errors: ["UNAUTHORIZED_PRINCIPAL"] } as const;
+
+export const userEndpoints = {
+  list: endpoint({ ...common, method: "get", path: "/users", summary: "The organization's users and bots", params: readOptions, response: successBody({ members: schema.array(schema.ref("User")) }) }),
+  create: endpoint({
+    ...common,
+    ...ADMIN,
+    method: "post",
+    path: "/users",
+    summary: "Create a user (administrators)",
+    params: { email: params.string(), password: params.string(), full_name: params.string(), short_name: params.string().optional() },
+    response: successBody({ user_id: schema.integer() }),
+  }),
+  me: endpoint({ ...common, method: "get", path: "/users/me", summary: "The user's own profile", params: {}, response: schema.ref("OwnUser") }),
+  deactivateMe: endpoint({ ...common, ...ADMIN, method: "delete", path: "/users/me", summary: "Deactivate the user's own account", params: {} }),
+  // Back to the gravatar (Zulip's delete_avatar_backend); the uploaded files go after the commit.
+  deleteAvatar: endpoint({ ...common, method: "delete", path: "/users/me/avatar", summary: "Back to the gravatar", params: {}, response: successBody({ avatar_url: schema.string() }) }),
+  // A new API key for the caller (Zulip's regenerate_api_key); the old one stops working at once.
+  regenerateApiKey: endpoint({
+    ...common,
+    method: "post",
+    path: "/users/me/api_key/regenerate",
+    summary: "A new API key for the user; the old one stops working",
+    params: {},
+    response: successBody({ api_key: schema.string() }),
+  }),
+  get: endpoint({ ...common, method: "get", path: "/users/{user_id}", summary: "A user", params: readOptions, response: successBody({ user: schema.ref("User") }) }),
+  update: endpoint({
+    ...common,
+    ...ADMIN,
+    method: "patch",
+    path: "/users/{user_id}",
+    summary: "Change a user (administrators)",
+    params: {
+      full_name: params.jsonOrPlainString().optional(),
+      is_admin: params.bool().optional(),
+      is_guest: params.bool().optional(),
+      role: params.int().optional(),
+      profile_data: params.json<ProfileDataChange[]>(PROFILE_DATA_SCHEMA).optional(),
+    },
+  }),
+  deactivate: endpoint({ ...common, ...ADMIN, method: "delete", path: "/users/{user_id}", summary: "Deactivate a user (administrators)", params: {} }),
+  // A deactivated user or bot back (Zulip's reactivate_user_backend); the server's own bots are no one's to touch.
+  reactivate: endpoint({ ...common, ...ADMIN, method: "post", path: "/users/{user_id}/reactivate", summary: "Reactivate a user or bot (administrators)", params: {} }),
+};
+
 export function userRoutes(services: ApiServices): Router {
   const router = Router();
   const { prisma, actions, ctx } = services;
+  const E = userEndpoints;
 
-  router.get(
-    "/users",
+  serve(
+    router,
+    E.list,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const options = parseParams(req, readOptions);
+      const options = parseParams(req, E.list.params);
       // The server's own bots are not the realm's members (Zulip lists them apart, as cross-realm bots).
       const users = (await prisma.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: "asc" } })).filter((user) => !isSystemBot(user));
       const profiles = options.include_custom_profile_fields ? await getProfileData(prisma, users.map((u) => u.id)) : null;
@@ -55,12 +105,13 @@ export function userRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.post(
-    "/users",
+  serve(
+    router,
+    E.create,
     route(async (req, res) => {
       const actor = actorOf(res);
       if (!isAdmin(actor)) throw new AdministratorRequiredError();
-      const p = parseParams(req, { email: params.string(), password: params.string(), full_name: params.string(), short_name: params.string().optional() });
+      const p = parseParams(req, E.create.params);
       const user = await actions.run(originOf(req, actor), (tx, events) =>
         createUser(tx, events, ctx, actor.realm, { email: p.email, password: p.password, fullName: p.full_name, shortName: p.short_name }),
       );
@@ -68,8 +119,9 @@ export function userRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.get(
-    "/users/me",
+  serve(
+    router,
+    E.me,
     route(async (_req, res) => {
       const actor = actorOf(res);
       const [max] = await prisma.$queryRaw<{ max: number | null }[]>`SELECT max(message_id) AS max FROM user_message WHERE user_id = ${actor.id}`;
@@ -84,8 +136,9 @@ export function userRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.delete(
-    "/users/me",
+  serve(
+    router,
+    E.deactivateMe,
     route(async (req, res) => {
       const actor = actorOf(res);
       await actions.run(originOf(req, actor), (tx, events) => deactivateUser(tx, events, actor, actor));
@@ -93,18 +146,18 @@ export function userRoutes(services: ApiServices): Router {
     }),
   );
 
-  // Back to the gravatar (Zulip's delete_avatar_backend); the uploaded files go after the commit.
-  router.delete(
-    "/users/me/avatar",
+  serve(
+    router,
+    E.deleteAvatar,
     route(async (req, res) => {
       const user = await deleteAvatar(services, actorOf(res), requestIdOf(req));
       success(res, { avatar_url: avatarUrl(user, false) });
     }),
   );
 
-  // A new API key for the caller (Zulip's regenerate_api_key); the old one stops working at once.
-  router.post(
-    "/users/me/api_key/regenerate",
+  serve(
+    router,
+    E.regenerateApiKey,
     route(async (req, res) => {
       const actor = actorOf(res);
       const apiKey = await actions.run(originOf(req, actor), (tx, events) => regenerateApiKey(tx, events, actor));
@@ -112,30 +165,26 @@ export function userRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.get(
-    "/users/:user_id",
+  serve(
+    router,
+    E.get,
     route(async (req, res) => {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
-      const options = parseParams(req, readOptions);
+      const options = parseParams(req, E.get.params);
       const user = await getUserInRealm(prisma, actor.realm, userId, { allowDeactivated: true });
       const profileData = options.include_custom_profile_fields ? (await getProfileData(prisma, [user.id])).get(user.id) : undefined;
       success(res, { user: formatUser(user, { clientGravatar: options.client_gravatar, forAdmin: isAdmin(actor), profileData }) });
     }),
   );
 
-  router.patch(
-    "/users/:user_id",
+  serve(
+    router,
+    E.update,
     route(async (req, res) => {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
-      const p = parseParams(req, {
-        full_name: params.jsonOrPlainString().optional(),
-        is_admin: params.bool().optional(),
-        is_guest: params.bool().optional(),
-        role: params.int().optional(),
-        profile_data: params.json<ProfileDataChange[]>(PROFILE_DATA_SCHEMA).optional(),
-      });
+      const p = parseParams(req, E.update.params);
       await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId);
         await updateUser(tx, events, actor, target, { fullName: p.full_name, isAdmin: p.is_admin, isGuest: p.is_guest, role: p.role });
@@ -145,8 +194,9 @@ export function userRoutes(services: ApiServices): Router {
     }),
   );
 
-  router.delete(
-    "/users/:user_id",
+  serve(
+    router,
+    E.deactivate,
     route(async (req, res) => {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
@@ -158,9 +208,9 @@ export function userRoutes(services: ApiServices): Router {
     }),
   );
 
-  // A deactivated user or bot back (Zulip's reactivate_user_backend); the server's own bots are no one's to touch.
-  router.post(
-    "/users/:user_id/reactivate",
+  serve(
+    router,
+    E.reactivate,
     route(async (req, res) => {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");

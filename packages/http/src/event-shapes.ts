@@ -1,0 +1,218 @@
+// The events GET /events delivers (and /register's queue applies): one schema per type, and per
+// op where a type has several, in the API document's components.schemas. `Event` is any one of
+// them, chosen by `type` then `op` (if/then rather than oneOf, so a wrong event is told what is
+// wrong with it, not only that it matches no branch). Every event has an `id`.
+import { schema as s } from "./endpoints.ts";
+import type { JsonSchema } from "./params.ts";
+
+const string = s.string();
+const integer = s.integer();
+const boolean = s.boolean();
+const nullableInteger = s.nullable(integer);
+const nullableString = s.nullable(string);
+const integerList = s.array(integer);
+const stringList = s.array(string);
+const ref = s.ref;
+
+/** A property's value in an update event: settings are booleans, integers, strings or null. */
+const SCALAR = s.anyOf(boolean, integer, string, s.null());
+
+/** An event of `type` with these fields (`id` and `type` are every event's). */
+function event(type: string, required: Record<string, JsonSchema>, optional: Record<string, JsonSchema> = {}): JsonSchema {
+  return s.object({ id: integer, type: s.const(type), ...required }, optional);
+}
+
+/** An event of `type` and `op`. */
+function opEvent(type: string, op: string, required: Record<string, JsonSchema>, optional: Record<string, JsonSchema> = {}): JsonSchema {
+  return event(type, { op: s.const(op), ...required }, optional);
+}
+
+const STREAMS = { streams: s.array(ref("Stream")) };
+const USER_REF = s.object({ user_id: integer, email: string });
+
+/** realm_user update: the user's id and what changed. */
+const PERSON_UPDATE = {
+  type: "object",
+  required: ["user_id"],
+  minProperties: 2,
+  properties: {
+    user_id: integer,
+    full_name: string,
+    avatar_url: nullableString,
+    avatar_url_medium: nullableString,
+    avatar_source: string,
+    avatar_version: integer,
+    timezone: string,
+    email: string,
+    new_email: string,
+    delivery_email: string,
+    bot_owner_id: nullableInteger,
+    role: s.enum(100, 200, 400, 600),
+    custom_profile_field: s.object({ id: integer, value: s.nullable(string) }, { rendered_value: nullableString }),
+  },
+  additionalProperties: false,
+};
+
+/** realm_bot update: the bot's email and id, and what changed. */
+const BOT_UPDATE = {
+  type: "object",
+  required: ["email", "user_id"],
+  minProperties: 3,
+  properties: {
+    email: string,
+    user_id: integer,
+    full_name: string,
+    api_key: string,
+    avatar_url: string,
+    owner_id: integer,
+    default_sending_stream: nullableString,
+    default_events_register_stream: nullableString,
+    default_all_public_streams: boolean,
+    services: s.array(ref("BotService")),
+  },
+  additionalProperties: false,
+};
+
+/** Each event's schema, by `type` (a schema of its own) or by `type` and `op`. */
+const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
+  heartbeat: event("heartbeat", {}),
+  message: event(
+    "message",
+    { message: ref("Message"), flags: stringList },
+    // Deprecated: what the server did (or would have done) about notifying.
+    { email_notified: boolean, push_notified: boolean, stream_push_notify: boolean, stream_email_notify: boolean, wildcard_mention_notify: boolean },
+  ),
+  update_message: event(
+    "update_message",
+    { user_id: integer, edit_timestamp: integer, message_id: integer, message_ids: integerList, flags: stringList, propagate_mode: s.enum("change_one", "change_later", "change_all") },
+    {
+      stream_name: string,
+      stream_id: integer,
+      new_stream_id: integer,
+      orig_content: string,
+      orig_rendered_content: nullableString,
+      prev_rendered_content_version: nullableInteger,
+      content: string,
+      rendered_content: string,
+      is_me_message: boolean,
+      orig_subject: string,
+      subject: string,
+      topic_links: s.array(s.object({ text: string, url: string })),
+    },
+  ),
+  // message_ids for clients with bulk_message_deletion; message_id (one event each) for others.
+  delete_message: event(
+    "delete_message",
+    { message_type: s.enum("stream", "private") },
+    { message_ids: integerList, message_id: integer, stream_id: integer, topic: string, recipient_id: integer, sender_id: integer },
+  ),
+  update_message_flags: {
+    add: opEvent("update_message_flags", "add", { operation: s.const("add"), flag: string, messages: integerList, all: boolean }),
+    remove: opEvent("update_message_flags", "remove", { operation: s.const("remove"), flag: string, messages: integerList, all: boolean }),
+  },
+  reaction: {
+    add: opEvent("reaction", "add", { message_id: integer, emoji_name: string, emoji_code: string, reaction_type: string, user_id: integer, user: s.object({ user_id: integer, email: string, full_name: string }) }),
+    remove: opEvent("reaction", "remove", { message_id: integer, emoji_name: string, emoji_code: string, reaction_type: string, user_id: integer, user: s.object({ user_id: integer, email: string, full_name: string }) }),
+  },
+  typing: {
+    start: opEvent("typing", "start", { sender: USER_REF, recipients: s.array(USER_REF) }),
+    stop: opEvent("typing", "stop", { sender: USER_REF, recipients: s.array(USER_REF) }),
+  },
+  alert_words: event("alert_words", { alert_words: stringList }),
+  muted_topics: event("muted_topics", { muted_topics: s.array({ type: "array", prefixItems: [string, string, integer], minItems: 2, maxItems: 3 }) }),
+  // No email for a slim_presence queue.
+  presence: event("presence", { user_id: integer, server_timestamp: s.number(), presence: s.dict(ref("ClientPresence")) }, { email: string }),
+  user_status: event("user_status", { user_id: integer }, { away: boolean, status_text: string }),
+  update_display_settings: event("update_display_settings", { user: string, setting_name: string, setting: SCALAR }, { language_name: string }),
+  update_global_notifications: event("update_global_notifications", { user: string, notification_name: string, setting: SCALAR }),
+  attachment: {
+    add: opEvent("attachment", "add", { attachment: ref("Attachment"), upload_space_used: integer }),
+    update: opEvent("attachment", "update", { attachment: ref("Attachment"), upload_space_used: integer }),
+    remove: opEvent("attachment", "remove", { attachment: s.object({ id: integer }), upload_space_used: integer }),
+  },
+  stream: {
+    create: opEvent("stream", "create", STREAMS),
+    occupy: opEvent("stream", "occupy", STREAMS),
+    vacate: opEvent("stream", "vacate", STREAMS),
+    delete: opEvent("stream", "delete", STREAMS),
+    update: opEvent("stream", "update", { stream_id: integer, name: string, property: string, value: SCALAR }, { rendered_description: string, history_public_to_subscribers: boolean }),
+  },
+  subscription: {
+    add: opEvent("subscription", "add", { subscriptions: s.array(ref("Subscription")) }),
+    remove: opEvent("subscription", "remove", { subscriptions: s.array(s.object({ stream_id: integer, name: string })) }),
+    update: opEvent("subscription", "update", { stream_id: integer, name: string, property: string, value: SCALAR }, { email: string }),
+    peer_add: opEvent("subscription", "peer_add", { stream_id: integer, user_id: integer }),
+    peer_remove: opEvent("subscription", "peer_remove", { stream_id: integer, user_id: integer }),
+  },
+  realm: {
+    update: opEvent("realm", "update", { property: string, value: SCALAR }),
+    update_dict: opEvent("realm", "update_dict", { property: string, data: s.dict(SCALAR) }),
+  },
+  realm_user: {
+    add: opEvent("realm_user", "add", { person: ref("User") }),
+    remove: opEvent("realm_user", "remove", { person: s.object({ user_id: integer, full_name: string }) }),
+    update: opEvent("realm_user", "update", { person: PERSON_UPDATE }),
+  },
+  realm_bot: {
+    add: opEvent("realm_bot", "add", { bot: ref("OwnedBot") }),
+    update: opEvent("realm_bot", "update", { bot: BOT_UPDATE }),
+    remove: opEvent("realm_bot", "remove", { bot: s.object({ email: string, user_id: integer, full_name: string }) }),
+    delete: opEvent("realm_bot", "delete", { bot: s.object({ email: string, user_id: integer }) }),
+  },
+  realm_emoji: { update: opEvent("realm_emoji", "update", { realm_emoji: s.dict(ref("RealmEmoji")) }) },
+  realm_filters: event("realm_filters", { realm_filters: s.array(ref("Linkifier")) }),
+  custom_profile_fields: {
+    add: opEvent("custom_profile_fields", "add", { fields: s.array(ref("CustomProfileField")) }),
+    update: opEvent("custom_profile_fields", "update", { fields: s.array(ref("CustomProfileField")) }),
+    delete: opEvent("custom_profile_fields", "delete", { fields: s.array(ref("CustomProfileField")) }),
+  },
+  default_streams: event("default_streams", { default_streams: s.array(ref("Stream")) }),
+  default_stream_groups: event("default_stream_groups", { default_stream_groups: s.array(ref("DefaultStreamGroup")) }),
+  user_group: {
+    add: opEvent("user_group", "add", { group: ref("UserGroup") }),
+    update: opEvent("user_group", "update", { group_id: integer, data: s.object({}, { name: string, description: string }) }),
+    remove: opEvent("user_group", "remove", { group_id: integer }),
+    add_members: opEvent("user_group", "add_members", { group_id: integer, user_ids: integerList }),
+    remove_members: opEvent("user_group", "remove_members", { group_id: integer, user_ids: integerList }),
+  },
+};
+
+/** `Xxx_yyy` → `XxxYyy`: a schema's name in the document. */
+function pascal(text: string): string {
+  return text
+    .split("_")
+    .map((word) => word[0].toUpperCase() + word.slice(1))
+    .join("");
+}
+
+function buildSchemas(): Record<string, JsonSchema> {
+  const schemas: Record<string, JsonSchema> = {};
+  const byType: JsonSchema[] = [];
+  for (const [type, entry] of Object.entries(BY_TYPE)) {
+    const when = { properties: { type: { const: type } }, required: ["type"] };
+    if ("type" in entry && entry.type === "object") {
+      const name = `${pascal(type)}Event`;
+      schemas[name] = entry as JsonSchema;
+      byType.push({ if: when, then: ref(name) });
+      continue;
+    }
+    const ops = Object.keys(entry);
+    const byOp: JsonSchema[] = [];
+    for (const [op, opSchema] of Object.entries(entry as Record<string, JsonSchema>)) {
+      const name = `${pascal(type)}${pascal(op)}Event`;
+      schemas[name] = opSchema;
+      byOp.push({ if: { properties: { op: { const: op } }, required: ["op"] }, then: ref(name) });
+    }
+    byType.push({ if: when, then: { required: ["op"], properties: { op: { enum: ops } }, allOf: byOp } });
+  }
+  schemas.Event = {
+    description: "Any event: its schema is chosen by `type`, then `op` (one schema each in components.schemas, named `<Type><Op>Event`).",
+    type: "object",
+    required: ["id", "type"],
+    properties: { id: integer, type: { enum: Object.keys(BY_TYPE) } },
+    allOf: byType,
+  };
+  return schemas;
+}
+
+export const EVENT_SCHEMAS: Record<string, JsonSchema> = buildSchemas();

@@ -1,0 +1,285 @@
+// The API document (OpenAPI 3.1) built from the endpoints' contracts (endpoints.ts): their
+// parameter specs, the same objects the handlers parse with, describe the parameters; their
+// response schemas the bodies. Served at GET /api/v1/openapi.json; the tests validate every
+// response and event they see against it.
+import { ERROR_CODES, endpointKey, type Endpoint, type ErrorCode } from "./endpoints.ts";
+import type { JsonSchema, Param } from "./params.ts";
+
+export type OpenApiDocument = Record<string, unknown> & {
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components: { schemas: Record<string, JsonSchema> } & Record<string, unknown>;
+};
+
+export interface OpenApiOperation {
+  operationId: string;
+  responses: Record<string, { description: string; content?: Record<string, { schema: JsonSchema }> }>;
+  [key: string]: unknown;
+}
+
+/** A JSON error body: `result`, `msg`, a code (all but `Invalid API key` have one) and the code's extra fields. */
+const ERROR_SCHEMA: JsonSchema = {
+  type: "object",
+  required: ["result", "msg"],
+  properties: {
+    result: { const: "error" },
+    msg: { type: "string" },
+    code: { enum: [...ERROR_CODES] },
+    var_name: { type: "string", description: "The parameter at fault (REQUEST_VARIABLE_MISSING; BAD_REQUEST about one parameter)." },
+    queue_id: { type: "string", description: "BAD_EVENT_QUEUE_ID: the queue asked for." },
+    stream: { type: "string", description: "STREAM_DOES_NOT_EXIST: the name asked for." },
+    stream_id: { type: "integer", description: "STREAM_DOES_NOT_EXIST: the id asked for." },
+    principal: { description: "UNAUTHORIZED_PRINCIPAL: the user named." },
+    "retry-after": { type: "number", description: "RATE_LIMIT_HIT: seconds until a request may succeed (also the Retry-After header, rounded up)." },
+    checks: { type: "object", additionalProperties: { type: "string" }, description: "GET /health/ready: each check's state." },
+  },
+  additionalProperties: false,
+  allOf: [
+    { if: { properties: { code: { const: "REQUEST_VARIABLE_MISSING" } }, required: ["code"] }, then: { required: ["var_name"] } },
+    { if: { properties: { code: { const: "BAD_EVENT_QUEUE_ID" } }, required: ["code"] }, then: { required: ["queue_id"] } },
+    { if: { properties: { code: { const: "STREAM_DOES_NOT_EXIST" } }, required: ["code"] }, then: { anyOf: [{ required: ["stream"] }, { required: ["stream_id"] }] } },
+    { if: { properties: { code: { const: "RATE_LIMIT_HIT" } }, required: ["code"] }, then: { required: ["retry-after"] } },
+  ],
+};
+
+/** What every endpoint may answer besides its own errors, by status. */
+const COMMON_ERRORS: Record<number, { description: string; codes: ErrorCode[] }> = {
+  400: { description: "The request is wrong: a parameter missing or invalid, a body that cannot be read, or a refusal in the endpoint's own words.", codes: ["BAD_REQUEST", "REQUEST_VARIABLE_MISSING"] },
+  401: { description: "No credentials, wrong ones (`Invalid API key` has no code), or a deactivated user or organization.", codes: ["UNAUTHORIZED", "USER_DEACTIVATED", "REALM_DEACTIVATED", "AUTHENTICATION_FAILED"] },
+  404: { description: "No such endpoint (`Endpoint not found`; a path id that is not a number), or no organization at this host.", codes: ["BAD_REQUEST", "NONEXISTENT_SUBDOMAIN"] },
+  413: { description: "The body is larger than the server reads (`Request body too large`).", codes: ["BAD_REQUEST"] },
+  429: { description: "Too many requests: wait `retry-after` seconds.", codes: ["RATE_LIMIT_HIT"] },
+  500: { description: "A failure of the server's own; the request may or may not have taken effect.", codes: ["INTERNAL_SERVER_ERROR"] },
+  503: { description: "The database or Redis cannot be reached; try again after Retry-After.", codes: ["SERVICE_UNAVAILABLE"] },
+};
+
+const COMMON_RESPONSE_NAMES: Record<number, string> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  404: "NotFound",
+  413: "PayloadTooLarge",
+  429: "RateLimited",
+  500: "InternalServerError",
+  503: "ServiceUnavailable",
+};
+
+function commonResponses(): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    Object.entries(COMMON_ERRORS).map(([status, { description, codes }]) => [
+      COMMON_RESPONSE_NAMES[Number(status)],
+      { description: `${description} Codes: ${codes.join(", ")}.`, content: { "application/json": { schema: errorSchema(codes) } } },
+    ]),
+  );
+}
+
+const OTHER_STATUSES: Record<number, string> = {
+  403: "Not allowed: the file is not the user's to see, or the user is not the principal's to act for.",
+  416: "The requested byte range is outside the file.",
+};
+
+function operationId(contract: Endpoint): string {
+  const words = contract.path
+    .split(/[/{}_-]+/)
+    .filter(Boolean)
+    .map((word) => word[0].toUpperCase() + word.slice(1));
+  return `${contract.method}${contract.root ? "File" : ""}${words.join("")}`;
+}
+
+interface Described {
+  name: string;
+  required: boolean;
+  schema: JsonSchema;
+  json: boolean;
+  description?: string;
+}
+
+function describedParams(contract: Endpoint): Described[] {
+  const out: Described[] = Object.entries(contract.params).map(([name, param]: [string, Param<unknown>]) => ({
+    name,
+    required: param.required,
+    schema: param.schema(),
+    json: param.doc.json,
+    description: param.doc.description,
+  }));
+  for (const [name, other] of Object.entries(contract.otherParams ?? {})) out.push({ name, required: false, schema: { ...other.schema, description: other.description }, json: false, description: other.description });
+  return out;
+}
+
+function pathParameters(contract: Endpoint): JsonSchema[] {
+  const names = [...contract.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+  return names.map((name) => {
+    const doc = contract.pathParams?.[name];
+    return {
+      name,
+      in: "path",
+      required: true,
+      schema: doc?.schema ?? { type: "integer", minimum: 0, maximum: 2147483647 },
+      ...(doc?.description ? { description: doc.description } : {}),
+      // OpenAPI has no parameter for several segments; this one takes the rest of the path.
+      ...(doc?.rest ? { "x-rest-of-path": true } : {}),
+    };
+  });
+}
+
+function queryParameter(param: Described): JsonSchema {
+  const { schema, json, name, required } = param;
+  const description = schema.description as string | undefined;
+  const bare = { ...schema };
+  delete bare.description;
+  return {
+    name,
+    in: "query",
+    required,
+    ...(description ? { description } : {}),
+    ...(json ? { content: { "application/json": { schema: bare } } } : { schema: bare }),
+  };
+}
+
+function requestBody(contract: Endpoint, described: Described[]): JsonSchema | undefined {
+  if (described.length === 0 && !contract.file) return undefined;
+  const properties: Record<string, JsonSchema> = {};
+  const encoding: Record<string, JsonSchema> = {};
+  for (const param of described) {
+    properties[param.name] = param.schema;
+    if (param.json) encoding[param.name] = { contentType: "application/json" };
+  }
+  const required = described.filter((param) => param.required).map((param) => param.name);
+  const form = { type: "object", properties, ...(required.length ? { required } : {}), additionalProperties: true };
+  const formContent = { schema: form, ...(Object.keys(encoding).length ? { encoding } : {}) };
+  if (contract.file) {
+    const file = contract.file;
+    const multipart = {
+      schema: { ...form, properties: { ...properties, [file.name]: { type: "string", contentMediaType: "application/octet-stream", description: file.description } }, required: [...required, ...(file.required ? [file.name] : [])] },
+      ...(Object.keys(encoding).length ? { encoding } : {}),
+    };
+    return { required: file.required, content: { "multipart/form-data": multipart } };
+  }
+  return { required: required.length > 0, content: { "application/x-www-form-urlencoded": formContent, "multipart/form-data": formContent } };
+}
+
+function security(contract: Endpoint): JsonSchema[] {
+  switch (contract.auth) {
+    case "basic":
+      return [{ basicAuth: [] }];
+    case "basic-or-api-key":
+      return [{ basicAuth: [] }, { apiKeyParameter: [] }];
+    default:
+      return [];
+  }
+}
+
+/** The Error shape with `code` one of `codes` (or none, for `Invalid API key`). */
+function errorSchema(codes: Iterable<string>): JsonSchema {
+  return { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { code: { enum: [...new Set(codes)] } } }] };
+}
+
+function errorResponses(contract: Endpoint): OpenApiOperation["responses"] {
+  const responses: OpenApiOperation["responses"] = {};
+  const statuses = [...Object.keys(COMMON_ERRORS).map(Number), ...(contract.errorStatuses ?? [])].sort((a, b) => a - b);
+  for (const status of statuses) {
+    const common = COMMON_ERRORS[status];
+    // What every endpoint answers alike is written once (components.responses).
+    if (common && status !== 400) {
+      responses[String(status)] = { $ref: `#/components/responses/${COMMON_RESPONSE_NAMES[status]}` } as never;
+      continue;
+    }
+    const codes = status === 400 ? [...common.codes, ...(contract.errors ?? [])] : status === 403 ? ["BAD_REQUEST", ...(contract.errors ?? []).filter((code) => code === "UNAUTHORIZED_PRINCIPAL")] : ["BAD_REQUEST"];
+    const description = `${common?.description ?? OTHER_STATUSES[status] ?? "An error."} Codes: ${[...new Set(codes)].join(", ")}.`;
+    responses[String(status)] = { description, content: { "application/json": { schema: errorSchema(codes) } } };
+  }
+  return responses;
+}
+
+function operation(contract: Endpoint): OpenApiOperation {
+  const described = describedParams(contract);
+  const inQuery = contract.method === "get";
+  const parameters = [...pathParameters(contract), ...(inQuery ? described.map(queryParameter) : [])];
+  const body = inQuery ? undefined : requestBody(contract, described);
+  const success =
+    "binary" in contract.response
+      ? { description: "The file's bytes.", content: Object.fromEntries((contract.response.binary as string[]).map((type) => [type, { schema: { type: "string", contentMediaType: type } }])) }
+      : { description: "Success.", content: { "application/json": { schema: contract.response } } };
+  return {
+    operationId: operationId(contract),
+    summary: contract.summary,
+    ...(contract.description ? { description: contract.description } : {}),
+    tags: [contract.tag],
+    security: security(contract),
+    ...(parameters.length ? { parameters } : {}),
+    ...(body ? { requestBody: body } : {}),
+    responses: { [String(contract.successStatus ?? 200)]: success, ...errorResponses(contract) },
+  };
+}
+
+export interface ApiDocumentParts {
+  endpoints: Endpoint[];
+  /** Shared shapes, referred to as `#/components/schemas/<name>`. */
+  schemas: Record<string, JsonSchema>;
+  /** The release whose API this is (`info.version`). */
+  version: string;
+}
+
+/** The path a contract is served at: under /api/v1 unless it is a file's. */
+export function servedPath(contract: Pick<Endpoint, "path" | "root">): string {
+  return contract.root ? contract.path : `/api/v1${contract.path}`;
+}
+
+/**
+ * The OpenAPI 3.1 document of `endpoints`. Paths are written whole (`/api/v1/messages`), since
+ * downloads are served outside /api/v1 at paths the API also has (`/user_uploads/{realm_id}/...`).
+ */
+export function openApiDocument(parts: ApiDocumentParts): OpenApiDocument {
+  const paths: OpenApiDocument["paths"] = {};
+  for (const contract of parts.endpoints) {
+    const path = servedPath(contract);
+    const item = (paths[path] ??= {});
+    if (item[contract.method]) throw new Error(`two contracts for ${endpointKey(contract.method, path)}`);
+    item[contract.method] = operation(contract);
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Team chat REST API",
+      version: parts.version,
+      description:
+        "A Zulip-compatible chat server's REST API, under /api/v1 (files are served at the root). Parameters may come in the query string or in a form body (urlencoded or multipart; the body wins); strings are sent as they are, every other value (integers, booleans, lists, dicts) as JSON. Every JSON response has `result` and `msg`; errors add a `code`.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ basicAuth: [] }],
+    paths,
+    components: {
+      schemas: { Error: ERROR_SCHEMA, ...parts.schemas },
+      responses: commonResponses(),
+      securitySchemes: {
+        basicAuth: { type: "http", scheme: "basic", description: "The user's email address and API key (POST /api/v1/fetch_api_key)." },
+        apiKeyParameter: { type: "apiKey", in: "query", name: "api_key", description: "File downloads only: the API key as a parameter, for clients that cannot set headers on a link." },
+      },
+    },
+  };
+}
+
+/**
+ * The operation a request path names (`/api/v1/messages/12` → `/api/v1/messages/{message_id}`),
+ * or undefined. A path named literally wins over a template (`/users/me` over `/users/{user_id}`);
+ * a parameter marked `x-rest-of-path` takes the remaining segments.
+ */
+export function matchOperation(document: OpenApiDocument, method: string, path: string): { path: string; operation: OpenApiOperation } | undefined {
+  const segments = path.split("/");
+  let best: { path: string; operation: OpenApiOperation; literal: number } | undefined;
+  for (const [template, item] of Object.entries(document.paths)) {
+    const operation = item[method.toLowerCase()];
+    if (!operation) continue;
+    const rest = new Set(((operation.parameters ?? []) as JsonSchema[]).filter((param) => param["x-rest-of-path"]).map((param) => `{${param.name as string}}`));
+    const parts = template.split("/");
+    const takesRest = rest.has(parts[parts.length - 1]);
+    if (takesRest ? segments.length < parts.length : segments.length !== parts.length) continue;
+    let literal = 0;
+    let matches = true;
+    for (let i = 0; i < parts.length && matches; i++) {
+      if (/^\{\w+\}$/.test(parts[i])) matches = segments[i] !== "";
+      else if (parts[i] === segments[i]) literal++;
+      else matches = false;
+    }
+    if (matches && (!best || literal > best.literal)) best = { path: template, operation, literal };
+  }
+  return best && { path: best.path, operation: best.operation };
+}

@@ -1,0 +1,429 @@
+// The shapes responses and events share (the API document's components.schemas): each written
+// once, and referred to by name (`schema.ref("Message")`) from the endpoints' contracts. A shape
+// lists every field the server sends; a field present only sometimes is optional, never absent
+// from the list. The tests validate every response and event against them (openapi.ts).
+import { schema as s } from "./endpoints.ts";
+import type { JsonSchema } from "./params.ts";
+import { EVENT_SCHEMAS } from "./event-shapes.ts";
+
+const string = s.string();
+const integer = s.integer();
+const boolean = s.boolean();
+const nullableInteger = s.nullable(integer);
+const nullableString = s.nullable(string);
+const nullableBoolean = s.nullable(boolean);
+const stringList = s.array(string);
+const integerList = s.array(integer);
+
+/** Roles: 100 owner, 200 administrator, 400 member, 600 guest. */
+const ROLE = s.enum(100, 200, 400, 600);
+
+const TOPIC_LINK = s.object({ text: string, url: string });
+
+const REACTION = s.object({
+  emoji_name: string,
+  emoji_code: string,
+  reaction_type: s.enum("unicode_emoji", "realm_emoji", "zulip_extra_emoji"),
+  user_id: integer,
+  user: s.object({ user_id: integer, email: string, full_name: string }),
+});
+
+const DISPLAY_RECIPIENT_USER = s.object({ id: integer, email: string, full_name: string, short_name: string, is_mirror_dummy: boolean });
+
+/** The fields of a Message (as GET /messages and `message` events show it). */
+const MESSAGE_FIELDS = {
+  required: {
+    id: integer,
+    sender_id: integer,
+    sender_full_name: string,
+    sender_short_name: string,
+    sender_email: string,
+    sender_realm_str: string,
+    recipient_id: integer,
+    type: s.enum("stream", "private"),
+    display_recipient: s.anyOf(string, s.array(DISPLAY_RECIPIENT_USER)),
+    subject: string,
+    topic_links: s.array(TOPIC_LINK),
+    subject_links: s.array(TOPIC_LINK),
+    content: string,
+    content_type: s.enum("text/html", "text/x-markdown"),
+    timestamp: integer,
+    client: string,
+    is_me_message: boolean,
+    reactions: s.array(s.ref("Reaction")),
+    submessages: s.array(s.any()),
+    avatar_url: nullableString,
+  },
+  optional: {
+    stream_id: integer,
+    flags: stringList,
+    last_edit_timestamp: integer,
+    /** With a search narrow: the content and topic with the matches marked. */
+    match_content: string,
+    match_subject: string,
+  },
+};
+
+const MESSAGE = s.object(MESSAGE_FIELDS.required, MESSAGE_FIELDS.optional);
+
+const PROFILE_DATA = s.dict(s.object({ value: string }, { rendered_value: nullableString }));
+
+const USER_FIELDS = {
+  required: {
+    user_id: integer,
+    email: string,
+    full_name: string,
+    is_active: boolean,
+    is_admin: boolean,
+    is_owner: boolean,
+    is_guest: boolean,
+    is_bot: boolean,
+    role: ROLE,
+    timezone: string,
+    date_joined: string,
+    avatar_url: nullableString,
+    avatar_version: integer,
+    avatar_source: s.enum("G", "U"),
+  },
+  optional: {
+    bot_type: nullableInteger,
+    bot_owner_id: nullableInteger,
+    /** Administrators only. */
+    delivery_email: string,
+    profile_data: PROFILE_DATA,
+    /** The server's own bots (cross_realm_bots). */
+    is_cross_realm_bot: boolean,
+  },
+};
+
+const USER = s.object(USER_FIELDS.required, USER_FIELDS.optional);
+
+const OWN_USER = s.object(
+  { result: s.const("success"), msg: string, ...USER_FIELDS.required, short_name: string, client_id: string, max_message_id: integer, pointer: integer },
+  USER_FIELDS.optional,
+);
+
+const STREAM_FIELDS = {
+  stream_id: integer,
+  name: string,
+  description: string,
+  rendered_description: string,
+  invite_only: boolean,
+  is_web_public: boolean,
+  stream_post_policy: s.enum(1, 2, 3),
+  is_announcement_only: boolean,
+  history_public_to_subscribers: boolean,
+  first_message_id: nullableInteger,
+  message_retention_days: nullableInteger,
+  date_created: integer,
+};
+
+const STREAM = s.object(STREAM_FIELDS);
+
+/** A stream with its subscribers (never_subscribed, with include_subscribers). */
+const STREAM_WITH_SUBSCRIBERS = s.object(STREAM_FIELDS, { subscribers: integerList });
+
+const SUBSCRIPTION = s.object(
+  {
+    ...STREAM_FIELDS,
+    color: string,
+    is_muted: boolean,
+    in_home_view: boolean,
+    pin_to_top: boolean,
+    desktop_notifications: nullableBoolean,
+    audible_notifications: nullableBoolean,
+    push_notifications: nullableBoolean,
+    email_notifications: nullableBoolean,
+    wildcard_mentions_notify: nullableBoolean,
+    email_address: string,
+    stream_weekly_traffic: nullableInteger,
+  },
+  // User ids in /register and events, emails from GET /users/me/subscriptions.
+  { subscribers: s.anyOf(integerList, stringList) },
+);
+
+const ATTACHMENT = s.object({
+  id: integer,
+  name: string,
+  path_id: string,
+  size: integer,
+  create_time: integer,
+  // `name` is the message's time, as Zulip has it.
+  messages: s.array(s.object({ id: integer, name: integer })),
+});
+
+const EDIT_HISTORY_SNAPSHOT = s.object(
+  { topic: string, timestamp: integer, user_id: nullableInteger },
+  { content: string, rendered_content: string, prev_content: string, prev_rendered_content: string, content_html_diff: string, prev_topic: string },
+);
+
+const REALM_EMOJI = s.object({
+  id: string,
+  name: string,
+  source_url: string,
+  deactivated: boolean,
+  author: s.nullable(s.object({ id: integer, email: string, full_name: string })),
+});
+
+const CUSTOM_PROFILE_FIELD = s.object({ id: integer, name: string, type: integer, hint: string, field_data: string, order: integer });
+
+const USER_GROUP = s.object({ id: integer, name: string, description: string, members: integerList });
+
+const DEFAULT_STREAM_GROUP = s.object({ id: integer, name: string, description: string, streams: s.array(s.ref("Stream")) });
+
+/** GET /bots. */
+const BOT = s.object({
+  user_id: integer,
+  username: string,
+  full_name: string,
+  api_key: string,
+  avatar_url: string,
+  default_sending_stream: nullableString,
+  default_events_register_stream: nullableString,
+  default_all_public_streams: boolean,
+});
+
+/** An outgoing webhook bot's service, or an embedded bot's. */
+const BOT_SERVICE = s.anyOf(s.object({ base_url: string, interface: integer, token: string }), s.object({ service_name: string, config_data: s.dict(string) }));
+
+/** realm_bots in /register and realm_bot events: a bot as its owner (or an administrator) sees it. */
+const OWNED_BOT = s.object({
+  email: string,
+  user_id: integer,
+  full_name: string,
+  bot_type: nullableInteger,
+  is_active: boolean,
+  api_key: string,
+  default_sending_stream: nullableString,
+  default_events_register_stream: nullableString,
+  default_all_public_streams: boolean,
+  owner_id: nullableInteger,
+  avatar_url: string,
+  services: s.array(s.ref("BotService")),
+});
+
+/** One client's presence; `aggregated` has no `pushable`. */
+const CLIENT_PRESENCE = s.object({ status: s.enum("active", "idle", "offline"), timestamp: integer }, { client: string, pushable: boolean });
+
+/** A user's presence by client name, with `aggregated`. */
+const USER_PRESENCE = s.dict(CLIENT_PRESENCE);
+
+/** Every user's presence, by email (or by user id, with slim_presence). */
+const REALM_PRESENCES = s.dict(USER_PRESENCE);
+
+const TOPIC = s.object({ name: string, max_id: integer });
+
+/** [pattern, url_format_string, id]. */
+const LINKIFIER = { type: "array", prefixItems: [string, string, integer], minItems: 3, maxItems: 3 };
+
+const EXTERNAL_AUTHENTICATION_METHOD = s.object({ name: string, display_name: string, display_icon: nullableString, login_url: string, signup_url: string });
+
+const UNREAD_MSGS = s.object({
+  count: integer,
+  pms: s.array(s.object({ sender_id: integer, unread_message_ids: integerList })),
+  streams: s.array(s.object({ stream_id: integer, topic: string, unread_message_ids: integerList }, { sender_ids: integerList })),
+  huddles: s.array(s.object({ user_ids_string: string, unread_message_ids: integerList })),
+  mentions: integerList,
+});
+
+/** A muted topic: [stream name, topic, when muted (UNIX time)]. */
+const MUTED_TOPIC = { type: "array", prefixItems: [string, string, integer], minItems: 2, maxItems: 3 };
+
+/**
+ * POST /register: the queue, and the sections of state `fetch_event_types` (else `event_types`)
+ * asked for. Every section the server can send is listed here.
+ */
+const REGISTER_RESPONSE = s.object(
+  { result: s.const("success"), msg: string, queue_id: string, last_event_id: integer, zulip_version: string, zulip_feature_level: integer },
+  {
+    // alert_words
+    alert_words: stringList,
+    // custom_profile_fields
+    custom_profile_fields: s.array(s.ref("CustomProfileField")),
+    custom_profile_field_types: s.dict(s.object({ id: integer, name: string })),
+    // default streams and groups
+    realm_default_streams: s.array(s.ref("Stream")),
+    realm_default_stream_groups: s.array(s.ref("DefaultStreamGroup")),
+    // hotspots, invites, ...
+    hotspots: s.array(s.object({ name: string, title: string, description: string, delay: s.number() })),
+    // message
+    max_message_id: integer,
+    // muted_topics
+    muted_topics: s.array(MUTED_TOPIC),
+    // pointer
+    pointer: integer,
+    // presence
+    presences: s.ref("RealmPresences"),
+    // realm
+    realm_uri: string,
+    realm_name: string,
+    realm_description: string,
+    realm_icon_url: string,
+    realm_icon_source: string,
+    realm_logo_source: string,
+    realm_bot_domain: string,
+    realm_authentication_methods: s.dict(boolean),
+    realm_available_video_chat_providers: s.dict(s.any()),
+    realm_notifications_stream_id: integer,
+    realm_signup_notifications_stream_id: integer,
+    realm_message_retention_days: nullableInteger,
+    realm_message_content_edit_limit_seconds: integer,
+    realm_message_content_delete_limit_seconds: nullableInteger,
+    realm_upload_quota: nullableInteger,
+    realm_default_language: string,
+    realm_digest_weekday: integer,
+    realm_email_address_visibility: integer,
+    realm_video_chat_provider: integer,
+    realm_waiting_period_threshold: integer,
+    realm_create_stream_policy: integer,
+    realm_invite_to_stream_policy: integer,
+    realm_user_group_edit_policy: integer,
+    realm_private_message_policy: integer,
+    realm_wildcard_mention_policy: integer,
+    realm_bot_creation_policy: integer,
+    ...Object.fromEntries(
+      [
+        "realm_add_emoji_by_admins_only",
+        "realm_allow_community_topic_editing",
+        "realm_allow_edit_history",
+        "realm_allow_message_deleting",
+        "realm_allow_message_editing",
+        "realm_avatar_changes_disabled",
+        "realm_default_twenty_four_hour_time",
+        "realm_digest_emails_enabled",
+        "realm_disallow_disposable_email_addresses",
+        "realm_email_auth_enabled",
+        "realm_email_changes_disabled",
+        "realm_emails_restricted_to_domains",
+        "realm_inline_image_preview",
+        "realm_inline_url_embed_preview",
+        "realm_invite_required",
+        "realm_is_zephyr_mirror_realm",
+        "realm_mandatory_topics",
+        "realm_message_content_allowed_in_email_notifications",
+        "realm_name_changes_disabled",
+        "realm_name_in_notifications",
+        "realm_password_auth_enabled",
+        "realm_presence_disabled",
+        "realm_push_notifications_enabled",
+        "realm_send_welcome_emails",
+      ].map((name) => [name, boolean]),
+    ),
+    max_stream_name_length: integer,
+    max_stream_description_length: integer,
+    max_topic_length: integer,
+    max_message_length: integer,
+    max_file_upload_size_mib: integer,
+    // realm_bot
+    realm_bots: s.array(s.ref("OwnedBot")),
+    // realm_domains
+    realm_domains: s.array(s.object({ domain: string, allow_subdomains: boolean })),
+    // realm_emoji
+    realm_emoji: s.dict(s.ref("RealmEmoji")),
+    // realm_filters
+    realm_filters: s.array(s.ref("Linkifier")),
+    // realm_user
+    realm_users: s.array(s.ref("User")),
+    realm_non_active_users: s.array(s.ref("User")),
+    cross_realm_bots: s.array(s.ref("User")),
+    avatar_source: string,
+    avatar_url: nullableString,
+    avatar_url_medium: nullableString,
+    can_create_streams: boolean,
+    can_subscribe_other_users: boolean,
+    delivery_email: string,
+    email: string,
+    full_name: string,
+    is_admin: boolean,
+    is_owner: boolean,
+    is_guest: boolean,
+    role: ROLE,
+    user_id: integer,
+    // realm_user_groups
+    realm_user_groups: s.array(s.ref("UserGroup")),
+    // recent_private_conversations
+    recent_private_conversations: s.array(s.object({ max_message_id: integer, user_ids: integerList })),
+    // starred_messages
+    starred_messages: integerList,
+    // stream
+    streams: s.array(s.ref("Stream")),
+    stream_name_max_length: integer,
+    stream_description_max_length: integer,
+    // subscription
+    subscriptions: s.array(s.ref("Subscription")),
+    unsubscribed: s.array(s.ref("Subscription")),
+    never_subscribed: s.array(STREAM_WITH_SUBSCRIBERS),
+    // update_display_settings
+    twenty_four_hour_time: boolean,
+    dense_mode: boolean,
+    starred_message_counts: boolean,
+    fluid_layout_width: boolean,
+    high_contrast_mode: boolean,
+    color_scheme: integer,
+    translate_emoticons: boolean,
+    default_language: string,
+    default_view: string,
+    left_side_userlist: boolean,
+    emojiset: string,
+    demote_inactive_streams: integer,
+    timezone: string,
+    emojiset_choices: s.array(s.object({ key: string, text: string })),
+    // update_global_notifications
+    enable_stream_desktop_notifications: boolean,
+    enable_stream_email_notifications: boolean,
+    enable_stream_push_notifications: boolean,
+    enable_stream_audible_notifications: boolean,
+    wildcard_mentions_notify: boolean,
+    notification_sound: string,
+    enable_desktop_notifications: boolean,
+    enable_sounds: boolean,
+    enable_offline_email_notifications: boolean,
+    enable_offline_push_notifications: boolean,
+    enable_online_push_notifications: boolean,
+    enable_digest_emails: boolean,
+    enable_login_emails: boolean,
+    message_content_in_email_notifications: boolean,
+    pm_content_in_desktop_notifications: boolean,
+    desktop_icon_count_display: integer,
+    realm_name_in_notifications: boolean,
+    presence_enabled: boolean,
+    available_notification_sounds: stringList,
+    enter_sends: boolean,
+    // message (unread)
+    unread_msgs: s.ref("UnreadMessages"),
+    // user_status
+    user_status: s.dict(s.object({}, { away: boolean, status_text: string })),
+    // embedded bots and incoming webhooks a bot can be
+    realm_embedded_bots: s.array(s.object({ name: string, config: s.dict(string) })),
+    realm_incoming_webhook_bots: s.array(s.object({ name: string, config: s.dict(string) })),
+  },
+);
+
+/** Every shape of the API document's components.schemas, by name. */
+export const API_SCHEMAS: Record<string, JsonSchema> = {
+  Message: MESSAGE,
+  Reaction: REACTION,
+  User: USER,
+  OwnUser: OWN_USER,
+  ProfileData: PROFILE_DATA,
+  Stream: STREAM,
+  Subscription: SUBSCRIPTION,
+  Attachment: ATTACHMENT,
+  EditHistorySnapshot: EDIT_HISTORY_SNAPSHOT,
+  RealmEmoji: REALM_EMOJI,
+  CustomProfileField: CUSTOM_PROFILE_FIELD,
+  UserGroup: USER_GROUP,
+  DefaultStreamGroup: DEFAULT_STREAM_GROUP,
+  Bot: BOT,
+  OwnedBot: OWNED_BOT,
+  BotService: BOT_SERVICE,
+  ClientPresence: CLIENT_PRESENCE,
+  UserPresence: USER_PRESENCE,
+  RealmPresences: REALM_PRESENCES,
+  Topic: TOPIC,
+  Linkifier: LINKIFIER,
+  ExternalAuthenticationMethod: EXTERNAL_AUTHENTICATION_METHOD,
+  UnreadMessages: UNREAD_MSGS,
+  RegisterResponse: REGISTER_RESPONSE,
+  ...EVENT_SCHEMAS,
+};
