@@ -24,7 +24,8 @@ describe.each(MODES)("linkifiers in messages (%s)", (mode) => {
     expect(html).toContain("<code>#456</code>");
     expect(html).not.toContain("issues/456");
     expect(html).not.toContain("issues/789");
-    expect(event.message.topic_links).toEqual([{ text: "#42", url: "https://tracker.example/issues/42" }]);
+    // Zulip 3.x's form (feature level 1): the URLs alone.
+    expect(event.message.topic_links).toEqual(["https://tracker.example/issues/42"]);
     expect(event.message.subject_links).toEqual(event.message.topic_links);
     const stored = await server.running.services.db.prisma.message.findUniqueOrThrow({ where: { id: sent.body.id } });
     expect(stored.rendered_content).toBe(html);
@@ -56,6 +57,6 @@ describe.each(MODES)("linkifiers in messages (%s)", (mode) => {
     expect(performance.now() - started).toBeLessThan(2000);
     expect(fetched.body.messages[0].id).toBe(sent.body.id);
     // `(\\w+\\s?)*$` matches the whole topic, in linear time.
-    expect(fetched.body.messages[0].topic_links).toEqual([{ text: "1".repeat(60), url: `https://evil.example/${"1".repeat(60)}` }]);
+    expect(fetched.body.messages[0].topic_links).toEqual([`https://evil.example/${"1".repeat(60)}`]);
   });
 });

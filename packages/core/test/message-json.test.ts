@@ -36,7 +36,7 @@ function wire(overrides: Partial<WireMessage>): WireMessage {
     stream_id: 12,
     display_recipient: "general",
     subject: row.subject,
-    topic_links: [{ text: "#1", url: "https://example.com/1" }],
+    topic_links: ["https://example.com/1"],
     raw_content: row.raw_content,
     rendered_content: row.rendered_content,
     timestamp: row.timestamp,
@@ -58,7 +58,7 @@ describe.each([
   const context = { realmJson: JSON.stringify("zulip"), users, ...options };
 
   test("a stream message equals finalizeMessage's, with the user's flags", () => {
-    const json = messageJson(cachedMessageFromRow(row), { streamId: 12, displayRecipientJson: JSON.stringify("general"), topicLinksJson: JSON.stringify([{ text: "#1", url: "https://example.com/1" }]) }, 2 | 8, context);
+    const json = messageJson(cachedMessageFromRow(row), { streamId: 12, displayRecipientJson: JSON.stringify("general"), topicLinksJson: JSON.stringify(["https://example.com/1"]) }, 2 | 8, context);
     expect(JSON.parse(json!)).toStrictEqual({ ...finalizeMessage(wire({}), options), flags: ["starred", "mentioned"] });
   });
 

@@ -97,7 +97,7 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
       is_me_message: boolean,
       orig_subject: string,
       subject: string,
-      topic_links: s.array(s.object({ text: string, url: string })),
+      topic_links: s.array(string),
     },
   ),
   // message_ids for clients with bulk_message_deletion; message_id (one event each) for others.

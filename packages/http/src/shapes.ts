@@ -18,7 +18,8 @@ const integerList = s.array(integer);
 /** Roles: 100 owner, 200 administrator, 400 member, 600 guest. */
 const ROLE = s.enum(100, 200, 400, 600);
 
-const TOPIC_LINK = s.object({ text: string, url: string });
+/** A linkifier link's URL (Zulip 3.x; `{text, url}` objects are feature level 46). */
+const TOPIC_LINK = string;
 
 const REACTION = s.object({
   emoji_name: string,

@@ -280,7 +280,10 @@ export function linkifierMatches(text: string, linkifiers: Linkifier[], budget: 
   return result;
 }
 
-/** A message's `topic_links`: the linkifier links of its topic. */
-export function topicLinks(topic: string, linkifiers: Linkifier[]): LinkifierLink[] {
-  return linkifierMatches(topic, linkifiers).map(({ text, url }) => ({ text, url }));
+/**
+ * A message's `topic_links`: the URLs of the linkifier links in its topic. A list of URL strings,
+ * as Zulip 3.x sends it (feature level 1); `{text, url}` objects came with feature level 46.
+ */
+export function topicLinks(topic: string, linkifiers: Linkifier[]): string[] {
+  return linkifierMatches(topic, linkifiers).map(({ url }) => url);
 }

@@ -19,7 +19,7 @@ export interface WireMessage {
   stream_id?: number;
   display_recipient: string | Array<{ id: number; email: string; full_name: string; short_name: string; is_mirror_dummy: boolean }>;
   subject: string;
-  topic_links: Array<{ text: string; url: string }>;
+  topic_links: string[];
   raw_content: string;
   rendered_content: string;
   timestamp: number;
