@@ -42,7 +42,10 @@ export function eventsHotRoute(services: EventsHotRouteServices): HotRoute {
       if (actor === undefined) return false;
       tagRequestUser(req, actor.id);
       // Polls are not rate limited (rate-limit.ts exempts them): a client re-polls after every answer.
-      const events = await pollEvents(services.queues, services.waiters, services.heartbeatMs, { ...params, userId: actor.id }, pollConnection(res), readEventsJson);
+      // A literal, not `{ ...params, userId }`: spread objects each got a shape of their own
+      // (V8 map and descriptors, about 450 bytes a held poll in a heap snapshot).
+      const poll = { queueId: params.queueId, lastEventId: params.lastEventId, dontBlock: params.dontBlock, userId: actor.id };
+      const events = await pollEvents(services.queues, services.waiters, services.heartbeatMs, poll, pollConnection(res), readEventsJson);
       // Gone or not the user's: the ordinary route says BAD_EVENT_QUEUE_ID.
       if (events === null) return false;
       // The client went away: nothing to answer.
