@@ -185,12 +185,19 @@ export interface HeldPollMemory {
  * `pollers`, against its RSS before. The queues were registered elsewhere: they live in Redis.
  */
 export async function measureHeldPollMemory(env: Record<string, string>, pollers: Poller[]): Promise<HeldPollMemory> {
-  const node = await startProcess({ ...env, ROLE: "events", EVENT_HEARTBEAT_SECONDS: "600" });
+  const node = await startProcess({ ...env, ROLE: "events", EVENT_HEARTBEAT_SECONDS: "600", METRICS_PORT: "0" });
   let perPoll = 0;
   try {
     const url = `http://127.0.0.1:${node.port}`;
     perPoll = await heldMemory(node.child.pid!, pollers.length, async (agent) => {
       const polls = pollForever(url, pollers, () => undefined, agent);
+      // Idle held polls: a connected socket is not yet a held poll (the node authenticates and
+      // reads each queue first), so wait until the node holds them all, as its metrics say.
+      const deadline = Date.now() + 120_000;
+      while ((await heldPolls(node.metricsPort!)) < pollers.length) {
+        if (Date.now() > deadline) throw new Error(`the events node did not come to hold ${pollers.length} polls`);
+        await sleep(200);
+      }
       return async () => {
         polls.stop();
         await polls.done;
@@ -214,7 +221,23 @@ export async function measureHeldPollMemory(env: Record<string, string>, pollers
   return { kibPerPoll: perPoll / 1024, bareKibPerPoll: barePerPoll / 1024 };
 }
 
-/** Bytes of RSS per poll while `count` polls are held, from a settled baseline. */
+/** The events node's held polls (chat_long_polls_held on its METRICS_PORT). */
+async function heldPolls(metricsPort: number): Promise<number> {
+  const res = await request(`http://127.0.0.1:${metricsPort}/metrics`);
+  const line = res.body.split("\n").find((text) => text.startsWith("chat_long_polls_held "));
+  return line === undefined ? 0 : Number(line.slice(line.indexOf(" ") + 1));
+}
+
+/** How long RSS is followed once every poll is held; V8 shrinks a heap grown by a burst after 10-20 s. */
+const SETTLE_MS = 30_000;
+const SAMPLE_MS = 2_000;
+
+/**
+ * Bytes of RSS per poll while `count` polls are held, idle, from a settled baseline: after every
+ * poll is held, the lowest RSS seen over SETTLE_MS. Three seconds after the burst, as this was
+ * measured before, the heap still held the burst's garbage (or, before every poll was held, not
+ * yet the polls), which made the figure depend on when V8 happened to collect it.
+ */
 async function heldMemory(pid: number, count: number, hold: (agent: ReturnType<typeof newPollAgent>) => Promise<() => Promise<void>>): Promise<number> {
   await sleep(2000);
   const before = processRssBytes(pid);
@@ -222,9 +245,11 @@ async function heldMemory(pid: number, count: number, hold: (agent: ReturnType<t
   const release = await hold(agent);
   const connected = () => Object.values(agent.sockets).reduce((sum, list) => sum + (list?.length ?? 0), 0);
   await waitUntil(`${count} polls connected`, () => connected() >= count, 60_000, 50);
-  // Every request is on the server by now; let it reach its wait.
-  await sleep(3000);
-  const held = processRssBytes(pid);
+  let held = Infinity;
+  for (let waited = 0; waited < SETTLE_MS; waited += SAMPLE_MS) {
+    await sleep(SAMPLE_MS);
+    held = Math.min(held, processRssBytes(pid));
+  }
   agent.destroy();
   await release();
   return (held - before) / count;
