@@ -3,8 +3,10 @@
 // and per client address; RATE_LIMITING=false turns it all off.
 import { Redis } from "ioredis";
 import request from "supertest";
+import { createRedisClient } from "@chat/bus";
 import { isExemptFromRateLimit, RateLimits } from "@chat/http";
 import type { ApiClient, ApiResponse } from "../support/client.ts";
+import { startRedisCluster } from "../support/redis-cluster.ts";
 import { MODES, OWNER_EMAIL, OWNER_PASSWORD, startSecondNode, startTestServer, type TestServer } from "../support/server.ts";
 import { createTestUser } from "../support/users.ts";
 
@@ -225,6 +227,33 @@ describe("counters that cannot be reached", () => {
       }
     } finally {
       redis.disconnect();
+    }
+  });
+});
+
+describe("counters on a Redis Cluster", () => {
+  test("count and limit as on one server, through the client services.ts makes for REDIS_CLUSTER_NODES", async () => {
+    const cluster = await startRedisCluster();
+    const redis = createRedisClient({ clusterNodes: cluster.nodes }, { enableOfflineQueue: false, commandTimeout: 1000, maxRetriesPerRequest: 1 });
+    try {
+      await new Promise<void>((resolve) => redis.once("ready", () => resolve()));
+      const limits = new RateLimits(
+        { enabled: true, userRequestsPerMinute: 2, ipRequestsPerMinute: 1, loginFailuresPerAccount: 1, loginFailuresPerIp: 5, loginFailureWindowSeconds: 60 },
+        { redis, prefix: "cluster:" },
+      );
+      // Users' counters are keys of their own, spread over the masters.
+      for (const user of [1, 2, 3, 4, 5, 6]) {
+        expect(await limits.countUser(user)).toBeNull();
+        expect(await limits.countUser(user)).toBeNull();
+        expect(await limits.countUser(user)).toBeGreaterThan(0);
+      }
+      // The account's one allowed failure, then it waits, from any address.
+      expect(await limits.countLoginFailure("a@example.com", "192.0.2.1")).toBeNull();
+      expect(await limits.loginThrottled("a@example.com", "192.0.2.9")).toBeGreaterThan(0);
+      expect(await limits.loginThrottled("b@example.com", "192.0.2.9")).toBeNull();
+    } finally {
+      redis.disconnect();
+      await cluster.stop();
     }
   });
 });

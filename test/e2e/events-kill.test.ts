@@ -2,7 +2,7 @@
 // events process is SIGKILLed mid-stream. Its clients poll the other node with the same queue and
 // last_event_id; the survivor takes the dead node's shards over once their leases lapse, handling
 // what it left pending first. Every client receives every message exactly once, in order, and
-// none registers again.
+// none registers again. Once on the shared Redis server, once on a Redis Cluster of three masters.
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pollLoops, usersWithQueues, type RawPoller } from "../support/raw-poll.ts";
@@ -21,8 +21,11 @@ interface Poller extends RawPoller {
   switched: number;
 }
 
-describe("an events process killed under load", () => {
-  const tiers = useTierProcesses({ EVENT_HEARTBEAT_SECONDS: "60", EVENT_QUEUES_PER_USER: String(QUEUES_PER_USER) });
+describe.each([
+  ["one Redis server", false],
+  ["a Redis Cluster", true],
+])("an events process killed under load, on %s", (redis, redisCluster) => {
+  const tiers = useTierProcesses({ EVENT_HEARTBEAT_SECONDS: "60", EVENT_QUEUES_PER_USER: String(QUEUES_PER_USER) }, { redisCluster });
 
   test("every client gets every message once, in order, without registering again", async () => {
     const api = await tiers.start("api");
@@ -68,6 +71,6 @@ describe("an events process killed under load", () => {
     expect(pollers.filter((poller) => poller.node === 0)).toEqual([]);
     const wrong = pollers.filter((poller) => JSON.stringify(poller.received.filter((id) => sent.includes(id))) !== JSON.stringify(sent));
     expect(wrong.slice(0, 3).map((poller) => ({ queue: poller.queueId, received: poller.received }))).toEqual([]);
-    process.stdout.write(`kill: ${pollers.filter((p) => p.switched > 0).length} clients moved; all ${pollers.length} got ${sent.length} messages once, in order; ${loops.retried} polls asked to retry (503)\n`);
+    process.stdout.write(`kill (${redis}): ${pollers.filter((p) => p.switched > 0).length} clients moved; all ${pollers.length} got ${sent.length} messages once, in order; ${loops.retried} polls asked to retry (503)\n`);
   });
 });

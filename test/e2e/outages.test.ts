@@ -211,7 +211,8 @@ describe("Redis outage", () => {
     expect(Date.now() - killedAt).toBeLessThan(MAX_OUTAGE_ANSWER_MS);
 
     await expectUnavailable("Redis killed: POST /register", () => owner.post("/register", { event_types: ["message"] }));
-    await expectUnavailable("Redis killed: GET /events", () => owner.get("/events", { queue_id: "no-such-queue", last_event_id: -1 }));
+    // A well-formed queue id (realm:user:seconds:random): one that is not is refused without asking Redis.
+    await expectUnavailable("Redis killed: GET /events", () => owner.get("/events", { queue_id: "1:1:1700000000:0123456789abcdef", last_event_id: -1 }));
     await expectSuccess("Redis killed: POST /messages", () => send("sent while Redis was down"));
     expect(await outboxRows()).toBeGreaterThan(0);
 

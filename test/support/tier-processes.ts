@@ -2,6 +2,7 @@
 // start, stop and kill them: the setup they share, and the owner's client on the API process.
 import { ApiClient } from "./client.ts";
 import { startProcess, type ServerProcess } from "./processes.ts";
+import { startRedisCluster, type TestRedisCluster } from "./redis-cluster.ts";
 import { createRedisPrefix, createTestDatabase, REDIS_URL, type TestDatabase, type TestRedisPrefix } from "./services.ts";
 
 export const TIER_OWNER_EMAIL = "owner@example.com";
@@ -15,19 +16,27 @@ export interface TierProcesses {
   databaseUrl(): string;
 }
 
+export interface TierProcessesOptions {
+  /** The processes share a Redis Cluster of the block's own (three masters, REDIS_CLUSTER_NODES) rather than the shared Redis. */
+  redisCluster?: boolean;
+}
+
 /** Registers the hooks of a describe block whose tests run tier processes with `settings`. */
-export function useTierProcesses(settings: Record<string, string> = {}): TierProcesses {
+export function useTierProcesses(settings: Record<string, string> = {}, options: TierProcessesOptions = {}): TierProcesses {
   let database: TestDatabase;
   let redis: TestRedisPrefix;
+  let cluster: TestRedisCluster | null = null;
   const processes: ServerProcess[] = [];
   beforeAll(async () => {
     database = await createTestDatabase();
     redis = createRedisPrefix();
-  });
+    if (options.redisCluster) cluster = await startRedisCluster();
+  }, 60_000);
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.kill()));
     await database.drop();
-    await redis.clear();
+    if (cluster) await cluster.stop();
+    else await redis.clear();
   });
   return {
     async start(role, extra = {}) {
@@ -37,7 +46,7 @@ export function useTierProcesses(settings: Record<string, string> = {}): TierPro
         DEV_MODE: "true",
         BIND_ADDRESS: "127.0.0.1",
         DATABASE_URL: database.url,
-        REDIS_URL,
+        ...(cluster ? { REDIS_CLUSTER_NODES: cluster.nodes.join(",") } : { REDIS_URL }),
         REDIS_PREFIX: redis.prefix,
         PORT: "0",
         ...settings,

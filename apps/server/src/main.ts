@@ -124,7 +124,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     logger.info("server process ready", { pid: process.pid, port, metricsPort });
     process.send?.({ type: "ready", port } satisfies ReadyMessage);
   } else {
-    logger.info(`team chat ${role} tier${role === "all" ? "s" : ""} ready`, { port, metricsPort, database: services.db.kind, bus: config.redisUrl ? "redis" : "in-process" });
+    logger.info(`team chat ${role} tier${role === "all" ? "s" : ""} ready`, { port, metricsPort, database: services.db.kind, bus: config.redisClusterNodes ? "redis cluster" : config.redisUrl ? "redis" : "in-process" });
   }
 
   return {

@@ -1,6 +1,7 @@
 // Whether this process should take traffic (GET /health/ready, on its HTTP port and on
 // METRICS_PORT): its database answers with every migration this code has applied, its Redis
 // answers (when it has one), and it is not shutting down. Liveness is only that it answers.
+import { sharedRedis } from "@chat/config";
 import { leanSql, pendingMigrations } from "@chat/db";
 import type { Services } from "./services.ts";
 
@@ -38,7 +39,7 @@ export function readinessCheck(services: Pick<Services, "db" | "bus" | "config">
         const pending = await withTimeout(pendingMigrations(leanSql(services.db.prisma)), "the database");
         return pending.length === 0 ? "ok" : `${pending.length} migrations not applied`;
       }),
-      services.config.redisUrl ? outcome(async () => (await withTimeout(services.bus.ping(), "Redis"), "ok")) : Promise.resolve(null),
+      sharedRedis(services.config) ? outcome(async () => (await withTimeout(services.bus.ping(), "Redis"), "ok")) : Promise.resolve(null),
     ]);
     const checks: Record<string, string> = { database, ...(redis === null ? {} : { redis }), shutdown: isDraining() ? "draining" : "ok" };
     return { ready: Object.values(checks).every((value) => value === "ok"), checks };

@@ -1,8 +1,7 @@
 // Builds everything a process needs from its configuration: the database (Postgres or embedded
 // PGlite), the bus (Redis or in-process), and the action runner that ties them together.
-import { Redis } from "ioredis";
-import { createMemoryBus, createRedisBus, type Bus } from "@chat/bus";
-import type { Config } from "@chat/config";
+import { createMemoryBus, createRedisBus, createRedisClient, type Bus, type RedisClient } from "@chat/bus";
+import { sharedRedis, type Config } from "@chat/config";
 import { ActionRunner, MessageCache, type ServerContext } from "@chat/core";
 import { openDatabase, type Database } from "@chat/db";
 import { RateLimits } from "@chat/http";
@@ -22,7 +21,7 @@ export interface Services {
 }
 
 /** Resolves once `redis` is ready, or after `timeoutMs` (the limiter then lets requests through until it is). */
-function connected(redis: Redis, timeoutMs: number): Promise<void> {
+function connected(redis: RedisClient, timeoutMs: number): Promise<void> {
   if (redis.status === "ready") return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -38,9 +37,11 @@ function connected(redis: Redis, timeoutMs: number): Promise<void> {
 export async function openServices(config: Config, options: { migrate: boolean }): Promise<Services> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, migrate: options.migrate });
   const queueLimits = { maxEventsPerQueue: config.eventQueueMaxEvents, maxQueuesPerUser: config.eventQueuesPerUser };
-  const bus = config.redisUrl
+  // One Redis server or a Redis Cluster; the bus and the limiter take either.
+  const redis = sharedRedis(config);
+  const bus = redis
     ? createRedisBus({
-        url: config.redisUrl,
+        ...redis,
         prefix: config.redisPrefix,
         shards: config.changeStreamShards,
         maxEntries: config.changeStreamMaxEntries,
@@ -51,7 +52,7 @@ export async function openServices(config: Config, options: { migrate: boolean }
   const actions = new ActionRunner(db.prisma, bus.changes);
   // Its own connection, which fails a command at once while Redis is away rather than queueing it:
   // the limiter then lets requests through (rate-limit.ts).
-  const rateLimitRedis = config.redisUrl && config.rateLimits.enabled ? new Redis(config.redisUrl, { enableOfflineQueue: false, commandTimeout: 1000, maxRetriesPerRequest: 1 }) : null;
+  const rateLimitRedis = redis && config.rateLimits.enabled ? createRedisClient(redis, { enableOfflineQueue: false, commandTimeout: 1000, maxRetriesPerRequest: 1 }) : null;
   rateLimitRedis?.on("error", () => {
     // Reported by the limiter when a count fails; ioredis would otherwise print every reconnect.
   });

@@ -31,9 +31,13 @@ export function chunked<T>(items: T[], size: number): T[][] {
   return chunks;
 }
 
-/** Opaque, unique across nodes; the time part keeps ids roughly sortable for operators. */
-export function newQueueId(): string {
-  return `${Math.floor(Date.now() / 1000)}:${randomBytes(8).toString("hex")}`;
+/**
+ * Opaque to clients, unique across nodes: `<realm id>:<user id>:<seconds>:<random hex>`. The Redis
+ * store finds a queue's keys from its id alone (their hash tag is the realm's: redis/keys.ts);
+ * the time part keeps ids roughly sortable for operators.
+ */
+export function newQueueId(realmId: number, userId: number): string {
+  return `${realmId}:${userId}:${Math.floor(Date.now() / 1000)}:${randomBytes(8).toString("hex")}`;
 }
 
 /** BullMQ's exponential backoff: the delay before attempt n+1 after n attempts. */

@@ -1,235 +1,285 @@
 import { randomBytes } from "node:crypto";
 import Redis from "ioredis";
-import { createRedisBus } from "../src";
+import { startRedisCluster, type TestRedisCluster } from "../../../test/support/redis-cluster.ts";
+import { BusKeys, createRedisBus, createRedisClient, type RedisBusOptions, type RedisClient, type RedisTarget } from "../src";
 import { busContract } from "./bus-contract";
 import { batch, collectingLog, sleep, waitFor } from "./helpers";
 
 const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-/** Every key this file creates starts with it; each test gets a space below it. */
+/** Every key this file creates on the shared Redis starts with it (or with `{` and it); each test gets a space below it. */
 const filePrefix = `test:bus:${randomBytes(6).toString("hex")}:`;
-const redis = new Redis(url);
 
-async function keysOfThisFile(): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const page of redis.scanStream({ match: `${filePrefix}*`, count: 1000 })) keys.push(...(page as string[]));
-  return keys;
+/** Where a block's buses run, and a client of it for looking at their keys. */
+interface Backend {
+  target: RedisTarget;
+  redis: RedisClient;
 }
 
-afterAll(async () => {
-  const keys = await keysOfThisFile();
-  if (keys.length > 0) await redis.unlink(...keys);
-  expect(await keysOfThisFile()).toEqual([]);
-  await redis.quit();
-});
+/** The suites of this file on one Redis server, then on a Redis Cluster of three masters. */
+const backends: Array<{ name: string; open(): Promise<Backend>; close(backend: Backend): Promise<void> }> = [
+  {
+    name: "redis",
+    async open() {
+      return { target: { url }, redis: new Redis(url) };
+    },
+    async close({ redis }) {
+      const single = redis as Redis;
+      const keysOfThisFile = async () => {
+        const keys: string[] = [];
+        for (const match of [`${filePrefix}*`, `{${filePrefix}*`]) {
+          for await (const page of single.scanStream({ match, count: 1000 })) keys.push(...(page as string[]));
+        }
+        return keys;
+      };
+      const keys = await keysOfThisFile();
+      if (keys.length > 0) await single.unlink(...keys);
+      expect(await keysOfThisFile()).toEqual([]);
+      await single.quit();
+    },
+  },
+  {
+    name: "redis cluster",
+    async open() {
+      cluster = await startRedisCluster();
+      const target = { clusterNodes: cluster.nodes };
+      return { target, redis: createRedisClient(target, {}) };
+    },
+    async close({ redis }) {
+      redis.disconnect();
+      await cluster?.stop();
+    },
+  },
+];
+let cluster: TestRedisCluster | undefined;
 
-describe("redis bus", () => {
-  busContract({
-    createBus: (space, options) => createRedisBus({ url, prefix: `${filePrefix}${space}:`, ...options }),
-    multiNode: true,
+for (const { name, open, close } of backends) {
+  describe(name, () => {
+    let backend: Backend;
+    beforeAll(async () => {
+      backend = await open();
+    }, 60_000);
+    afterAll(async () => {
+      if (backend) await close(backend);
+    });
+    const bus = (options: Omit<RedisBusOptions, "url" | "clusterNodes">) => createRedisBus({ ...backend.target, ...options } as RedisBusOptions);
+    redisBusTests(() => backend.redis, bus);
   });
-});
+}
 
-describe("redis change stream", () => {
-  it("writes one entry per batch to the realm's shard stream", async () => {
-    const prefix = `${filePrefix}shards:`;
-    const bus = createRedisBus({ url, prefix, shards: 3 });
-    try {
-      await bus.changes.publish([batch("a", 4), batch("b", 4), batch("c", 2)]);
-      expect(await redis.xlen(`${prefix}changes:0`)).toBe(0);
-      expect(await redis.xlen(`${prefix}changes:1`)).toBe(2);
-      expect(await redis.xlen(`${prefix}changes:2`)).toBe(1);
-      const [[, fields]] = await redis.xrange(`${prefix}changes:1`, "-", "+", "COUNT", 1);
-      expect(fields).toEqual(["b", JSON.stringify(batch("a", 4))]);
-    } finally {
-      await bus.close();
-    }
-  });
+/** This file's tests on the backend `raw` shows; `createBus` makes a bus on it (another node each call). */
+function redisBusTests(raw: () => RedisClient, createBus: (options: Omit<RedisBusOptions, "url" | "clusterNodes">) => ReturnType<typeof createRedisBus>): void {
+  /** A shard's stream under a test's prefix. */
+  const shardKey = (prefix: string, shard: number) => new BusKeys(prefix).changeStream(shard);
 
-  it("redelivers entries a dead consumer left pending", async () => {
-    const prefix = `${filePrefix}dead:`;
-    const bus = createRedisBus({ url, prefix, shards: 1, claimIdleMs: 200, log: collectingLog() });
-    try {
-      await bus.changes.publish([batch("orphan", 1)]);
-      // A consumer that read the entry and died before acknowledging it.
-      await redis.xreadgroup("GROUP", "events", "dead", "COUNT", 10, "STREAMS", `${prefix}changes:0`, ">");
-      const seen: string[] = [];
-      bus.changes.consume("alive", async (b) => {
-        seen.push(b.id);
-      });
-      await waitFor("the orphaned batch", () => seen.includes("orphan"));
-      await waitFor("no pending entries", async () => {
-        const [count] = (await redis.xpending(`${prefix}changes:0`, "events")) as [number];
-        return count === 0;
-      });
-      expect(seen).toEqual(["orphan"]);
-    } finally {
-      await bus.close();
-    }
-  });
-
-  it("consumers of a group share the shards: each reads its own, and a new consumer gets its share", async () => {
-    const prefix = `${filePrefix}share:`;
-    const bus = createRedisBus({ url, prefix, shards: 4, log: collectingLog() });
-    try {
-      const got = new Map<string, Set<number>>([["a", new Set()], ["b", new Set()]]);
-      bus.changes.consume("a", async (b) => void got.get("a")!.add(b.realmId % 4));
-      await bus.changes.publish([0, 1, 2, 3].map((realmId) => batch(`first-${realmId}`, realmId)));
-      await waitFor("the first consumer, on every shard", () => got.get("a")!.size === 4);
-      bus.changes.consume("b", async (b) => void got.get("b")!.add(b.realmId % 4));
-      // Within a few lease renewals the first gives up half its shards, and the second takes them.
-      await waitFor("the second consumer's share", async () => {
-        got.get("a")!.clear();
-        got.get("b")!.clear();
-        await bus.changes.publish([0, 1, 2, 3].map((realmId) => batch(`later-${realmId}-${Date.now()}`, realmId)));
-        await sleep(200);
-        return got.get("a")!.size === 2 && got.get("b")!.size === 2;
-      }, 15_000);
-      expect([...got.get("a")!].filter((shard) => got.get("b")!.has(shard))).toEqual([]);
-    } finally {
-      await bus.close();
-    }
+  describe("bus contract", () => {
+    busContract({
+      createBus: (space, options) => createBus({ prefix: `${filePrefix}${space}:`, ...options }),
+      multiNode: true,
+    });
   });
 
-  it("a consumer that died holding a shard: after its lease lapses another takes the shard over, its pending entries first, in order", async () => {
-    const prefix = `${filePrefix}takeover:`;
-    const bus = createRedisBus({ url, prefix, shards: 1, claimIdleMs: 60_000, log: collectingLog() });
-    try {
-      await bus.changes.publish([batch("b0", 1), batch("b1", 1), batch("b2", 1)]);
-      // A consumer that read them all and died, with its lease still running.
-      await redis.xreadgroup("GROUP", "events", "dead", "COUNT", 2, "STREAMS", `${prefix}changes:0`, ">");
-      await redis.set(`${prefix}changes:0:lease:events`, "dead", "PX", 1500);
-      const seen: string[] = [];
-      const started = Date.now();
-      bus.changes.consume("alive", async (b) => void seen.push(b.id));
-      await bus.changes.publish([batch("b3", 1)]);
-      await sleep(800);
-      // Nothing while the dead consumer's lease runs: b2 and b3 would pass b0 and b1.
-      expect(seen).toEqual([]);
-      await waitFor("all four", () => seen.length === 4, 10_000);
-      expect(seen).toEqual(["b0", "b1", "b2", "b3"]);
-      // Well before claimIdleMs: the takeover itself recovers what the dead one held.
-      expect(Date.now() - started).toBeLessThan(10_000);
-    } finally {
-      await bus.close();
-    }
+  describe("redis change stream", () => {
+    it("writes one entry per batch to the realm's shard stream", async () => {
+      const prefix = `${filePrefix}shards:`;
+      const bus = createBus({ prefix, shards: 3 });
+      try {
+        await bus.changes.publish([batch("a", 4), batch("b", 4), batch("c", 2)]);
+        expect(await raw().xlen(shardKey(prefix, 0))).toBe(0);
+        expect(await raw().xlen(shardKey(prefix, 1))).toBe(2);
+        expect(await raw().xlen(shardKey(prefix, 2))).toBe(1);
+        const [[, fields]] = await raw().xrange(shardKey(prefix, 1), "-", "+", "COUNT", 1);
+        expect(fields).toEqual(["b", JSON.stringify(batch("a", 4))]);
+      } finally {
+        await bus.close();
+      }
+    });
+
+    it("redelivers entries a dead consumer left pending", async () => {
+      const prefix = `${filePrefix}dead:`;
+      const bus = createBus({ prefix, shards: 1, claimIdleMs: 200, log: collectingLog() });
+      try {
+        await bus.changes.publish([batch("orphan", 1)]);
+        // A consumer that read the entry and died before acknowledging it.
+        await raw().xreadgroup("GROUP", "events", "dead", "COUNT", 10, "STREAMS", shardKey(prefix, 0), ">");
+        const seen: string[] = [];
+        bus.changes.consume("alive", async (b) => {
+          seen.push(b.id);
+        });
+        await waitFor("the orphaned batch", () => seen.includes("orphan"));
+        await waitFor("no pending entries", async () => {
+          const [count] = (await raw().xpending(shardKey(prefix, 0), "events")) as [number];
+          return count === 0;
+        });
+        expect(seen).toEqual(["orphan"]);
+      } finally {
+        await bus.close();
+      }
+    });
+
+    it("consumers of a group share the shards: each reads its own, and a new consumer gets its share", async () => {
+      const prefix = `${filePrefix}share:`;
+      const bus = createBus({ prefix, shards: 4, log: collectingLog() });
+      try {
+        const got = new Map<string, Set<number>>([["a", new Set()], ["b", new Set()]]);
+        bus.changes.consume("a", async (b) => void got.get("a")!.add(b.realmId % 4));
+        await bus.changes.publish([0, 1, 2, 3].map((realmId) => batch(`first-${realmId}`, realmId)));
+        await waitFor("the first consumer, on every shard", () => got.get("a")!.size === 4);
+        bus.changes.consume("b", async (b) => void got.get("b")!.add(b.realmId % 4));
+        // Within a few lease renewals the first gives up half its shards, and the second takes them.
+        await waitFor("the second consumer's share", async () => {
+          got.get("a")!.clear();
+          got.get("b")!.clear();
+          await bus.changes.publish([0, 1, 2, 3].map((realmId) => batch(`later-${realmId}-${Date.now()}`, realmId)));
+          await sleep(200);
+          return got.get("a")!.size === 2 && got.get("b")!.size === 2;
+        }, 15_000);
+        expect([...got.get("a")!].filter((shard) => got.get("b")!.has(shard))).toEqual([]);
+      } finally {
+        await bus.close();
+      }
+    });
+
+    it("a consumer that died holding a shard: after its lease lapses another takes the shard over, its pending entries first, in order", async () => {
+      const prefix = `${filePrefix}takeover:`;
+      const bus = createBus({ prefix, shards: 1, claimIdleMs: 60_000, log: collectingLog() });
+      try {
+        await bus.changes.publish([batch("b0", 1), batch("b1", 1), batch("b2", 1)]);
+        // A consumer that read them all and died, with its lease still running.
+        await raw().xreadgroup("GROUP", "events", "dead", "COUNT", 2, "STREAMS", shardKey(prefix, 0), ">");
+        await raw().set(`${shardKey(prefix, 0)}:lease:events`, "dead", "PX", 1500);
+        const seen: string[] = [];
+        const started = Date.now();
+        bus.changes.consume("alive", async (b) => void seen.push(b.id));
+        await bus.changes.publish([batch("b3", 1)]);
+        await sleep(800);
+        // Nothing while the dead consumer's lease runs: b2 and b3 would pass b0 and b1.
+        expect(seen).toEqual([]);
+        await waitFor("all four", () => seen.length === 4, 10_000);
+        expect(seen).toEqual(["b0", "b1", "b2", "b3"]);
+        // Well before claimIdleMs: the takeover itself recovers what the dead one held.
+        expect(Date.now() - started).toBeLessThan(10_000);
+      } finally {
+        await bus.close();
+      }
+    });
+
+    it("trims what every group has acknowledged, keeping the last entry for position()", async () => {
+      const prefix = `${filePrefix}trim:`;
+      const bus = createBus({ prefix, shards: 1, log: collectingLog() });
+      try {
+        await bus.changes.publish(Array.from({ length: 30 }, (_, i) => batch(`b${i}`, 1)));
+        const last = await bus.changes.position(1);
+        const read = { events: 0, workers: 0 };
+        bus.changes.consume("e", async () => void read.events++);
+        bus.changes.consume("w", async () => void read.workers++, { group: "workers" });
+        await waitFor("both groups", () => read.events === 30 && read.workers === 30);
+        await waitFor("both acknowledged", async () => {
+          const pending = await Promise.all(["events", "workers"].map(async (group) => ((await raw().xpending(shardKey(prefix, 0), group)) as [number])[0]));
+          return pending.every((count) => count === 0);
+        });
+        await bus.changes.trim();
+        expect(await raw().xlen(shardKey(prefix, 0))).toBe(1);
+        expect(await bus.changes.position(1)).toEqual(last);
+      } finally {
+        await bus.close();
+      }
+    });
+
+    it("an entry dropped past the cap while a dead consumer held it is counted lost, and the claim goes on without it", async () => {
+      const prefix = `${filePrefix}dropped-pending:`;
+      const bus = createBus({ prefix, shards: 1, claimIdleMs: 200, maxEntries: 10, log: collectingLog() });
+      try {
+        const lost: number[] = [];
+        bus.changes.onDropped((d) => void (d.group === "events" && lost.push(d.count)));
+        await bus.changes.publish(Array.from({ length: 15 }, (_, i) => batch(`b${i}`, 1)));
+        // A consumer that read them all and died.
+        await raw().xreadgroup("GROUP", "events", "dead", "COUNT", 100, "STREAMS", shardKey(prefix, 0), ">");
+        await bus.changes.trim();
+        expect(lost).toEqual([5]);
+        const seen: string[] = [];
+        bus.changes.consume("alive", async (b) => void seen.push(b.id));
+        await waitFor("the kept ones, claimed", () => seen.length === 10);
+        expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => `b${i + 5}`));
+        await waitFor("nothing pending", async () => ((await raw().xpending(shardKey(prefix, 0), "events")) as [number])[0] === 0);
+      } finally {
+        await bus.close();
+      }
+    });
+
+    it("logs and acknowledges a malformed entry instead of wedging the stream", async () => {
+      const prefix = `${filePrefix}malformed:`;
+      const log = collectingLog();
+      const bus = createBus({ prefix, shards: 1, claimIdleMs: 200, log });
+      try {
+        const seen: string[] = [];
+        await bus.changes.publish([batch("first", 1)]);
+        await raw().xadd(shardKey(prefix, 0), "*", "b", "{not json");
+        await raw().xadd(shardKey(prefix, 0), "*", "other", "field");
+        await raw().xadd(shardKey(prefix, 0), "*", "b", JSON.stringify({ id: 5 }));
+        await bus.changes.publish([batch("last", 1)]);
+        bus.changes.consume("c1", async (b) => {
+          seen.push(b.id);
+        });
+        await waitFor("the batch after the malformed ones", () => seen.includes("last"));
+        expect(seen).toEqual(["first", "last"]);
+        expect(log.messages.filter((m) => m.includes("malformed"))).toHaveLength(3);
+        await waitFor("no pending entries", async () => {
+          const [count] = (await raw().xpending(shardKey(prefix, 0), "events")) as [number];
+          return count === 0;
+        });
+      } finally {
+        await bus.close();
+      }
+    });
   });
 
-  it("trims what every group has acknowledged, keeping the last entry for position()", async () => {
-    const prefix = `${filePrefix}trim:`;
-    const bus = createRedisBus({ url, prefix, shards: 1, log: collectingLog() });
-    try {
-      await bus.changes.publish(Array.from({ length: 30 }, (_, i) => batch(`b${i}`, 1)));
-      const last = await bus.changes.position(1);
-      const read = { events: 0, workers: 0 };
-      bus.changes.consume("e", async () => void read.events++);
-      bus.changes.consume("w", async () => void read.workers++, { group: "workers" });
-      await waitFor("both groups", () => read.events === 30 && read.workers === 30);
-      await waitFor("both acknowledged", async () => {
-        const pending = await Promise.all(["events", "workers"].map(async (group) => ((await redis.xpending(`${prefix}changes:0`, group)) as [number])[0]));
-        return pending.every((count) => count === 0);
-      });
-      await bus.changes.trim();
-      expect(await redis.xlen(`${prefix}changes:0`)).toBe(1);
-      expect(await bus.changes.position(1)).toEqual(last);
-    } finally {
-      await bus.close();
-    }
-  });
+  describe("redis job queue: addEach's claims", () => {
+    const item = (key: string) => ({ key, data: { key } });
+    /** The claim addEach keeps for an item (BullMQ's id form: ':' escaped). */
+    const claimKey = (prefix: string, name: string, key: string) => `${new BusKeys(prefix).jobs()}:${name}:once:j-${key.replaceAll(":", "%3A")}`;
 
-  it("an entry dropped past the cap while a dead consumer held it is counted lost, and the claim goes on without it", async () => {
-    const prefix = `${filePrefix}dropped-pending:`;
-    const bus = createRedisBus({ url, prefix, shards: 1, claimIdleMs: 200, maxEntries: 10, log: collectingLog() });
-    try {
-      const lost: number[] = [];
-      bus.changes.onDropped((d) => void (d.group === "events" && lost.push(d.count)));
-      await bus.changes.publish(Array.from({ length: 15 }, (_, i) => batch(`b${i}`, 1)));
-      // A consumer that read them all and died.
-      await redis.xreadgroup("GROUP", "events", "dead", "COUNT", 100, "STREAMS", `${prefix}changes:0`, ">");
-      await bus.changes.trim();
-      expect(lost).toEqual([5]);
-      const seen: string[] = [];
-      bus.changes.consume("alive", async (b) => void seen.push(b.id));
-      await waitFor("the kept ones, claimed", () => seen.length === 10);
-      expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => `b${i + 5}`));
-      await waitFor("nothing pending", async () => ((await redis.xpending(`${prefix}changes:0`, "events")) as [number])[0] === 0);
-    } finally {
-      await bus.close();
-    }
-  });
+    it("an item claimed for a job that never came is the claimer's for the grace, then taken over", async () => {
+      const prefix = `${filePrefix}claims:`;
+      const bus = createBus({ prefix, itemClaimGraceMs: 300, log: collectingLog() });
+      try {
+        // A queuer that claimed 7:1 (and so 7:2 with it) and died before adding its job.
+        const [seconds, micros] = await raw().time();
+        const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+        await raw().set(claimKey(prefix, "calls", "7:1"), `j-7%3A1 ${now}`, "EX", 600);
+        await expect(bus.jobs.addEach("calls", [item("7:1"), item("7:2")], { perJob: 10 })).rejects.toThrow(/BUSY item j-7%3A1 is being queued/);
+        // Nothing was claimed by the refused call: 7:2 is free for anyone.
+        expect(await raw().exists(claimKey(prefix, "calls", "7:2"))).toBe(0);
+        await sleep(350);
+        expect(await bus.jobs.addEach("calls", [item("7:1"), item("7:2")], { perJob: 10 })).toBe(2);
+        const ran: string[][] = [];
+        bus.jobs.process("calls", async (data) => {
+          ran.push((data.items as Array<{ key: string }>).map((i) => i.key));
+        });
+        await waitFor("the job", () => ran.length === 1);
+        expect(ran).toEqual([["7:1", "7:2"]]);
+      } finally {
+        await bus.close();
+      }
+    });
 
-  it("logs and acknowledges a malformed entry instead of wedging the stream", async () => {
-    const prefix = `${filePrefix}malformed:`;
-    const log = collectingLog();
-    const bus = createRedisBus({ url, prefix, shards: 1, claimIdleMs: 200, log });
-    try {
-      const seen: string[] = [];
-      await bus.changes.publish([batch("first", 1)]);
-      await redis.xadd(`${prefix}changes:0`, "*", "b", "{not json");
-      await redis.xadd(`${prefix}changes:0`, "*", "other", "field");
-      await redis.xadd(`${prefix}changes:0`, "*", "b", JSON.stringify({ id: 5 }));
-      await bus.changes.publish([batch("last", 1)]);
-      bus.changes.consume("c1", async (b) => {
-        seen.push(b.id);
-      });
-      await waitFor("the batch after the malformed ones", () => seen.includes("last"));
-      expect(seen).toEqual(["first", "last"]);
-      expect(log.messages.filter((m) => m.includes("malformed"))).toHaveLength(3);
-      await waitFor("no pending entries", async () => {
-        const [count] = (await redis.xpending(`${prefix}changes:0`, "events")) as [number];
-        return count === 0;
-      });
-    } finally {
-      await bus.close();
-    }
+    it("an item whose claim is gone is still not queued again while the job named after it is kept", async () => {
+      const prefix = `${filePrefix}claims-expired:`;
+      const bus = createBus({ prefix, log: collectingLog() });
+      try {
+        expect(await bus.jobs.addEach("calls", [item("8:1"), item("8:2")], { perJob: 10 })).toBe(2);
+        // Claims live as long as a finished job is kept, which counts from the end: the claims can go first.
+        await raw().del(claimKey(prefix, "calls", "8:1"), claimKey(prefix, "calls", "8:2"));
+        // 8:1 names the kept job, so it stays out even without its claim.
+        expect(await bus.jobs.addEach("calls", [item("8:1"), item("9:1")], { perJob: 10 })).toBe(1);
+        const ran: string[][] = [];
+        bus.jobs.process("calls", async (data) => {
+          ran.push((data.items as Array<{ key: string }>).map((i) => i.key));
+        });
+        await waitFor("two jobs", () => ran.length === 2);
+        expect(ran.sort()).toEqual([["8:1", "8:2"], ["9:1"]]);
+      } finally {
+        await bus.close();
+      }
+    });
   });
-});
-
-describe("redis job queue: addEach's claims", () => {
-  const item = (key: string) => ({ key, data: { key } });
-  /** The claim addEach keeps for an item (BullMQ's id form: ':' escaped). */
-  const claimKey = (prefix: string, name: string, key: string) => `${prefix}bull:${name}:once:j-${key.replaceAll(":", "%3A")}`;
-
-  it("an item claimed for a job that never came is the claimer's for the grace, then taken over", async () => {
-    const prefix = `${filePrefix}claims:`;
-    const bus = createRedisBus({ url, prefix, itemClaimGraceMs: 300, log: collectingLog() });
-    try {
-      // A queuer that claimed 7:1 (and so 7:2 with it) and died before adding its job.
-      const [seconds, micros] = await redis.time();
-      const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-      await redis.set(claimKey(prefix, "calls", "7:1"), `j-7%3A1 ${now}`, "EX", 600);
-      await expect(bus.jobs.addEach("calls", [item("7:1"), item("7:2")], { perJob: 10 })).rejects.toThrow(/BUSY item j-7%3A1 is being queued/);
-      // Nothing was claimed by the refused call: 7:2 is free for anyone.
-      expect(await redis.exists(claimKey(prefix, "calls", "7:2"))).toBe(0);
-      await sleep(350);
-      expect(await bus.jobs.addEach("calls", [item("7:1"), item("7:2")], { perJob: 10 })).toBe(2);
-      const ran: string[][] = [];
-      bus.jobs.process("calls", async (data) => {
-        ran.push((data.items as Array<{ key: string }>).map((i) => i.key));
-      });
-      await waitFor("the job", () => ran.length === 1);
-      expect(ran).toEqual([["7:1", "7:2"]]);
-    } finally {
-      await bus.close();
-    }
-  });
-
-  it("an item whose claim is gone is still not queued again while the job named after it is kept", async () => {
-    const prefix = `${filePrefix}claims-expired:`;
-    const bus = createRedisBus({ url, prefix, log: collectingLog() });
-    try {
-      expect(await bus.jobs.addEach("calls", [item("8:1"), item("8:2")], { perJob: 10 })).toBe(2);
-      // Claims live as long as a finished job is kept, which counts from the end: the claims can go first.
-      await redis.del(claimKey(prefix, "calls", "8:1"), claimKey(prefix, "calls", "8:2"));
-      // 8:1 names the kept job, so it stays out even without its claim.
-      expect(await bus.jobs.addEach("calls", [item("8:1"), item("9:1")], { perJob: 10 })).toBe(1);
-      const ran: string[][] = [];
-      bus.jobs.process("calls", async (data) => {
-        ran.push((data.items as Array<{ key: string }>).map((i) => i.key));
-      });
-      await waitFor("two jobs", () => ran.length === 2);
-      expect(ran.sort()).toEqual([["8:1", "8:2"], ["9:1"]]);
-    } finally {
-      await bus.close();
-    }
-  });
-});
+}

@@ -16,8 +16,10 @@ export interface Config {
   bindAddress: string;
   /** Postgres URL; null runs the embedded PGlite database under dataDir. */
   databaseUrl: string | null;
-  /** Redis URL; null runs the in-process bus (one process only). */
+  /** Redis URL; null (and no redisClusterNodes) runs the in-process bus (one process only). */
   redisUrl: string | null;
+  /** A Redis Cluster's seed nodes (`host:port`), instead of redisUrl; null: none. */
+  redisClusterNodes: string[] | null;
   redisPrefix: string;
   dataDir: string;
   devMode: boolean;
@@ -179,21 +181,50 @@ function readTrustedProxies(env: Env): string[] {
   });
 }
 
+/** REDIS_CLUSTER_NODES: `host:port` seeds, comma-separated; the client learns the other nodes from them. */
+function readClusterNodes(env: Env): string[] | null {
+  const raw = env.REDIS_CLUSTER_NODES?.trim();
+  if (raw === undefined || raw === "") return null;
+  return raw.split(",").map((entry) => {
+    const node = entry.trim();
+    const colon = node.lastIndexOf(":");
+    const port = Number(node.slice(colon + 1));
+    if (colon < 1 || !/^\d+$/.test(node.slice(colon + 1)) || port < 1 || port > 65535 || /[\s/@]/.test(node)) {
+      throw new ConfigError(`REDIS_CLUSTER_NODES must be a comma-separated list of host:port, got ${JSON.stringify(node)}`);
+    }
+    return node;
+  });
+}
+
+/** The Redis the tiers share: one server, a cluster, or none (the in-process bus). */
+export function sharedRedis(config: Pick<Config, "redisUrl" | "redisClusterNodes">): { url: string } | { clusterNodes: string[] } | null {
+  if (config.redisClusterNodes !== null) return { clusterNodes: config.redisClusterNodes };
+  return config.redisUrl === null ? null : { url: config.redisUrl };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const role = readString(env, "ROLE", "all") as Role;
   if (!ROLES.includes(role)) throw new ConfigError(`ROLE must be one of ${ROLES.join(", ")}, got ${JSON.stringify(role)}`);
   const databaseUrl = readUrl(env, "DATABASE_URL", ["postgres:", "postgresql:"]);
   const redisUrl = readUrl(env, "REDIS_URL", ["redis:", "rediss:"]);
-  if (role !== "all" && (!databaseUrl || !redisUrl)) {
-    throw new ConfigError(`ROLE=${role} runs one tier of several processes, which share state only through Postgres and Redis: set DATABASE_URL and REDIS_URL`);
+  const redisClusterNodes = readClusterNodes(env);
+  if (redisUrl && redisClusterNodes) {
+    throw new ConfigError("REDIS_URL and REDIS_CLUSTER_NODES are both set: set REDIS_URL for one Redis server, or REDIS_CLUSTER_NODES for a Redis Cluster");
   }
-  if (redisUrl && !databaseUrl) {
-    throw new ConfigError("REDIS_URL is set without DATABASE_URL: the embedded database cannot be shared by several processes; set DATABASE_URL too");
+  const redisName = redisClusterNodes ? "REDIS_CLUSTER_NODES" : redisUrl ? "REDIS_URL" : null;
+  if (role !== "all" && (!databaseUrl || !redisName)) {
+    throw new ConfigError(`ROLE=${role} runs one tier of several processes, which share state only through Postgres and Redis: set DATABASE_URL and REDIS_URL (or REDIS_CLUSTER_NODES)`);
+  }
+  if (redisName && !databaseUrl) {
+    throw new ConfigError(`${redisName} is set without DATABASE_URL: the embedded database cannot be shared by several processes; set DATABASE_URL too`);
   }
   const processes = readInt(env, "PROCESSES", 1, 1, 256);
-  if (processes > 1 && (!databaseUrl || !redisUrl)) {
-    throw new ConfigError("PROCESSES above 1 runs several processes, which share state only through Postgres and Redis: set DATABASE_URL and REDIS_URL");
+  if (processes > 1 && (!databaseUrl || !redisName)) {
+    throw new ConfigError("PROCESSES above 1 runs several processes, which share state only through Postgres and Redis: set DATABASE_URL and REDIS_URL (or REDIS_CLUSTER_NODES)");
   }
+  const redisPrefix = readString(env, "REDIS_PREFIX", "chat:");
+  // The bus puts the prefix inside hash tags ({<prefix>...}), which a brace would cut short.
+  if (/[{}]/.test(redisPrefix)) throw new ConfigError(`REDIS_PREFIX must not contain { or }, got ${JSON.stringify(redisPrefix)}`);
   const ownerEmail = readString(env, "BOOTSTRAP_OWNER_EMAIL", "owner@example.com");
   if (!/^[^@\s]+@[^@\s]+$/.test(ownerEmail)) throw new ConfigError(`BOOTSTRAP_OWNER_EMAIL is not an email address: ${JSON.stringify(ownerEmail)}`);
   const ownerPassword = readString(env, "BOOTSTRAP_OWNER_PASSWORD", "");
@@ -209,7 +240,8 @@ export function loadConfig(env: Env = process.env): Config {
     bindAddress: readString(env, "BIND_ADDRESS", "0.0.0.0"),
     databaseUrl,
     redisUrl,
-    redisPrefix: readString(env, "REDIS_PREFIX", "chat:"),
+    redisClusterNodes,
+    redisPrefix,
     dataDir: dataDir === "memory://" ? dataDir : path.resolve(dataDir),
     devMode: readBool(env, "DEV_MODE", false),
     externalHost: readString(env, "EXTERNAL_HOST", `localhost:${port}`).toLowerCase(),

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { ConfigError, loadConfig } from "@chat/config";
+import { ConfigError, loadConfig, sharedRedis } from "@chat/config";
 
 describe("loadConfig", () => {
   test("defaults run everything embedded on port 9991", () => {
@@ -11,6 +11,7 @@ describe("loadConfig", () => {
       metricsPort: null,
       databaseUrl: null,
       redisUrl: null,
+      redisClusterNodes: null,
       devMode: false,
       dataDir: path.resolve("./data"),
       externalHost: "localhost:9991",
@@ -49,6 +50,14 @@ describe("loadConfig", () => {
     expect(config.bootstrap.ownerPassword).toBe("long-enough");
   });
 
+  test("a Redis Cluster instead of one Redis server: its seed nodes, as listed", () => {
+    const config = loadConfig({ ROLE: "api", DATABASE_URL: "postgres://u@db:5432/chat", REDIS_CLUSTER_NODES: " redis-0:7000,redis-1:7001 ,10.0.0.3:7002" });
+    expect(config).toMatchObject({ redisUrl: null, redisClusterNodes: ["redis-0:7000", "redis-1:7001", "10.0.0.3:7002"] });
+    expect(sharedRedis(config)).toEqual({ clusterNodes: ["redis-0:7000", "redis-1:7001", "10.0.0.3:7002"] });
+    expect(sharedRedis(loadConfig({ DATABASE_URL: "postgres://x/y", REDIS_URL: "redis://x:6379" }))).toEqual({ url: "redis://x:6379" });
+    expect(sharedRedis(loadConfig({}))).toBeNull();
+  });
+
   test("outgoing webhooks: Zulip's timeout and retries unless set; allowed hosts as listed", () => {
     expect(loadConfig({}).outgoingWebhooks).toEqual({ timeoutMs: 10_000, attempts: 4, backoffMs: 1000, maxResponseBytes: 1024 * 1024, concurrency: 64, allowedHosts: [] });
     const config = loadConfig({ OUTGOING_WEBHOOK_ALLOWED_HOSTS: " hooks.internal, 10.1.0.0/16,::1 ,[fd00::1]", OUTGOING_WEBHOOK_ATTEMPTS: "2", JOB_STALL_SECONDS: "5" });
@@ -84,6 +93,11 @@ describe("loadConfig", () => {
     [{ DATABASE_URL: "mysql://x" }, /DATABASE_URL must start with postgres:\/\/ or postgresql:\/\//],
     [{ DATABASE_URL: "not a url" }, /DATABASE_URL is not a valid URL/],
     [{ REDIS_URL: "redis://x:6379" }, /REDIS_URL is set without DATABASE_URL/],
+    [{ REDIS_CLUSTER_NODES: "x:7000" }, /REDIS_CLUSTER_NODES is set without DATABASE_URL/],
+    [{ DATABASE_URL: "postgres://x/y", REDIS_URL: "redis://x:6379", REDIS_CLUSTER_NODES: "x:7000" }, /REDIS_URL and REDIS_CLUSTER_NODES are both set/],
+    [{ DATABASE_URL: "postgres://x/y", REDIS_CLUSTER_NODES: "x:7000,redis://y:7001" }, /REDIS_CLUSTER_NODES must be a comma-separated list of host:port, got "redis:\/\/y:7001"/],
+    [{ DATABASE_URL: "postgres://x/y", REDIS_CLUSTER_NODES: "x" }, /REDIS_CLUSTER_NODES must be .* got "x"/],
+    [{ REDIS_PREFIX: "{chat}:" }, /REDIS_PREFIX must not contain { or }/],
     [{ ROLE: "api" }, /ROLE=api runs one tier of several processes/],
     [{ ROLE: "worker", DATABASE_URL: "postgres://x/y" }, /set DATABASE_URL and REDIS_URL/],
     [{ PROCESSES: "2" }, /PROCESSES above 1 runs several processes/],

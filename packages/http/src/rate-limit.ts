@@ -4,7 +4,7 @@
 // reached lets the request through: an outage of Redis must not turn every request into an error.
 import type { IncomingMessage } from "node:http";
 import type { Request, RequestHandler } from "express";
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { RateLimitConfig } from "@chat/config";
 import { RateLimitedError } from "@chat/core";
@@ -36,8 +36,11 @@ function retryAfterSeconds(res: RateLimiterRes): number {
   return Math.max(0.001, Math.round(res.msBeforeNext) / 1000);
 }
 
-/** Where the counters live: Redis (shared by every node) or this process's memory. */
-export type RateLimitStore = { redis: Redis; prefix: string } | null;
+/**
+ * Where the counters live: Redis (shared by every node; one server or a cluster, each counter is
+ * one key) or this process's memory.
+ */
+export type RateLimitStore = { redis: Redis | Cluster; prefix: string } | null;
 
 export class RateLimits {
   readonly enabled: boolean;

@@ -34,7 +34,7 @@ export class MemoryQueueStore implements QueueStore {
 
   async create(options: QueueOptions): Promise<QueueInfo> {
     const info: QueueInfo = {
-      id: newQueueId(),
+      id: newQueueId(options.realmId, options.userId),
       userId: options.userId,
       realmId: options.realmId,
       allPublicStreams: options.allPublicStreams,

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type Redis from "ioredis";
 import { DEFAULT_CLAIM_IDLE_MS, DEDUPE_WINDOW_MS, DEFAULT_SHARDS } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import {
@@ -18,13 +17,12 @@ import {
   type StreamPosition,
 } from "../types";
 import { changeBatchJson } from "../batch-json";
-import { connectRedis, REDIS_COMMAND_TIMEOUT_MS } from "./connection";
+import { connectRedis, REDIS_COMMAND_TIMEOUT_MS, type RedisClient, type RedisTarget } from "./connection";
 import { BusKeys } from "./keys";
 import { throwFirstError } from "./results";
 import { SHARD_LEASE_RENEW_MS, ShardLeases } from "./shard-leases";
 
-export interface RedisChangeStreamOptions {
-  url: string;
+export type RedisChangeStreamOptions = RedisTarget & {
   prefix: string;
   shards?: number;
   claimIdleMs?: number;
@@ -33,7 +31,7 @@ export interface RedisChangeStreamOptions {
   /** How long a handled batch id is remembered, to drop republished copies. */
   dedupeWindowMs?: number;
   log?: BusLog;
-}
+};
 
 const READ_COUNT = 100;
 const MAX_BLOCK_MS = 5000;
@@ -54,8 +52,8 @@ type AutoClaimReply = [cursor: string, entries: (StreamEntry | null)[], deleted?
 
 /** Change batches on Redis Streams, one stream per shard of realms. */
 export class RedisChangeStream implements ChangeStream {
-  private readonly url: string;
-  private readonly redis: Redis;
+  private readonly target: RedisTarget;
+  private readonly redis: RedisClient;
   private readonly streamKeys: string[];
   private readonly claimIdleMs: number;
   private readonly maxEntries: number;
@@ -79,8 +77,8 @@ export class RedisChangeStream implements ChangeStream {
     this.dedupeWindowMs = options.dedupeWindowMs ?? DEDUPE_WINDOW_MS;
     this.keys = keys;
     this.log = options.log ?? stderrLog;
-    this.url = options.url;
-    this.redis = connectRedis(options.url, "change stream", this.log);
+    this.target = options.clusterNodes === undefined ? { url: options.url } : { clusterNodes: options.clusterNodes };
+    this.redis = connectRedis(this.target, "change stream", this.log);
   }
 
   async publish(batches: ChangeBatch[]): Promise<void> {
@@ -229,7 +227,7 @@ export class RedisChangeStream implements ChangeStream {
       group,
       containing: options.containing ?? null,
       // Its reads block for up to MAX_BLOCK_MS on purpose: time out only well after that.
-      connection: connectRedis(this.url, `change stream consumer ${consumerName}`, this.log, { commandTimeout: MAX_BLOCK_MS + REDIS_COMMAND_TIMEOUT_MS }),
+      connection: connectRedis(this.target, `change stream consumer ${consumerName}`, this.log, { commandTimeout: MAX_BLOCK_MS + REDIS_COMMAND_TIMEOUT_MS }),
       streamKeys: this.streamKeys,
       name: consumerName,
       handler,
@@ -271,7 +269,7 @@ export class RedisChangeStream implements ChangeStream {
   }
 }
 
-async function createGroups(redis: Redis, streamKeys: string[]): Promise<void> {
+async function createGroups(redis: RedisClient, streamKeys: string[]): Promise<void> {
   const pipeline = redis.pipeline();
   // From 0, not $: entries added before the group existed are still delivered. Every group is
   // made with the stream, by its first publisher, so none starts after entries it should read.
@@ -291,7 +289,7 @@ interface ConsumerOptions {
   group: ChangeGroup;
   containing: string | null;
   /** Dedicated: it spends most of its time blocked in XREADGROUP. */
-  connection: Redis;
+  connection: RedisClient;
   streamKeys: string[];
   name: string;
   handler: ConsumerHandler;

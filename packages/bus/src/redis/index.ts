@@ -1,4 +1,5 @@
 import type { BusLog } from "../log";
+import type { RedisTarget } from "./connection";
 import type { Bus, QueueLimits } from "../types";
 import { RedisChangeStream } from "./change-stream";
 import { RedisJobQueue } from "./job-queue";
@@ -7,10 +8,12 @@ import { RedisQueueStore } from "./queue-store";
 export { RedisChangeStream, type RedisChangeStreamOptions } from "./change-stream";
 export { RedisJobQueue, type RedisJobQueueOptions } from "./job-queue";
 export { RedisQueueStore, type RedisQueueStoreOptions } from "./queue-store";
+export { createRedisClient, isCluster, REDIS_COMMAND_TIMEOUT_MS, type RedisClient, type RedisTarget } from "./connection";
+export { BusKeys, queueOwner } from "./keys";
 
-export interface RedisBusOptions extends QueueLimits {
-  url: string;
-  /** Namespaces every key, channel and BullMQ queue, e.g. "chat:". */
+/** One Redis server (`url`) or a Redis Cluster (`clusterNodes`, its seed nodes). */
+export type RedisBusOptions = QueueLimits & RedisTarget & {
+  /** Namespaces every key, channel and BullMQ queue, e.g. "chat:" (no braces: keys.ts puts them). */
   prefix: string;
   /** Change stream shards (realmId % shards); every node must agree. */
   shards?: number;
@@ -22,9 +25,9 @@ export interface RedisBusOptions extends QueueLimits {
   /** How long JobQueue.addEach leaves an item to a claimer whose job is not there (RedisJobQueueOptions). */
   itemClaimGraceMs?: number;
   log?: BusLog;
-}
+};
 
-/** The production bus: any number of nodes sharing one Redis. */
+/** The production bus: any number of nodes sharing one Redis server or one Redis Cluster. */
 export function createRedisBus(options: RedisBusOptions): Bus {
   const changes = new RedisChangeStream(options);
   const queues = new RedisQueueStore(options);

@@ -1,9 +1,9 @@
 import { Queue, Worker } from "bullmq";
-import Redis, { type Result } from "ioredis";
+import type { Result } from "ioredis";
 import { chunked, DEFAULT_BACKOFF_MS, ITEM_CLAIM_GRACE_MS, KEEP_COMPLETED_JOBS_S, KEEP_FAILED_JOBS_S } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import type { AddEachOptions, JobHandler, JobItem, JobOptions, JobQueue, Stoppable } from "../types";
-import { logOutages } from "./connection";
+import { createRedisClient, logOutages, type RedisClient, type RedisTarget } from "./connection";
 import { BusKeys } from "./keys";
 
 declare module "ioredis" {
@@ -20,8 +20,11 @@ declare module "ioredis" {
  * one claimed for an existing job is left out; one claimed within the grace for a job not there yet is being queued by someone else
  * right now, and the whole call fails (its caller tries again later). The job takes the id of its
  * first free item. Time is Redis's, so the nodes' clocks need not agree.
- * KEYS: the items' claim keys. ARGV: the job key prefix (a job's hash is prefix .. id), the claim
- * lifetime in seconds, the grace in ms, then the items' job ids, in KEYS order.
+ * KEYS: the items' claim keys, then the hashes of the jobs named after them, in the same order.
+ * ARGV: the job key prefix, the claim lifetime in seconds, the grace in ms, then the items' job
+ * ids. The one key it builds is the hash of a claim's owner, known only from the claim: like
+ * BullMQ's own scripts, which build job keys from the queue's prefix, it relies on every key under
+ * the prefix sharing its hash tag (keys.ts), so on a cluster it is in the slot of the keys declared.
  */
 const CLAIM_ITEMS = `
 local time = redis.call('TIME')
@@ -29,8 +32,9 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local grace = tonumber(ARGV[3])
 local free = {}
 local jobId = nil
-for i, key in ipairs(KEYS) do
-  local claim = redis.call('GET', key)
+local items = #KEYS / 2
+for i = 1, items do
+  local claim = redis.call('GET', KEYS[i])
   local take = true
   if claim then
     local space = string.find(claim, ' ', 1, true)
@@ -42,7 +46,7 @@ for i, key in ipairs(KEYS) do
     end
   end
   -- A job named after the item carried it first (its claim may have expired before the job).
-  if take and redis.call('EXISTS', ARGV[1] .. ARGV[3 + i]) == 1 then take = false end
+  if take and redis.call('EXISTS', KEYS[items + i]) == 1 then take = false end
   if take then
     free[#free + 1] = i
     if jobId == nil then jobId = ARGV[3 + i] end
@@ -56,8 +60,7 @@ for _, i in ipairs(free) do result[#result + 1] = i end
 return result
 `;
 
-export interface RedisJobQueueOptions {
-  url: string;
+export type RedisJobQueueOptions = RedisTarget & {
   prefix: string;
   log?: BusLog;
   /** How long an item claimed by JobQueue.addEach for a job not (yet) queued is held for its claimer. */
@@ -67,7 +70,7 @@ export interface RedisJobQueueOptions {
    * duration and stalled-job check interval. A live worker renews its lock at half this.
    */
   stallMs?: number;
-}
+};
 
 /** A job that stalled this often (its worker died each time) fails rather than running forever. */
 const MAX_STALLED_COUNT = 3;
@@ -77,7 +80,7 @@ type JobData = Record<string, unknown>;
 /** Background jobs on BullMQ: one BullMQ queue per job name. */
 export class RedisJobQueue implements JobQueue {
   /** Shared by every Queue and Worker; BullMQ duplicates it for the workers' blocking reads. */
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly prefix: string;
   private readonly log: BusLog;
   private readonly stallMs: number;
@@ -94,7 +97,9 @@ export class RedisJobQueue implements JobQueue {
     // outage limits, then: nothing in a request waits on a job queue.
     // Auto-pipelining: the commands of a tick (many jobs finishing and starting at once) go in one
     // write; one write per command cost the worker more CPU than its HTTP calls.
-    this.connection = new Redis(options.url, { maxRetriesPerRequest: null, enableAutoPipelining: true });
+    // On a cluster BullMQ takes the Cluster client, and its prefix carries a hash tag (keys.ts).
+    const target: RedisTarget = options.clusterNodes === undefined ? { url: options.url } : { clusterNodes: options.clusterNodes };
+    this.connection = createRedisClient(target, { maxRetriesPerRequest: null, enableAutoPipelining: true });
     this.connection.defineCommand("busJobClaimItems", { lua: CLAIM_ITEMS });
     logOutages(this.connection, "job queue", this.log);
   }
@@ -112,7 +117,7 @@ export class RedisJobQueue implements JobQueue {
       chunked(items, options.perJob).map(async (chunk) => {
         const jobIds = chunk.map((item) => bullJobId(item.key));
         const claimed = await this.connection.busJobClaimItems(
-          chunk.length, ...jobIds.map(claimKey), queue.toKey(""), keepSeconds, this.itemClaimGraceMs, ...jobIds,
+          2 * chunk.length, ...jobIds.map(claimKey), ...jobIds.map((jobId) => queue.toKey(jobId)), queue.toKey(""), keepSeconds, this.itemClaimGraceMs, ...jobIds,
         );
         if (claimed.length === 0) return 0;
         const taken = claimed.slice(1).map((index) => chunk[Number(index) - 1].data);

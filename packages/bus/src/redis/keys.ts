@@ -1,49 +1,102 @@
-// Every Redis key the bus uses, in one place. The queue scripts rebuild the `uq:`/`apq:` keys
-// from the prefix (they only learn userId/realmId from the hash), so keep those in step.
+// Every Redis key the bus uses, in one place. Keys that a script, a transaction or a pipeline uses
+// together carry the same hash tag (the text between `{` and `}`), so that on a Redis Cluster
+// they live in one slot, as a cluster requires; on one server the tags are just part of the name.
+//
+// - An organization's event queues: `{<prefix>r<realm id>}`. Its queues' keys, its per-user and
+//   all_public_streams sets, its sorted sets by last poll and by deadline, and the hash of its
+//   queues' settings: a fan-out to any number of its queues is one script call, and a realm's
+//   queues are on one master (different realms spread over the masters).
+// - The change stream: `{<prefix>changes}`. Its shards' streams, leases, handled marks and
+//   consumer sets: a consumer reads all the shards it holds in one blocking XREADGROUP. A stream
+//   entry is per transaction, not per delivery, so one master carries it.
+// - BullMQ: `{<prefix>bull}`, as BullMQ requires on a cluster (its scripts touch a queue's keys
+//   together).
+// Every key starts with the prefix or with `{` and the prefix.
+
+/** The organization and user a queue id names (queue ids carry both: see newQueueId). */
+export interface QueueOwner {
+  realmId: number;
+  userId: number;
+}
+
+/** `<realm id>:<user id>:<seconds>:<random hex>`, as newQueueId makes them. */
+const QUEUE_ID = /^(\d{1,15}):(\d{1,15}):\d+:[0-9a-f]+$/;
+
+/** The owner a queue id names; null for text that is no queue id of this store (the queue does not exist). */
+export function queueOwner(queueId: string): QueueOwner | null {
+  const match = QUEUE_ID.exec(queueId);
+  return match === null ? null : { realmId: Number(match[1]), userId: Number(match[2]) };
+}
 
 export class BusKeys {
-  constructor(readonly prefix: string) {}
+  constructor(readonly prefix: string) {
+    if (/[{}]/.test(prefix)) throw new Error(`the Redis prefix must not contain { or }, got ${JSON.stringify(prefix)}`);
+  }
 
-  changeStream(shard: number): string {
-    return `${this.prefix}changes:${shard}`;
+  /** The hash tag of one organization's queue keys. */
+  realmTag(realmId: number): string {
+    return `{${this.prefix}r${realmId}}`;
   }
-  /** A consumer group's live consumers, scored by their last lease renewal (shard-leases.ts). */
-  changeConsumers(group: string): string {
-    return `${this.prefix}changes-consumers:${group}`;
+  /** A queue's hash: userId, realmId, nextId, lastPollMs and idleTimeoutMs. */
+  queue(realmId: number, queueId: string): string {
+    return `${this.realmTag(realmId)}q:${queueId}`;
   }
-  /** Marks a change batch id as handled by a group, so a republished copy is dropped. */
-  handledBatch(group: string, batchId: string): string {
-    // The event tier's keys keep their old form, so a rolling upgrade still drops its copies.
-    return group === "events" ? `${this.prefix}handled:${batchId}` : `${this.prefix}handled:${group}:${batchId}`;
+  /** A queue's events, scored by id. */
+  queueEvents(realmId: number, queueId: string): string {
+    return `${this.realmTag(realmId)}qe:${queueId}`;
   }
-  queue(queueId: string): string {
-    return `${this.prefix}q:${queueId}`;
+  /** The source ids applied to a queue, scored by time. */
+  queueSources(realmId: number, queueId: string): string {
+    return `${this.realmTag(realmId)}qs:${queueId}`;
   }
-  queueEvents(queueId: string): string {
-    return `${this.prefix}qe:${queueId}`;
-  }
-  queueSources(queueId: string): string {
-    return `${this.prefix}qs:${queueId}`;
+  /**
+   * The realm's queues by id: what the fan-out needs of each besides its id (queue-scripts.ts,
+   * packQueueInfo). A script that finds a queue in a set reads it here, from a key it declared,
+   * rather than from the queue's own hash, whose name it would have to build.
+   */
+  queueInfo(realmId: number): string {
+    return `${this.realmTag(realmId)}qinfo`;
   }
   userQueues(realmId: number, userId: number): string {
-    return `${this.prefix}uq:${realmId}:${userId}`;
+    return `${this.realmTag(realmId)}uq:${userId}`;
   }
   allPublicStreamsQueues(realmId: number): string {
-    return `${this.prefix}apq:${realmId}`;
+    return `${this.realmTag(realmId)}apq`;
   }
-  /** Queues without an idle timeout of their own, by last poll time. */
-  queuesByPoll(): string {
-    return `${this.prefix}qpoll`;
+  /** The realm's queues without an idle timeout of their own, by last poll time. */
+  queuesByPoll(realmId: number): string {
+    return `${this.realmTag(realmId)}qpoll`;
   }
-  /** Queues with their own idle timeout (queue_lifespan_secs), by the time they expire. */
-  queuesByDeadline(): string {
-    return `${this.prefix}qdeadline`;
+  /** The realm's queues with their own idle timeout (queue_lifespan_secs), by the time they expire. */
+  queuesByDeadline(realmId: number): string {
+    return `${this.realmTag(realmId)}qdeadline`;
+  }
+  /** The realms that have had queues: what the idle sweep and the count walk. */
+  realmsWithQueues(): string {
+    return `${this.prefix}qrealms`;
   }
   queueReadyChannel(): string {
     return `${this.prefix}queue-ready`;
   }
-  /** BullMQ appends `:<queue name>:...` itself. */
+
+  /** The hash tag of every change stream key. */
+  changesTag(): string {
+    return `{${this.prefix}changes}`;
+  }
+  changeStream(shard: number): string {
+    return `${this.changesTag()}:${shard}`;
+  }
+  /** A consumer group's live consumers, scored by their last lease renewal (shard-leases.ts). */
+  changeConsumers(group: string): string {
+    return `${this.changesTag()}consumers:${group}`;
+  }
+  /** Marks a change batch id as handled by a group, so a republished copy is dropped. */
+  handledBatch(group: string, batchId: string): string {
+    return `${this.changesTag()}handled:${group}:${batchId}`;
+  }
+
+  /** BullMQ's prefix; it appends `:<queue name>:...` itself. */
   jobs(): string {
-    return `${this.prefix}bull`;
+    return `{${this.prefix}bull}`;
   }
 }

@@ -1,23 +1,30 @@
 // Lua scripts of the Redis queue store: each keeps one queue consistent without a round trip
-// per step. `uq:`/`apq:` keys are rebuilt from the prefix here; see keys.ts.
-import type Redis from "ioredis";
+// per step. Every key a script touches comes in KEYS (none is built in Lua), and all of them are
+// one realm's (keys.ts), so each call runs in one slot of a Redis Cluster. A script that finds
+// queue ids in a set reads what it needs of them from the realm's `qinfo` hash and its sorted
+// sets, keys it declared, and never their own hashes.
 import type { Result } from "ioredis";
+import type { RedisClient } from "./connection";
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
     /**
-     * Appends to many queues in one call, each queue at most once per source id: ARGV after the
-     * five fixed ones (source id, now, dedupe window, max events, prefix) are the distinct events'
-     * JSON (their count first), then per queue its id, its event count and each event's 1-based
-     * index among them. Per queue, two numbers: the number of events added, -1 if the source id
-     * was already applied, 0 if the queue is gone, -2 if the events took it past maxEvents (0: no
-     * limit) and it was deleted; then the first added event's id (-1 if none).
+     * Appends to many queues of one realm in one call, each queue at most once per source id.
+     * KEYS: the realm's poll and deadline sets and its info hash, then per queue its hash, events
+     * and sources. ARGV: source id, now, dedupe window, max events, then the distinct events' JSON
+     * (their count first), then per queue (in KEYS order) its id, its event count and each
+     * event's 1-based index among them. Per queue, two numbers: the number of events added, -1 if
+     * the source id was already applied, 0 if the queue is gone, -2 if the events took it past
+     * maxEvents (0: no limit) and it was deleted; then the first added event's id (-1 if none).
      */
-    busQueueAppendMany(pollKey: string, deadlineKey: string, ...args: (string | number)[]): Result<number[], Context>;
-    /** Deletes the user's least recently polled queues past `limit`, never `keepId`; returns their ids. */
+    busQueueAppendMany(numKeys: number, ...keysAndArgs: (string | number)[]): Result<number[], Context>;
+    /**
+     * The user's least recently polled queues past `limit`, never `keepId` (the caller deletes
+     * them); ids of queues already gone are dropped from the user's set.
+     */
     busQueueEvict(
-      userQueuesKey: string, pollKey: string, deadlineKey: string,
-      prefix: string, limit: number, keepId: string,
+      userQueuesKey: string, infoKey: string, pollKey: string, deadlineKey: string,
+      limit: number, keepId: string,
     ): Result<string[], Context>;
     /** Remaining events as JSON, or null if the queue is gone. */
     /** Given an owner ('' for any), null also if the queue is another user's. */
@@ -27,26 +34,57 @@ declare module "ioredis" {
     ): Result<string[] | null, Context>;
     /** 1 if deleted; 0 if missing or (when expiring, given the time) not idle for its timeout. */
     busQueueDelete(
-      queueKey: string, eventsKey: string, sourcesKey: string, pollKey: string, deadlineKey: string,
-      prefix: string, queueId: string, nowMs: number | "", defaultIdleMs: number | "",
+      queueKey: string, eventsKey: string, sourcesKey: string, infoKey: string, pollKey: string, deadlineKey: string,
+      userQueuesKey: string, allPublicStreamsKey: string,
+      queueId: string, nowMs: number | "", defaultIdleMs: number | "",
     ): Result<number, Context>;
     /**
-     * Every live queue in the given sets: the distinct settings texts, and per queue its id, the
-     * 1-based index of its settings, then userId, realmId, allPublicStreams, since, lastPollMs and
-     * idleTimeoutMs ('' when unset).
+     * Every live queue in the given sets of one realm (KEYS: its info hash, poll and deadline
+     * sets, then the sets): the distinct settings texts, and per queue its id, the 1-based index
+     * of its settings, then allPublicStreams, since, lastPollMs and idleTimeoutMs ('' when unset).
      */
-    busQueuesOfSets(numKeys: number, ...args: string[]): Result<[string[], (string | number)[]], Context>;
-    busQueuesOfUsers(prefix: string, realmId: number, ...userIds: number[]): Result<[string[], (string | number)[]], Context>;
+    busQueuesOfSets(numKeys: number, ...keys: string[]): Result<[string[], (string | number)[]], Context>;
   }
 }
 
-// Deletes a queue's keys and its entries in the indexes, given its hash's userId and realmId. The
-// index keys are built from the prefix (ARGV), as keys.ts builds them.
+/**
+ * What the realm's `qinfo` hash holds of a queue: `<allPublicStreams 0|1>|<since>|<idle timeout
+ * ms or ''>|<settings JSON>` (the settings last, since they may contain `|`). Set once, when the
+ * queue is made.
+ */
+export function packQueueInfo(allPublicStreams: boolean, since: string, idleTimeoutMs: number | undefined, settings: string): string {
+  return `${allPublicStreams ? "1" : "0"}|${since}|${idleTimeoutMs ?? ""}|${settings}`;
+}
+
+/** packQueueInfo's fields back: [allPublicStreams, since, idleTimeoutMs ('' if none), settings]. */
+export function unpackQueueInfo(info: string): [string, string, string, string] {
+  const a = info.indexOf("|");
+  const b = info.indexOf("|", a + 1);
+  const c = info.indexOf("|", b + 1);
+  return [info.slice(0, a), info.slice(a + 1, b), info.slice(b + 1, c), info.slice(c + 1)];
+}
+
+// The same in Lua, and a queue's last poll: its score by poll, or its deadline less its timeout.
+const QUEUE_INFO = `
+local function unpackInfo(info)
+  local a = string.find(info, '|', 1, true)
+  local b = string.find(info, '|', a + 1, true)
+  local c = string.find(info, '|', b + 1, true)
+  return string.sub(info, 1, a - 1), string.sub(info, a + 1, b - 1), string.sub(info, b + 1, c - 1), string.sub(info, c + 1)
+end
+local function lastPoll(id, timeout, pollKey, deadlineKey)
+  if timeout == '' then return tonumber(redis.call('ZSCORE', pollKey, id) or 0) end
+  return tonumber(redis.call('ZSCORE', deadlineKey, id) or 0) - tonumber(timeout)
+end
+`;
+
+// Deletes a queue's keys and its entries in the realm's hash and sorted sets. Its entries in the
+// user's and the all_public_streams sets go when a script next reads those sets (collect, evict)
+// unless the caller removes them too.
 const DELETE_QUEUE = `
-local function deleteQueue(prefix, queueId, userId, realmId, pollKey, deadlineKey)
-  redis.call('DEL', prefix .. 'q:' .. queueId, prefix .. 'qe:' .. queueId, prefix .. 'qs:' .. queueId)
-  redis.call('SREM', prefix .. 'uq:' .. realmId .. ':' .. userId, queueId)
-  redis.call('SREM', prefix .. 'apq:' .. realmId, queueId)
+local function deleteQueue(queueKey, eventsKey, sourcesKey, infoKey, pollKey, deadlineKey, queueId)
+  redis.call('DEL', queueKey, eventsKey, sourcesKey)
+  redis.call('HDEL', infoKey, queueId)
   redis.call('ZREM', pollKey, queueId)
   redis.call('ZREM', deadlineKey, queueId)
 end
@@ -57,23 +95,22 @@ end
 // without `id`; the id is spliced in as the last member rather than going through cjson, which
 // would rewrite numbers and turn empty arrays into objects. A queue its client lets grow past the
 // limit is dropped whole: its next poll learns BAD_EVENT_QUEUE_ID and registers again, which real
-// clients do, rather than reading a queue with a hole in it. The queues' keys are built from
-// the prefix (as keys.ts builds them): on one Redis server, not slot-safe on a Redis Cluster.
+// clients do, rather than reading a queue with a hole in it.
 const APPEND_MANY = `${DELETE_QUEUE}
 local sourceId = ARGV[1]
 local now = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local maxEvents = tonumber(ARGV[4])
-local prefix = ARGV[5]
-local variants = tonumber(ARGV[6])
+local variants = tonumber(ARGV[5])
 local results = {}
-local i = 7 + variants
+local i = 6 + variants
+local k = 4
 while i <= #ARGV do
   local queueId = ARGV[i]
   local n = tonumber(ARGV[i + 1])
-  local queueKey = prefix .. 'q:' .. queueId
-  local eventsKey = prefix .. 'qe:' .. queueId
-  local sourcesKey = prefix .. 'qs:' .. queueId
+  local queueKey = KEYS[k]
+  local eventsKey = KEYS[k + 1]
+  local sourcesKey = KEYS[k + 2]
   local result = n
   local first = -1
   if redis.call('EXISTS', queueKey) == 0 then
@@ -81,8 +118,7 @@ while i <= #ARGV do
   elseif redis.call('ZSCORE', sourcesKey, sourceId) then
     result = -1
   elseif maxEvents > 0 and redis.call('ZCARD', eventsKey) + n > maxEvents then
-    local owner = redis.call('HMGET', queueKey, 'userId', 'realmId')
-    deleteQueue(prefix, queueId, owner[1], owner[2], KEYS[1], KEYS[2])
+    deleteQueue(queueKey, eventsKey, sourcesKey, KEYS[3], KEYS[1], KEYS[2], queueId)
     result = -2
   else
     redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
@@ -91,7 +127,7 @@ while i <= #ARGV do
     local args = {}
     for j = 1, n do
       local id = first + j - 1
-      local json = ARGV[6 + tonumber(ARGV[i + 1 + j])]
+      local json = ARGV[5 + tonumber(ARGV[i + 1 + j])]
       args[#args + 1] = id
       args[#args + 1] = string.sub(json, 1, -2) .. ',"id":' .. string.format('%d', id) .. '}'
       if #args >= 1000 or j == n then
@@ -103,32 +139,30 @@ while i <= #ARGV do
   results[#results + 1] = result
   results[#results + 1] = first
   i = i + 2 + n
+  k = k + 3
 end
 return results
 `;
 
-// A user's queues past the limit, least recently polled first (ARGV: prefix, limit, the id to keep).
-const EVICT = `${DELETE_QUEUE}
-local prefix = ARGV[1]
-local limit = tonumber(ARGV[2])
+// A user's queues past the limit, least recently polled first (KEYS: the user's set, the realm's
+// info hash, poll and deadline sets; ARGV: limit, the id to keep).
+const EVICT = `${QUEUE_INFO}
+local limit = tonumber(ARGV[1])
 local live = {}
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local q = redis.call('HMGET', prefix .. 'q:' .. id, 'userId', 'realmId', 'lastPollMs')
-  if not q[1] then
+  local info = redis.call('HGET', KEYS[2], id)
+  if not info then
     redis.call('SREM', KEYS[1], id)
-  elseif id ~= ARGV[3] then
-    live[#live + 1] = { id = id, userId = q[1], realmId = q[2], polled = tonumber(q[3]) }
+  elseif id ~= ARGV[2] then
+    local _, _, timeout = unpackInfo(info)
+    live[#live + 1] = { id = id, polled = lastPoll(id, timeout, KEYS[3], KEYS[4]) }
   end
 end
 local evicted = {}
 local excess = #live + 1 - limit
 if excess <= 0 then return evicted end
 table.sort(live, function(a, b) return a.polled < b.polled end)
-for i = 1, excess do
-  local q = live[i]
-  deleteQueue(prefix, q.id, q.userId, q.realmId, KEYS[2], KEYS[3])
-  evicted[#evicted + 1] = q.id
-end
+for i = 1, excess do evicted[#evicted + 1] = live[i].id end
 return evicted
 `;
 
@@ -150,68 +184,61 @@ end
 return redis.call('ZRANGE', KEYS[2], 0, -1)
 `;
 
+// KEYS: the queue's hash, events and sources, the realm's info hash, poll and deadline sets, the
+// user's set and the realm's all_public_streams set. ARGV: the queue id, now and the default idle
+// time ('' for both: delete whether idle or not).
 const DELETE = `${DELETE_QUEUE}
-local q = redis.call('HMGET', KEYS[1], 'userId', 'realmId', 'lastPollMs', 'idleTimeoutMs')
-if not q[1] then
-  redis.call('ZREM', KEYS[4], ARGV[2])
-  redis.call('ZREM', KEYS[5], ARGV[2])
-  return 0
-end
-if ARGV[3] ~= '' and tonumber(q[3]) + tonumber(q[4] or ARGV[4]) > tonumber(ARGV[3]) then return 0 end
-deleteQueue(ARGV[1], ARGV[2], q[1], q[2], KEYS[4], KEYS[5])
+local q = redis.call('HMGET', KEYS[1], 'lastPollMs', 'idleTimeoutMs')
+if q[1] and ARGV[2] ~= '' and tonumber(q[1]) + tonumber(q[2] or ARGV[3]) > tonumber(ARGV[2]) then return 0 end
+deleteQueue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1])
+redis.call('SREM', KEYS[7], ARGV[1])
+redis.call('SREM', KEYS[8], ARGV[1])
+if not q[1] then return 0 end
 return 1
 `;
 
-// Adds to `out` each queue in a set of queue ids: its id, then the fields QUEUE_FIELDS names, its
-// settings as an index into `settings`, which holds each distinct settings text once (a thousand
-// queues of one client kind have one). It also prunes ids whose queue is gone, so the sets cannot
-// grow without bound.
-const COLLECT_QUEUES = `
-local fields = { 'settings', 'userId', 'realmId', 'allPublicStreams', 'since', 'lastPollMs', 'idleTimeoutMs' }
+// The queues in the sets KEYS[4..] of one realm: per queue its id, its settings as an index into
+// `settings`, which holds each distinct settings text once (a thousand queues of one client kind
+// have one), then the other fields of its info and its last poll. It also prunes ids whose queue
+// is gone, so the sets cannot grow without bound. Answers { settings texts, flat queue rows }.
+const QUEUES_OF_SETS = `${QUEUE_INFO}
 local settings = {}
 local settingsIndex = {}
-local function collect(out, setKey, prefix)
+local out = {}
+for s = 4, #KEYS do
+  local setKey = KEYS[s]
   for _, id in ipairs(redis.call('SMEMBERS', setKey)) do
-    local values = redis.call('HMGET', prefix .. 'q:' .. id, unpack(fields))
-    if not values[1] then
+    local info = redis.call('HGET', KEYS[1], id)
+    if not info then
       redis.call('SREM', setKey, id)
     else
-      local index = settingsIndex[values[1]]
+      local allPublic, since, timeout, text = unpackInfo(info)
+      local index = settingsIndex[text]
       if not index then
-        settings[#settings + 1] = values[1]
+        settings[#settings + 1] = text
         index = #settings
-        settingsIndex[values[1]] = index
+        settingsIndex[text] = index
       end
-      values[1] = index
       out[#out + 1] = id
-      for i = 1, #fields do out[#out + 1] = values[i] or '' end
+      out[#out + 1] = index
+      out[#out + 1] = allPublic
+      out[#out + 1] = since
+      out[#out + 1] = string.format('%d', lastPoll(id, timeout, KEYS[2], KEYS[3]))
+      out[#out + 1] = timeout
     end
   end
 end
-`;
-
-// The queues of the sets KEYS; ARGV: prefix. Answers { settings texts, flat queue rows }.
-const QUEUES_OF_SETS = `${COLLECT_QUEUES}
-local out = {}
-for _, setKey in ipairs(KEYS) do collect(out, setKey, ARGV[1]) end
 return { settings, out }
 `;
 
-// The queues of a realm's users (their uq: sets). The sets' keys are built here (as the queue keys
-// above are) from ARGV: prefix, realm id, then the user ids, since a message to a stream of 1,000
-// would otherwise send 1,000 full key names (40 KiB) per batch.
-const QUEUES_OF_USERS = `${COLLECT_QUEUES}
-local out = {}
-local base = ARGV[1] .. 'uq:' .. ARGV[2] .. ':'
-for i = 3, #ARGV do collect(out, base .. ARGV[i], ARGV[1]) end
-return { settings, out }
-`;
+const defined = new WeakSet<RedisClient>();
 
-export function defineQueueScripts(redis: Redis): void {
-  redis.defineCommand("busQueueEvict", { numberOfKeys: 3, lua: EVICT });
-  redis.defineCommand("busQueueAppendMany", { numberOfKeys: 2, lua: APPEND_MANY });
+export function defineQueueScripts(redis: RedisClient): void {
+  if (defined.has(redis)) return;
+  defined.add(redis);
+  redis.defineCommand("busQueueEvict", { numberOfKeys: 4, lua: EVICT });
+  redis.defineCommand("busQueueAppendMany", { lua: APPEND_MANY });
   redis.defineCommand("busQueueRead", { numberOfKeys: 4, lua: READ });
-  redis.defineCommand("busQueueDelete", { numberOfKeys: 5, lua: DELETE });
+  redis.defineCommand("busQueueDelete", { numberOfKeys: 8, lua: DELETE });
   redis.defineCommand("busQueuesOfSets", { lua: QUEUES_OF_SETS });
-  redis.defineCommand("busQueuesOfUsers", { numberOfKeys: 0, lua: QUEUES_OF_USERS });
 }

@@ -1,18 +1,17 @@
-import type Redis from "ioredis";
 import { chunked, DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
 import { MAX_ANNOUNCED_TEXT_CHARS, SplicedEvents } from "../announced-events";
-import { connectRedis } from "./connection";
-import { BusKeys } from "./keys";
+import { connectRedis, type RedisClient, type RedisTarget } from "./connection";
+import { BusKeys, queueOwner, type QueueOwner } from "./keys";
 import { throwFirstError } from "./results";
-import { defineQueueScripts } from "./queue-scripts";
+import { defineQueueScripts, packQueueInfo, unpackQueueInfo } from "./queue-scripts";
 
-export interface RedisQueueStoreOptions extends QueueLimits {
-  url: string;
-  prefix: string;
-  log?: BusLog;
-}
+export type RedisQueueStoreOptions = QueueLimits &
+  RedisTarget & {
+    prefix: string;
+    log?: BusLog;
+  };
 
 const IDLE_SCAN_BATCH = 500;
 /** Queues one append script call fills at most. */
@@ -20,64 +19,72 @@ const APPEND_QUEUES_PER_CALL = 500;
 
 /**
  * Event queues in Redis. Per queue: a hash (`q:`), a sorted set of events scored by id (`qe:`) and
- * a sorted set of applied source ids scored by time (`qs:`); plus per-user and per-realm index
- * sets and one sorted set of queues by last poll.
+ * a sorted set of applied source ids scored by time (`qs:`). Per realm: a set of each user's
+ * queues, one of the all_public_streams queues, a hash of every queue's settings (`qinfo`), and
+ * sorted sets of its queues by last poll and by deadline. All of a realm's keys share one hash tag
+ * (keys.ts), and a queue's id names its realm and user, so every script gets its keys declared.
  */
 export class RedisQueueStore implements QueueStore {
-  private readonly url: string;
-  private readonly redis: Redis;
+  private readonly target: RedisTarget;
+  private readonly redis: RedisClient;
   private readonly keys: BusKeys;
   private readonly log: BusLog;
   private readonly maxEventsPerQueue: number;
   private readonly maxQueuesPerUser: number;
   private readonly listeners: QueueReadyListener[] = [];
   private readonly missedListeners: (() => void)[] = [];
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
   private subscribed: Promise<void> | null = null;
 
   constructor(options: RedisQueueStoreOptions) {
     this.keys = new BusKeys(options.prefix);
     this.log = options.log ?? stderrLog;
-    this.url = options.url;
+    this.target = options.clusterNodes === undefined ? { url: options.url } : { clusterNodes: options.clusterNodes };
     this.maxEventsPerQueue = options.maxEventsPerQueue ?? DEFAULT_MAX_EVENTS_PER_QUEUE;
     this.maxQueuesPerUser = options.maxQueuesPerUser ?? DEFAULT_MAX_QUEUES_PER_USER;
     // Auto-pipelined: when a message reaches a big stream a thousand woken polls read their queues
     // in the same turn, and a write each cost more than the rest of a poll.
-    this.redis = connectRedis(options.url, "queue store", this.log, { enableAutoPipelining: true });
+    this.redis = connectRedis(this.target, "queue store", this.log, { enableAutoPipelining: true });
     defineQueueScripts(this.redis);
   }
 
   async create(options: QueueOptions): Promise<QueueInfo> {
-    const id = newQueueId();
+    const { realmId, userId } = options;
+    const id = newQueueId(realmId, userId);
     const now = Date.now();
     const settings = JSON.stringify(options.settings);
     const since = options.since ?? STREAM_START;
+    const k = this.keys;
     const multi = this.redis
       .multi()
-      .hset(this.keys.queue(id), {
-        userId: options.userId,
-        realmId: options.realmId,
-        allPublicStreams: options.allPublicStreams ? "1" : "0",
-        settings,
-        since,
+      .hset(k.queue(realmId, id), {
+        userId,
+        realmId,
         lastPollMs: now,
         nextId: 0,
         ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
       })
-      .sadd(this.keys.userQueues(options.realmId, options.userId), id);
-    if (options.idleTimeoutMs !== undefined) multi.zadd(this.keys.queuesByDeadline(), now + options.idleTimeoutMs, id);
-    else multi.zadd(this.keys.queuesByPoll(), now, id);
-    if (options.allPublicStreams) multi.sadd(this.keys.allPublicStreamsQueues(options.realmId), id);
-    multi.busQueueEvict(this.keys.userQueues(options.realmId, options.userId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(), this.keys.prefix, this.maxQueuesPerUser, id);
-    const results = await multi.exec();
+      .hset(k.queueInfo(realmId), id, packQueueInfo(options.allPublicStreams, since, options.idleTimeoutMs, settings))
+      .sadd(k.userQueues(realmId, userId), id);
+    if (options.idleTimeoutMs !== undefined) multi.zadd(k.queuesByDeadline(realmId), now + options.idleTimeoutMs, id);
+    else multi.zadd(k.queuesByPoll(realmId), now, id);
+    if (options.allPublicStreams) multi.sadd(k.allPublicStreamsQueues(realmId), id);
+    multi.busQueueEvict(k.userQueues(realmId, userId), k.queueInfo(realmId), k.queuesByPoll(realmId), k.queuesByDeadline(realmId), this.maxQueuesPerUser, id);
+    // The realm is listed for the idle sweep; another slot's key, so not in the transaction.
+    const [results] = await Promise.all([multi.exec(), this.redis.sadd(k.realmsWithQueues(), realmId)]);
     throwFirstError(results);
-    // Evicted queues are announced: a poll held on one learns at once that it is gone.
     const evicted = (results?.[results.length - 1]?.[1] ?? []) as string[];
-    if (evicted.length > 0) await this.redis.publish(this.keys.queueReadyChannel(), JSON.stringify(evicted));
+    if (evicted.length > 0) {
+      const pipeline = this.redis.pipeline();
+      for (const queueId of evicted) this.deleteCommand(pipeline, { realmId, userId }, queueId, "", "");
+      throwFirstError(await pipeline.exec());
+      // Evicted queues are announced: a poll held on one learns at once that it is gone.
+      await this.redis.publish(k.queueReadyChannel(), JSON.stringify(evicted));
+    }
     return {
       id,
-      userId: options.userId,
-      realmId: options.realmId,
+      userId,
+      realmId,
       allPublicStreams: options.allPublicStreams,
       settings: JSON.parse(settings) as Record<string, unknown>,
       since,
@@ -87,73 +94,106 @@ export class RedisQueueStore implements QueueStore {
   }
 
   async get(queueId: string): Promise<QueueInfo | null> {
-    const fields = await this.redis.hgetall(this.keys.queue(queueId));
-    return Object.keys(fields).length === 0 ? null : toQueueInfo(queueId, fields);
+    const owner = queueOwner(queueId);
+    if (owner === null) return null;
+    // Both of the realm's slot, in one write (auto-pipelined).
+    const [fields, info] = await Promise.all([
+      this.redis.hmget(this.keys.queue(owner.realmId, queueId), "lastPollMs", "idleTimeoutMs"),
+      this.redis.hget(this.keys.queueInfo(owner.realmId), queueId),
+    ]);
+    if (fields[0] === null || info === null) return null;
+    const [allPublicStreams, since, , settings] = unpackQueueInfo(info);
+    return {
+      id: queueId,
+      userId: owner.userId,
+      realmId: owner.realmId,
+      allPublicStreams: allPublicStreams === "1",
+      settings: JSON.parse(settings) as Record<string, unknown>,
+      since,
+      lastPollMs: Number(fields[0]),
+      ...(fields[1] !== null ? { idleTimeoutMs: Number(fields[1]) } : {}),
+    };
   }
 
   async queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueInfo[]> {
     if (userIds.length === 0) return [];
-    // The script builds each user's set key as keys.userQueues does.
-    return queueInfos(await this.redis.busQueuesOfUsers(this.keys.prefix, realmId, ...new Set(userIds)));
+    const sets = [...new Set(userIds)].map((userId) => this.keys.userQueues(realmId, userId));
+    return queueInfos(realmId, await this.redis.busQueuesOfSets(3 + sets.length, ...this.collectKeys(realmId), ...sets));
   }
 
   async allPublicStreamsQueues(realmId: number): Promise<QueueInfo[]> {
-    return queueInfos(await this.redis.busQueuesOfSets(1, this.keys.allPublicStreamsQueues(realmId), this.keys.prefix));
+    return queueInfos(realmId, await this.redis.busQueuesOfSets(4, ...this.collectKeys(realmId), this.keys.allPublicStreamsQueues(realmId)));
   }
 
   async append(sourceId: string, appends: QueueAppend[]): Promise<void> {
-    const work = appends.filter((append) => append.events.length > 0);
-    if (work.length === 0) return;
+    // By realm: each realm's queues are in one slot, and one script call serves each (at most
+    // APPEND_QUEUES_PER_CALL of them). A fan-out is one realm's, so one group. Ids that name no
+    // realm are no queue of this store: appending to them is a no-op.
+    const byRealm = new Map<number, QueueAppend[]>();
+    for (const append of appends) {
+      if (append.events.length === 0) continue;
+      const owner = queueOwner(append.queueId);
+      if (owner === null) continue;
+      let group = byRealm.get(owner.realmId);
+      if (!group) byRealm.set(owner.realmId, (group = []));
+      group.push(append);
+    }
+    if (byRealm.size === 0) return;
     const now = Date.now();
     const ready = new Set<string>();
     // Queues that got events, with them: [queue id, first id, ...indexes into `announcedTexts`].
     const announcedTexts: string[] = [];
     const announcedQueues: (string | number)[][] = [];
     let failure: Error | null = null;
+    const k = this.keys;
     // In calls of bounded size, so that no one script holds Redis for long.
-    const calls = chunked(work, APPEND_QUEUES_PER_CALL).map(async (chunk) => {
-      // Each distinct event object (the fan-out shapes one per kind of queue) is serialized and sent once.
-      const variants = new Map<EventPayload, number>();
-      const texts: string[] = [];
-      const perQueue: (string | number)[] = [];
-      const indexes: number[][] = [];
-      for (const { queueId, events } of chunk) {
-        perQueue.push(queueId, events.length);
-        const own: number[] = [];
-        for (const event of events) {
-          let index = variants.get(event);
-          if (index === undefined) {
-            texts.push(eventJsonWithoutId(event));
-            variants.set(event, (index = texts.length));
+    const calls = [...byRealm].flatMap(([realmId, work]) =>
+      chunked(work, APPEND_QUEUES_PER_CALL).map(async (chunk) => {
+        // Each distinct event object (the fan-out shapes one per kind of queue) is serialized and sent once.
+        const variants = new Map<EventPayload, number>();
+        const texts: string[] = [];
+        const keys: string[] = [k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.queueInfo(realmId)];
+        const perQueue: (string | number)[] = [];
+        const indexes: number[][] = [];
+        for (const { queueId, events } of chunk) {
+          keys.push(k.queue(realmId, queueId), k.queueEvents(realmId, queueId), k.queueSources(realmId, queueId));
+          perQueue.push(queueId, events.length);
+          const own: number[] = [];
+          for (const event of events) {
+            let index = variants.get(event);
+            if (index === undefined) {
+              texts.push(eventJsonWithoutId(event));
+              variants.set(event, (index = texts.length));
+            }
+            perQueue.push(index);
+            own.push(index);
           }
-          perQueue.push(index);
-          own.push(index);
+          indexes.push(own);
         }
-        indexes.push(own);
-      }
-      try {
-        const results = await this.redis.busQueueAppendMany(
-          this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
-          sourceId, now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, this.keys.prefix, texts.length, ...texts, ...perQueue,
-        );
-        // A source id already applied (-1) is announced again: the earlier attempt may have died
-        // between appending and publishing, and a spurious wake-up costs a poller one read. A queue
-        // dropped for overflowing (-2) is announced so that a waiting poll learns it is gone.
-        // The chunk's texts join the announcement's, their indexes shifted past those before.
-        const base = announcedTexts.length;
-        announcedTexts.push(...texts);
-        for (let i = 0; i < chunk.length; i++) {
-          const added = results[2 * i];
-          const first = results[2 * i + 1];
-          if (added > 0) announcedQueues.push([chunk[i].queueId, first, ...indexes[i].map((index) => base + index - 1)]);
-          else if (added !== 0) ready.add(chunk[i].queueId);
+        try {
+          const results = await this.redis.busQueueAppendMany(
+            keys.length, ...keys,
+            sourceId, now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, texts.length, ...texts, ...perQueue,
+          );
+          // A source id already applied (-1) is announced again: the earlier attempt may have died
+          // between appending and publishing, and a spurious wake-up costs a poller one read. A queue
+          // dropped for overflowing (-2) is announced so that a waiting poll learns it is gone.
+          // The chunk's texts join the announcement's, their indexes shifted past those before.
+          const base = announcedTexts.length;
+          announcedTexts.push(...texts);
+          for (let i = 0; i < chunk.length; i++) {
+            const added = results[2 * i];
+            const first = results[2 * i + 1];
+            if (added > 0) announcedQueues.push([chunk[i].queueId, first, ...indexes[i].map((index) => base + index - 1)]);
+            else if (added !== 0) ready.add(chunk[i].queueId);
+          }
+        } catch (error) {
+          failure ??= error as Error;
         }
-      } catch (error) {
-        failure ??= error as Error;
-      }
-    });
+      }),
+    );
     await Promise.all(calls);
-    if (announcedQueues.length > 0 || ready.size > 0) await this.redis.publish(this.keys.queueReadyChannel(), announcement(announcedTexts, announcedQueues, ready));
+    if (announcedQueues.length > 0 || ready.size > 0) await this.redis.publish(k.queueReadyChannel(), announcement(announcedTexts, announcedQueues, ready));
     if (failure) throw failure;
   }
 
@@ -162,33 +202,37 @@ export class RedisQueueStore implements QueueStore {
     return events === null ? null : events.map((json) => JSON.parse(json) as QueuedEvent);
   }
 
-  readJson(queueId: string, lastEventId: number, ownerId?: number): Promise<string[] | null> {
+  async readJson(queueId: string, lastEventId: number, ownerId?: number): Promise<string[] | null> {
+    const owner = queueOwner(queueId);
+    if (owner === null) return null;
+    const { realmId } = owner;
     return this.redis.busQueueRead(
-      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
+      this.keys.queue(realmId, queueId), this.keys.queueEvents(realmId, queueId), this.keys.queuesByPoll(realmId), this.keys.queuesByDeadline(realmId),
       lastEventId, Date.now(), queueId, ownerId ?? "",
     );
   }
 
   async lastEventId(queueId: string): Promise<number | null> {
-    const nextId = await this.redis.hget(this.keys.queue(queueId), "nextId");
+    const owner = queueOwner(queueId);
+    if (owner === null) return null;
+    const nextId = await this.redis.hget(this.keys.queue(owner.realmId, queueId), "nextId");
     return nextId === null ? null : Number(nextId) - 1;
   }
 
   async delete(queueId: string): Promise<boolean> {
-    return (await this.deleteCommand(this.redis, queueId, "", "")) === 1;
+    const owner = queueOwner(queueId);
+    if (owner === null) return false;
+    return (await this.deleteCommand(this.redis, owner, queueId, "", "")) === 1;
   }
 
   async invalidateRealm(realmId: number, through: StreamPosition): Promise<number> {
-    // Rare (a tier down long enough for its backlog to pass the cap): a scan, rather than a
-    // per-realm index every queue's creation and deletion would keep.
+    // Rare (a tier down long enough for its backlog to pass the cap): a walk of the realm's queues.
     const invalid: string[] = [];
-    const match = `${escapeGlob(`${this.keys.prefix}uq:${realmId}:`)}*`;
-    for await (const setKeys of this.redis.scanStream({ match, count: 1000 })) {
-      for (const setKey of setKeys as string[]) {
-        for (const queueId of await this.redis.smembers(setKey)) {
-          const since = await this.redis.hget(this.keys.queue(queueId), "since");
-          if (isAfterPosition(through, since ?? STREAM_START)) invalid.push(queueId);
-        }
+    for await (const page of this.redis.hscanStream(this.keys.queueInfo(realmId), { count: 1000 })) {
+      const flat = page as string[];
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const [, since] = unpackQueueInfo(flat[i + 1]);
+        if (isAfterPosition(through, since)) invalid.push(flat[i]);
       }
     }
     let deleted = 0;
@@ -201,19 +245,22 @@ export class RedisQueueStore implements QueueStore {
   async deleteIdle(idleMs: number): Promise<number> {
     const now = Date.now();
     let deleted = 0;
-    // Queues without a timeout of their own last polled before the cutoff, and those whose own deadline passed.
-    for (const [key, max] of [[this.keys.queuesByPoll(), now - idleMs], [this.keys.queuesByDeadline(), now]] as const) {
-      for (;;) {
-        const ids = await this.redis.zrangebyscore(key, "-inf", max, "LIMIT", 0, IDLE_SCAN_BATCH);
-        if (ids.length === 0) break;
-        const pipeline = this.redis.pipeline();
-        // The script checks the idle time again: a queue polled since the scan survives.
-        for (const id of ids) this.deleteCommand(pipeline, id, now, idleMs);
-        for (const [error, result] of (await pipeline.exec()) ?? []) {
-          if (error) throw error;
-          deleted += Number(result);
+    for (const realmId of await this.realms()) {
+      // Queues without a timeout of their own last polled before the cutoff, and those whose own deadline passed.
+      for (const [key, max] of [[this.keys.queuesByPoll(realmId), now - idleMs], [this.keys.queuesByDeadline(realmId), now]] as const) {
+        for (;;) {
+          const ids = await this.redis.zrangebyscore(key, "-inf", max, "LIMIT", 0, IDLE_SCAN_BATCH);
+          if (ids.length === 0) break;
+          // The realm's keys only: one slot.
+          const pipeline = this.redis.pipeline();
+          // The script checks the idle time again: a queue polled since the scan survives.
+          for (const id of ids) this.deleteCommand(pipeline, queueOwner(id) ?? { realmId, userId: 0 }, id, now, idleMs);
+          for (const [error, result] of (await pipeline.exec()) ?? []) {
+            if (error) throw error;
+            deleted += Number(result);
+          }
+          if (ids.length < IDLE_SCAN_BATCH) break;
         }
-        if (ids.length < IDLE_SCAN_BATCH) break;
       }
     }
     return deleted;
@@ -233,9 +280,11 @@ export class RedisQueueStore implements QueueStore {
   }
 
   async count(): Promise<number> {
-    // Every queue is in exactly one of the two indexes: by last poll, or by its own deadline.
-    const [byPoll, byDeadline] = await Promise.all([this.redis.zcard(this.keys.queuesByPoll()), this.redis.zcard(this.keys.queuesByDeadline())]);
-    return byPoll + byDeadline;
+    // Every queue is in exactly one of its realm's two indexes: by last poll, or by its own deadline.
+    const counts = await Promise.all(
+      (await this.realms()).flatMap((realmId) => [this.redis.zcard(this.keys.queuesByPoll(realmId)), this.redis.zcard(this.keys.queuesByDeadline(realmId))]),
+    );
+    return counts.reduce((sum, n) => sum + n, 0);
   }
 
   /** Resolves when Redis answers a PING on this store's connection. */
@@ -251,7 +300,7 @@ export class RedisQueueStore implements QueueStore {
 
   private async subscribe(): Promise<void> {
     // ioredis subscribes again by itself after a reconnect.
-    this.subscriber ??= connectRedis(this.url, "queue-ready subscription", this.log);
+    this.subscriber ??= connectRedis(this.target, "queue-ready subscription", this.log);
     const subscriber = this.subscriber;
     // Announcements published while the subscription is down are gone for good. So when it drops,
     // waiting polls read again (answering 503 at once rather than at their heartbeat), and again
@@ -300,35 +349,49 @@ export class RedisQueueStore implements QueueStore {
     }
   }
 
-  private deleteCommand(client: Redis | ReturnType<Redis["pipeline"]>, queueId: string, nowMs: number | "", defaultIdleMs: number | "") {
+  /** The realms that have (or had) queues. */
+  private async realms(): Promise<number[]> {
+    return (await this.redis.smembers(this.keys.realmsWithQueues())).map(Number);
+  }
+
+  /** The first keys of busQueuesOfSets: the realm's info hash, poll and deadline sets. */
+  private collectKeys(realmId: number): [string, string, string] {
+    return [this.keys.queueInfo(realmId), this.keys.queuesByPoll(realmId), this.keys.queuesByDeadline(realmId)];
+  }
+
+  private deleteCommand(client: RedisClient | ReturnType<RedisClient["pipeline"]>, owner: QueueOwner, queueId: string, nowMs: number | "", defaultIdleMs: number | "") {
+    const k = this.keys;
+    const { realmId, userId } = owner;
     return client.busQueueDelete(
-      this.keys.queue(queueId), this.keys.queueEvents(queueId), this.keys.queueSources(queueId), this.keys.queuesByPoll(), this.keys.queuesByDeadline(),
-      this.keys.prefix, queueId, nowMs, defaultIdleMs,
+      k.queue(realmId, queueId), k.queueEvents(realmId, queueId), k.queueSources(realmId, queueId),
+      k.queueInfo(realmId), k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.userQueues(realmId, userId), k.allPublicStreamsQueues(realmId),
+      queueId, nowMs, defaultIdleMs,
     );
   }
 }
 
-/** Values per queue in the collect scripts' answer: its id, then QUEUE_FIELDS' (queue-scripts.ts). */
-const COLLECTED_VALUES = 8;
+/** Values per queue in busQueuesOfSets' answer: its id, its settings' index, then the rest of its info (queue-scripts.ts). */
+const COLLECTED_VALUES = 6;
 
 /**
- * The collect scripts' answer as QueueInfo. Queues with the same settings text get one settings
+ * busQueuesOfSets' answer as QueueInfo. Queues with the same settings text get one settings
  * object: parsed once, and the fan-out shapes an event once per settings object.
  */
-function queueInfos([settingsTexts, flat]: [string[], (string | number)[]]): QueueInfo[] {
+function queueInfos(realmId: number, [settingsTexts, flat]: [string[], (string | number)[]]): QueueInfo[] {
   const settings = settingsTexts.map((text) => JSON.parse(text) as Record<string, unknown>);
   const queues: QueueInfo[] = [];
   for (let i = 0; i + COLLECTED_VALUES <= flat.length; i += COLLECTED_VALUES) {
-    const idleTimeoutMs = flat[i + 7];
+    const id = String(flat[i]);
+    const idleTimeoutMs = flat[i + 5];
     queues.push({
-      id: String(flat[i]),
+      id,
       settings: settings[Number(flat[i + 1]) - 1],
-      userId: Number(flat[i + 2]),
-      realmId: Number(flat[i + 3]),
-      allPublicStreams: flat[i + 4] === "1",
-      // Queues created before positions were recorded take every batch, as they did.
-      since: flat[i + 5] === "" ? STREAM_START : String(flat[i + 5]),
-      lastPollMs: Number(flat[i + 6]),
+      // The id's second part (keys.ts, queueOwner), without a regular expression per queue.
+      userId: Number(id.slice(id.indexOf(":") + 1, id.indexOf(":", id.indexOf(":") + 1))),
+      realmId,
+      allPublicStreams: flat[i + 2] === "1",
+      since: String(flat[i + 3]),
+      lastPollMs: Number(flat[i + 4]),
       ...(idleTimeoutMs !== "" ? { idleTimeoutMs: Number(idleTimeoutMs) } : {}),
     });
   }
@@ -365,26 +428,7 @@ function* announcedQueues(message: unknown): Generator<[string, AnnouncedEvents 
   if (Array.isArray(ids)) for (const queueId of ids) if (typeof queueId === "string") yield [queueId, undefined];
 }
 
-/** `text` matched literally by a SCAN pattern. */
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, "\\$&");
-}
-
 /** `id` is assigned by the script; one the caller left in the payload would be a duplicate key. */
 function eventJsonWithoutId(event: EventPayload): string {
   return JSON.stringify({ ...event, id: undefined });
-}
-
-function toQueueInfo(id: string, fields: Record<string, string>): QueueInfo {
-  return {
-    id,
-    userId: Number(fields.userId),
-    realmId: Number(fields.realmId),
-    allPublicStreams: fields.allPublicStreams === "1",
-    settings: JSON.parse(fields.settings) as Record<string, unknown>,
-    // Queues created before positions were recorded take every batch, as they did.
-    since: fields.since ?? STREAM_START,
-    lastPollMs: Number(fields.lastPollMs),
-    ...(fields.idleTimeoutMs !== undefined ? { idleTimeoutMs: Number(fields.idleTimeoutMs) } : {}),
-  };
 }

@@ -4,9 +4,9 @@
 // at a time instead, under a lease it renews; the live consumers share the shards evenly, and a
 // consumer that takes a shard over first handles what its previous owner left pending, so a
 // realm's batches reach its queues in publish order across a crash too.
-import type Redis from "ioredis";
 import type { Result } from "ioredis";
 import type { BusLog } from "../log";
+import type { RedisClient } from "./connection";
 
 /** A consumer that stops renewing (killed) loses its shards this long after its last renewal. */
 export const SHARD_LEASE_MS = 5000;
@@ -32,7 +32,7 @@ declare module "ioredis" {
 
 export interface ShardLeasesOptions {
   /** Not the consumer's own connection, which spends its time blocked in XREADGROUP. */
-  redis: Redis;
+  redis: RedisClient;
   streamKeys: string[];
   /** The group's set of live consumers (by last renewal). */
   membersKey: string;
@@ -151,9 +151,9 @@ export class ShardLeases {
   }
 }
 
-const defined = new WeakSet<Redis>();
+const defined = new WeakSet<RedisClient>();
 
-function defineLeaseScripts(redis: Redis): void {
+function defineLeaseScripts(redis: RedisClient): void {
   if (defined.has(redis)) return;
   defined.add(redis);
   redis.defineCommand("busLeaseRenew", { numberOfKeys: 1, lua: RENEW });
