@@ -14,6 +14,7 @@ import os from "node:os";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import Redis from "ioredis";
+import { BusKeys } from "@chat/bus";
 import { startProcess, type ServerProcess } from "../test/support/processes.ts";
 import { createRedisPrefix, createTestDatabase, REDIS_URL } from "../test/support/services.ts";
 import { basicAuth, benchServerEnv, settlePostgres } from "./lib/environment.ts";
@@ -138,7 +139,7 @@ export async function benchWebhooks(): Promise<boolean> {
     await waitUntil("every delivery", () => receiver.count >= MESSAGES, 300_000);
     const deliveriesPerSecond = (receiver.count - firstCount) / ((performance.now() - firstAt) / 1000);
     // Completed jobs are kept (their ids dedupe), so they can be counted.
-    const jobs = await redisCount(`${redis.prefix}bull:service-bot:completed`);
+    const jobs = await redisCount(`${new BusKeys(redis.prefix).jobs()}:service-bot:completed`);
     process.stdout.write(`  ${jobs} jobs, ${(MESSAGES / jobs).toFixed(1)} calls per job\n`);
     {
       const calls = receiver.count - firstCount;

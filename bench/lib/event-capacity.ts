@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { BusKeys } from "@chat/bus";
 import { PGlite } from "@electric-sql/pglite";
 import Redis from "ioredis";
 import { startProcess } from "../../test/support/processes.ts";
@@ -89,7 +90,7 @@ export async function measureSustained(options: {
   let figures: Omit<SustainedFigures, "bareDeliveriesPerSecond">;
   try {
     const realmId = options.realmId;
-    const streamKey = `${options.redis.prefix}changes:${realmId % options.redis.shards}`;
+    const streamKey = new BusKeys(options.redis.prefix).changeStream(realmId % options.redis.shards);
     const [[, fields]] = (await redis.xrevrange(streamKey, "+", "-", "COUNT", 1)) as [string, string[]][];
     const template = JSON.parse(fields[1]) as { id: string; realmId: number; events: unknown[] };
     const eventsJson = JSON.stringify(template.events);
