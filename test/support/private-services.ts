@@ -12,7 +12,7 @@ import { freePort } from "../../apps/server/src/local-cluster.ts";
 export const sparePort = freePort;
 
 /** Whether something accepts TCP connections on the port. */
-function accepts(port: number): Promise<boolean> {
+export function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, "127.0.0.1");
     socket.once("connect", () => {

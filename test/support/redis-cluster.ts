@@ -4,12 +4,12 @@
 // bus on a cluster (REDIS_CLUSTER_NODES).
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { freePort } from "../../apps/server/src/local-cluster.ts";
+import { accepts } from "./private-services.ts";
 
 const run = promisify(execFile);
 const START_TIMEOUT_MS = 30_000;
@@ -24,17 +24,6 @@ export interface TestRedisCluster {
 async function cli(port: number, ...command: string[]): Promise<string> {
   const { stdout } = await run("redis-cli", ["-h", "127.0.0.1", "-p", String(port), ...command]);
   return stdout;
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>): Promise<void> {
