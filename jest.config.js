@@ -8,5 +8,7 @@ module.exports = {
   },
   // Embedded servers start PGlite and migrate in a hook: on a loaded 2-core machine that took over 30 s.
   testTimeout: 60000,
+  // Every response a test reads is checked against the API document (test/support/check-all-responses.ts).
+  setupFilesAfterEnv: ["<rootDir>/test/support/check-all-responses.ts"],
   maxWorkers: 2,
 };

@@ -198,6 +198,9 @@ function operation(contract: Endpoint): OpenApiOperation {
     "binary" in contract.response
       ? { description: "The file's bytes.", content: Object.fromEntries((contract.response.binary as string[]).map((type) => [type, { schema: { type: "string", contentMediaType: type } }])) }
       : { description: "Success.", content: { "application/json": { schema: contract.response } } };
+  const responses: OpenApiOperation["responses"] = { [String(contract.successStatus ?? 200)]: success };
+  // A download that answers ranges (416 past the end) answers one range with 206 and its bytes.
+  if ("binary" in contract.response && contract.errorStatuses?.includes(416)) responses["206"] = { ...success, description: "The requested byte range of the file." };
   return {
     operationId: operationId(contract),
     summary: contract.summary,
@@ -206,7 +209,7 @@ function operation(contract: Endpoint): OpenApiOperation {
     security: security(contract),
     ...(parameters.length ? { parameters } : {}),
     ...(body ? { requestBody: body } : {}),
-    responses: { [String(contract.successStatus ?? 200)]: success, ...errorResponses(contract) },
+    responses: { ...responses, ...errorResponses(contract) },
   };
 }
 
