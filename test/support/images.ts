@@ -3,6 +3,7 @@
 import http from "node:http";
 import sharp from "sharp";
 import type { ApiClient } from "./client.ts";
+import { checkResponse } from "./openapi.ts";
 
 export const makePng = (width: number, height: number, colour = "#3366cc") =>
   sharp({ create: { width, height, channels: 4, background: colour } }).png().toBuffer();
@@ -75,7 +76,13 @@ export function rawRequest(baseUrl: string, method: string, target: string, head
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("end", () => {
         answered = true;
-        resolve(answer(res.statusCode ?? 0, res.headers, Buffer.concat(chunks)));
+        try {
+          const reply = answer(res.statusCode ?? 0, res.headers, Buffer.concat(chunks));
+          checkResponse(method, target, reply.status, reply.json, String(reply.headers["content-type"] ?? ""));
+          resolve(reply);
+        } catch (error) {
+          reject(error);
+        }
       });
       res.on("error", reject);
     });

@@ -2,6 +2,7 @@
 // request per queue, reporting how each connection ended (the tests count resets).
 import http from "node:http";
 import { ApiClient } from "./client.ts";
+import { checkResponse } from "./openapi.ts";
 
 export interface RawPoller {
   auth: string;
@@ -31,7 +32,9 @@ export function rawPoll(agent: http.Agent, port: number, poller: RawPoller): Pro
       res.on("data", (chunk: string) => (text += chunk));
       res.on("end", () => {
         try {
-          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: JSON.parse(text) });
+          const body = JSON.parse(text);
+          checkResponse("GET", path, res.statusCode ?? 0, body, res.headers["content-type"]);
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body });
         } catch (error) {
           reject(error);
         }
