@@ -177,7 +177,7 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
   },
 };
 
-/** `Xxx_yyy` → `XxxYyy`: a schema's name in the document. */
+/** A type or op as a schema's name in the document: `update_message_flags` → `UpdateMessageFlags`. */
 function pascal(text: string): string {
   return text
     .split("_")

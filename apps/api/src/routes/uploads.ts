@@ -135,32 +135,26 @@ export const uploadEndpoints = {
   }),
 };
 
+/** A file by the temporary URL the API gave, with or without its name after the token. */
+function temporaryDownload(path: string, pathParams: Partial<typeof TEMPORARY_PATH>) {
+  return endpoint({
+    method: "get",
+    root: true,
+    path,
+    pathParams,
+    tag: "files",
+    auth: "signed-url",
+    summary: "An uploaded file, by the temporary URL the API gave",
+    params: {},
+    response: { binary: FILE_TYPES },
+    errorStatuses: [416],
+  });
+}
+
 /** Downloads, outside /api/v1. */
 export const uploadFileEndpoints = {
-  temporary: endpoint({
-    method: "get",
-    root: true,
-    path: "/user_uploads/temporary/{token}",
-    pathParams: { token: TEMPORARY_PATH.token },
-    tag: "files",
-    auth: "signed-url",
-    summary: "An uploaded file, by the temporary URL the API gave",
-    params: {},
-    response: { binary: FILE_TYPES },
-    errorStatuses: [416],
-  }),
-  temporaryNamed: endpoint({
-    method: "get",
-    root: true,
-    path: "/user_uploads/temporary/{token}/{filename}",
-    pathParams: TEMPORARY_PATH,
-    tag: "files",
-    auth: "signed-url",
-    summary: "An uploaded file, by the temporary URL the API gave",
-    params: {},
-    response: { binary: FILE_TYPES },
-    errorStatuses: [416],
-  }),
+  temporary: temporaryDownload("/user_uploads/temporary/{token}", { token: TEMPORARY_PATH.token }),
+  temporaryNamed: temporaryDownload("/user_uploads/temporary/{token}/{filename}", TEMPORARY_PATH),
   download: endpoint({
     method: "get",
     root: true,
