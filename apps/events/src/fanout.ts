@@ -8,7 +8,7 @@ import {
   type ChangeBatchesHandler,
   type EventPayload,
   type QueueAppend,
-  type QueueInfo,
+  type QueueTarget,
   type QueueStore,
   type StreamPosition,
 } from "@chat/bus";
@@ -115,10 +115,10 @@ function recipientsOf(batch: ChangeBatch, userIds: Set<number>): boolean {
 }
 
 /** What a batch appends to each queue it reaches, given the queues of its realm's users. */
-function batchAppends(batch: ChangeBatch, position: StreamPosition, userQueues: QueueInfo[], publicQueues: QueueInfo[]): QueueAppend[] {
+function batchAppends(batch: ChangeBatch, position: StreamPosition, userQueues: QueueTarget[], publicQueues: QueueTarget[]): QueueAppend[] {
   // A queue created after this batch was published has its change in its /register state already.
-  const current = (queue: QueueInfo) => isAfterPosition(position, queue.since);
-  const queuesByUser = new Map<number, QueueInfo[]>();
+  const current = (queue: QueueTarget) => isAfterPosition(position, queue.since);
+  const queuesByUser = new Map<number, QueueTarget[]>();
   for (const queue of userQueues.filter(current)) {
     const list = queuesByUser.get(queue.userId) ?? [];
     list.push(queue);
@@ -180,12 +180,12 @@ export function createReadFanout(queues: QueueStore): ChangeBatchesHandler {
       if (recipientsOf(batch, realm.userIds)) realm.needsPublicQueues = true;
       byRealm.set(batch.realmId, realm);
     }
-    const found = new Map<number, { userQueues: QueueInfo[]; publicQueues: QueueInfo[] }>();
+    const found = new Map<number, { userQueues: QueueTarget[]; publicQueues: QueueTarget[] }>();
     await Promise.all(
       [...byRealm].map(async ([realmId, { userIds, needsPublicQueues }]) => {
         const [userQueues, publicQueues] = await Promise.all([
           queues.queuesOfUsers(realmId, [...userIds]),
-          needsPublicQueues ? queues.allPublicStreamsQueues(realmId) : Promise.resolve([] as QueueInfo[]),
+          needsPublicQueues ? queues.allPublicStreamsQueues(realmId) : Promise.resolve([] as QueueTarget[]),
         ]);
         found.set(realmId, { userQueues, publicQueues });
       }),

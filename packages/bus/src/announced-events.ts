@@ -2,8 +2,8 @@
 // without reading it back (a message to a stream of 1,000 was a thousand reads, two more per poll).
 import type { AnnouncedEvents } from "./types";
 
-/** Announced texts past this many characters in one batch go unannounced (polls read them). */
-export const MAX_ANNOUNCED_TEXT_CHARS = 64 * 1024;
+/** Announced texts past this many bytes in one append call go unannounced (polls read them). */
+export const MAX_ANNOUNCED_TEXT_BYTES = 64 * 1024;
 
 /** An event's JSON without `id`, given its id: spliced in as the last member, as the append script does. */
 export function withEventId(jsonWithoutId: string, id: number): string {

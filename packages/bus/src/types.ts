@@ -192,9 +192,13 @@ export interface QueueOptions {
   idleTimeoutMs?: number;
 }
 
-export interface QueueInfo extends QueueOptions {
+/** What the fan-out needs of a queue: what it was made with, not how it is polled. */
+export interface QueueTarget extends QueueOptions {
   id: string;
   since: StreamPosition;
+}
+
+export interface QueueInfo extends QueueTarget {
   /** Milliseconds since the epoch of the last poll (or of creation). */
   lastPollMs: number;
 }
@@ -236,9 +240,9 @@ export interface QueueStore {
   create(options: QueueOptions): Promise<QueueInfo>;
   get(queueId: string): Promise<QueueInfo | null>;
   /** Every live queue of these users (in one round trip for Redis). */
-  queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueInfo[]>;
+  queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueTarget[]>;
   /** Every live queue of a realm registered with all_public_streams. */
-  allPublicStreamsQueues(realmId: number): Promise<QueueInfo[]>;
+  allPublicStreamsQueues(realmId: number): Promise<QueueTarget[]>;
   /**
    * Appends events to queues, each queue at most once per `sourceId` (a batch redelivered after a
    * crash adds nothing twice). Appending to a queue that no longer exists is a no-op. Announces

@@ -471,7 +471,8 @@ export function busContract(harness: BusHarness): void {
       const ids = (list: { id: string }[]) => list.map((q) => q.id).sort();
 
       expect(ids(await queues.queuesOfUsers(1, [1, 2, 1, 99]))).toEqual([a1.id, a2.id, b.id].sort());
-      expect(await queues.queuesOfUsers(1, [2])).toEqual([b]);
+      const { lastPollMs: _lastPollMs, ...bTarget } = b;
+      expect(await queues.queuesOfUsers(1, [2])).toEqual([bTarget]);
       expect(await queues.queuesOfUsers(1, [])).toEqual([]);
       expect(ids(await queues.queuesOfUsers(2, [1]))).toEqual([otherRealm.id]);
       expect(ids(await queues.allPublicStreamsQueues(1))).toEqual([a2.id]);
@@ -786,6 +787,31 @@ export function busContract(harness: BusHarness): void {
         await waitFor("both nodes", () => heardA.length === 1 && heardB.length === 1);
         expect([heardA, heardB]).toEqual([[q.id], [q.id]]);
         expect(await nodeA.queues.read(q.id, -1)).toEqual([{ ...event(0), id: 0 }]);
+      });
+
+      it("a node's lookups see every queue another node created or deleted since its last lookup", async () => {
+        const fanout = newBus({ maxEventsPerQueue: 2, maxQueuesPerUser: 2 });
+        const other = newBus({ maxEventsPerQueue: 2, maxQueuesPerUser: 2 });
+        const ids = (list: { id: string }[]) => list.map((q) => q.id).sort();
+        const kept = await other.queues.create(options(1));
+        const overflowing = await other.queues.create(options(2, { allPublicStreams: true }));
+        const deleted = await other.queues.create(options(3));
+        expect(ids(await fanout.queues.queuesOfUsers(1, [1, 2, 3]))).toEqual([kept.id, overflowing.id, deleted.id].sort());
+        expect(ids(await fanout.queues.allPublicStreamsQueues(1))).toEqual([overflowing.id]);
+
+        // Created, deleted, dropped for overflowing, evicted by the user's newer queues, expired.
+        const created = await other.queues.create(options(4, { allPublicStreams: true, settings: { narrow: [["stream", "x"]] } }));
+        await other.queues.delete(deleted.id);
+        await other.queues.append("s1", [{ queueId: overflowing.id, events: [event(0), event(1), event(2)] }]);
+        const newer = [await other.queues.create(options(1)), await other.queues.create(options(1))];
+        const expiring = await other.queues.create(options(5, { idleTimeoutMs: 1 }));
+        expect(ids(await fanout.queues.queuesOfUsers(1, [1, 2, 3, 4, 5]))).toEqual([...newer.map((q) => q.id), created.id, expiring.id].sort());
+        await sleep(5);
+        await other.queues.deleteIdle(60_000);
+        const found = await fanout.queues.queuesOfUsers(1, [1, 2, 3, 4, 5]);
+        expect(ids(found)).toEqual([...newer.map((q) => q.id), created.id].sort());
+        expect(found.find((q) => q.id === created.id)).toEqual({ id: created.id, ...options(4, { allPublicStreams: true, settings: { narrow: [["stream", "x"]] } }), since: STREAM_START });
+        expect(ids(await fanout.queues.allPublicStreamsQueues(1))).toEqual([created.id]);
       });
     }
   });

@@ -282,4 +282,25 @@ function redisBusTests(raw: () => RedisClient, createBus: (options: Omit<RedisBu
       }
     });
   });
+
+  describe("redis queue store: a node's copy of a realm's queues", () => {
+    it("reads the realm's queues afresh when the log no longer reaches back to its copy", async () => {
+      const prefix = `${filePrefix}realm-copy:`;
+      const fanout = createBus({ prefix, log: collectingLog() });
+      const other = createBus({ prefix, log: collectingLog() });
+      const options = (userId: number) => ({ userId, realmId: 1, allPublicStreams: false, settings: {} });
+      try {
+        const first = await other.queues.create(options(1));
+        expect((await fanout.queues.queuesOfUsers(1, [1, 2, 3])).map((q) => q.id)).toEqual([first.id]);
+        // Created while the fan-out node looked away, their log entries then trimmed away (as ten
+        // thousand later changes would), and one more after.
+        const unseen = await other.queues.create(options(2));
+        await raw().xtrim(new BusKeys(prefix).queueLog(1), "MAXLEN", 0);
+        const last = await other.queues.create(options(3));
+        expect((await fanout.queues.queuesOfUsers(1, [1, 2, 3])).map((q) => q.id).sort()).toEqual([first.id, unseen.id, last.id].sort());
+      } finally {
+        await Promise.all([fanout.close(), other.close()]);
+      }
+    });
+  });
 }

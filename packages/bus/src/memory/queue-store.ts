@@ -1,7 +1,7 @@
 import { DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import { ReadyEvents } from "../announced-events";
-import { isAfterPosition, STREAM_START, type StreamPosition, type QueueLimits, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
+import { isAfterPosition, STREAM_START, type StreamPosition, type QueueLimits, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore, type QueueTarget } from "../types";
 
 export interface MemoryQueueStoreOptions extends QueueLimits {
   log?: BusLog;
@@ -55,12 +55,12 @@ export class MemoryQueueStore implements QueueStore {
     return queue ? copyInfo(queue.info) : null;
   }
 
-  async queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueInfo[]> {
-    return [...new Set(userIds)].flatMap((userId) => this.infos(this.byUser.get(userKey(realmId, userId))));
+  async queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueTarget[]> {
+    return [...new Set(userIds)].flatMap((userId) => this.targets(this.byUser.get(userKey(realmId, userId))));
   }
 
-  async allPublicStreamsQueues(realmId: number): Promise<QueueInfo[]> {
-    return this.infos(this.allPublic.get(realmId));
+  async allPublicStreamsQueues(realmId: number): Promise<QueueTarget[]> {
+    return this.targets(this.allPublic.get(realmId));
   }
 
   async append(sourceId: string, appends: QueueAppend[]): Promise<void> {
@@ -159,7 +159,8 @@ export class MemoryQueueStore implements QueueStore {
 
   /** Deletes the user's least recently polled queues past the limit (never the new one), announcing them. */
   private evictPastLimit(created: QueueInfo): void {
-    const others = this.infos(this.byUser.get(userKey(created.realmId, created.userId))).filter((info) => info.id !== created.id);
+    const others = [...(this.byUser.get(userKey(created.realmId, created.userId)) ?? [])]
+      .flatMap((queueId) => (queueId === created.id ? [] : (this.queues.get(queueId)?.info ?? [])));
     const excess = others.length + 1 - this.maxQueuesPerUser;
     if (excess <= 0) return;
     const evicted = others.sort((a, b) => a.lastPollMs - b.lastPollMs).slice(0, excess).map((info) => info.id);
@@ -180,10 +181,12 @@ export class MemoryQueueStore implements QueueStore {
     }
   }
 
-  private infos(queueIds: Set<string> | undefined): QueueInfo[] {
+  private targets(queueIds: Set<string> | undefined): QueueTarget[] {
     return [...(queueIds ?? [])].flatMap((queueId) => {
       const queue = this.queues.get(queueId);
-      return queue ? [copyInfo(queue.info)] : [];
+      if (!queue) return [];
+      const { lastPollMs: _lastPollMs, ...target } = copyInfo(queue.info);
+      return [target];
     });
   }
 }

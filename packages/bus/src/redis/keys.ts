@@ -2,8 +2,8 @@
 // together carry the same hash tag (the text between `{` and `}`), so that on a Redis Cluster
 // they live in one slot, as a cluster requires; on one server the tags are just part of the name.
 //
-// - An organization's event queues: `{<prefix>r<realm id>}`. Its queues' keys, its per-user and
-//   all_public_streams sets, its sorted sets by last poll and by deadline, and the hash of its
+// - An organization's event queues: `{<prefix>r<realm id>}`. Its queues' keys, its per-user sets,
+//   the log of its queues' creations and deletions, its sorted sets by last poll and by deadline, and the hash of its
 //   queues' settings: a fan-out to any number of its queues is one script call, and a realm's
 //   queues are on one master (different realms spread over the masters).
 // - The change stream: `{<prefix>changes}`. Its shards' streams, leases, handled marks and
@@ -60,8 +60,9 @@ export class BusKeys {
   userQueues(realmId: number, userId: number): string {
     return `${this.realmTag(realmId)}uq:${userId}`;
   }
-  allPublicStreamsQueues(realmId: number): string {
-    return `${this.realmTag(realmId)}apq`;
+  /** The creations and deletions of the realm's queues, a capped stream (realm-queues.ts). */
+  queueLog(realmId: number): string {
+    return `${this.realmTag(realmId)}qlog`;
   }
   /** The realm's queues without an idle timeout of their own, by last poll time. */
   queuesByPoll(realmId: number): string {

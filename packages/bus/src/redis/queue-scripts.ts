@@ -6,18 +6,27 @@
 import type { Result } from "ioredis";
 import type { RedisClient } from "./connection";
 
+/** A queue log entry: its stream id and fields, `c <queue id> i <packed info>` or `d <queue id>`. */
+export type QueueLogEntry = [string, string[]];
+export type QueueLogAnswer = [0, QueueLogEntry[]] | [1, string, string[]];
+
+/**
+ * Entries a realm's queue log keeps, about: a node whose copy of the realm's queues is older than
+ * this many creations and deletions reads them afresh.
+ */
+export const QUEUE_LOG_LENGTH = 10_000;
+
 declare module "ioredis" {
   interface RedisCommander<Context> {
     /**
-     * Appends to many queues of one realm in one call, each queue at most once per source id.
-     * KEYS: the realm's poll and deadline sets and its info hash, then per queue its hash, events
-     * and sources. ARGV: source id, now, dedupe window, max events, then the distinct events' JSON
-     * (their count first), then per queue (in KEYS order) its id, its event count and each
-     * event's 1-based index among them. Per queue, two numbers: the number of events added, -1 if
-     * the source id was already applied, 0 if the queue is gone, -2 if the events took it past
-     * maxEvents (0: no limit) and it was deleted; then the first added event's id (-1 if none).
+     * Appends to many queues of one realm in one call, each queue at most once per source id, and
+     * announces them. KEYS: the realm's poll and deadline sets, its info hash and its queue log,
+     * then per queue its hash, events and sources. ARGV: source id, now, dedupe window, max events, the
+     * queue-ready channel, the most bytes of event text an announcement carries, then the distinct
+     * events' JSON (their count first), then per queue (in KEYS order) its id, its event count and
+     * each event's 1-based index among them. Answers the number of queues that got events.
      */
-    busQueueAppendMany(numKeys: number, ...keysAndArgs: (string | number)[]): Result<number[], Context>;
+    busQueueAppendMany(numKeys: number, ...keysAndArgs: (string | number)[]): Result<number, Context>;
     /**
      * The user's least recently polled queues past `limit`, never `keepId` (the caller deletes
      * them); ids of queues already gone are dropped from the user's set.
@@ -35,15 +44,16 @@ declare module "ioredis" {
     /** 1 if deleted; 0 if missing or (when expiring, given the time) not idle for its timeout. */
     busQueueDelete(
       queueKey: string, eventsKey: string, sourcesKey: string, infoKey: string, pollKey: string, deadlineKey: string,
-      userQueuesKey: string, allPublicStreamsKey: string,
+      userQueuesKey: string, logKey: string,
       queueId: string, nowMs: number | "", defaultIdleMs: number | "",
     ): Result<number, Context>;
     /**
-     * Every live queue in the given sets of one realm (KEYS: its info hash, poll and deadline
-     * sets, then the sets): the distinct settings texts, and per queue its id, the 1-based index
-     * of its settings, then allPublicStreams, since, lastPollMs and idleTimeoutMs ('' when unset).
+     * What a realm's queue log holds after `lastId` (realm-queues.ts). KEYS: the realm's queue log
+     * and info hash. ARGV: the last entry applied ('' for none), the most entries to answer. Answers
+     * [0, entries] when they follow on from `lastId`, else [1, the log's last id, the info hash as
+     * HGETALL answers it]: the realm's queues afresh, as of that entry.
      */
-    busQueuesOfSets(numKeys: number, ...keys: string[]): Result<[string[], (string | number)[]], Context>;
+    busQueueLogSince(logKey: string, infoKey: string, lastId: string, maxEntries: number): Result<QueueLogAnswer, Context>;
   }
 }
 
@@ -78,13 +88,15 @@ local function lastPoll(id, timeout, pollKey, deadlineKey)
 end
 `;
 
-// Deletes a queue's keys and its entries in the realm's hash and sorted sets. Its entries in the
-// user's and the all_public_streams sets go when a script next reads those sets (collect, evict)
-// unless the caller removes them too.
+// Deletes a queue's keys and its entries in the realm's hash and sorted sets, and logs the
+// deletion in the realm's queue log (realm-queues.ts). Its entry in the user's set goes when the
+// eviction script next reads that set, unless the caller removes it too.
 const DELETE_QUEUE = `
-local function deleteQueue(queueKey, eventsKey, sourcesKey, infoKey, pollKey, deadlineKey, queueId)
+local function deleteQueue(queueKey, eventsKey, sourcesKey, infoKey, pollKey, deadlineKey, logKey, queueId)
   redis.call('DEL', queueKey, eventsKey, sourcesKey)
-  redis.call('HDEL', infoKey, queueId)
+  if redis.call('HDEL', infoKey, queueId) == 1 then
+    redis.call('XADD', logKey, 'MAXLEN', '~', ${QUEUE_LOG_LENGTH}, '*', 'd', queueId)
+  end
   redis.call('ZREM', pollKey, queueId)
   redis.call('ZREM', deadlineKey, queueId)
 end
@@ -96,38 +108,51 @@ end
 // would rewrite numbers and turn empty arrays into objects. A queue its client lets grow past the
 // limit is dropped whole: its next poll learns BAD_EVENT_QUEUE_ID and registers again, which real
 // clients do, rather than reading a queue with a hole in it.
+//
+// The script publishes the queue-ready announcement itself (queue-store.ts, announcement): a
+// fan-out is several calls, and each call's queues are woken while Redis runs the next, where a
+// PUBLISH sent after the replies would wait behind every call already pipelined. Per queue
+// announced: [id, first id, 0-based text indexes], or only its id when the texts are too long
+// to send along. A source id already applied is announced again (the earlier attempt may have
+// died between appending and publishing; a spurious wake-up costs a poller one read), and so is a
+// queue dropped for overflowing, so that a waiting poll learns at once that it is gone.
 const APPEND_MANY = `${DELETE_QUEUE}
 local sourceId = ARGV[1]
 local now = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local maxEvents = tonumber(ARGV[4])
-local variants = tonumber(ARGV[5])
-local results = {}
-local i = 6 + variants
-local k = 4
+local channel = ARGV[5]
+local maxAnnouncedBytes = tonumber(ARGV[6])
+local variants = tonumber(ARGV[7])
+local textBase = 7
+local announced = {}
+local others = {}
+local i = textBase + 1 + variants
+local k = 5
 while i <= #ARGV do
   local queueId = ARGV[i]
   local n = tonumber(ARGV[i + 1])
   local queueKey = KEYS[k]
   local eventsKey = KEYS[k + 1]
   local sourcesKey = KEYS[k + 2]
-  local result = n
-  local first = -1
   if redis.call('EXISTS', queueKey) == 0 then
-    result = 0
+    -- gone: nothing to add or announce
   elseif redis.call('ZSCORE', sourcesKey, sourceId) then
-    result = -1
+    others[#others + 1] = queueId
   elseif maxEvents > 0 and redis.call('ZCARD', eventsKey) + n > maxEvents then
-    deleteQueue(queueKey, eventsKey, sourcesKey, KEYS[3], KEYS[1], KEYS[2], queueId)
-    result = -2
+    deleteQueue(queueKey, eventsKey, sourcesKey, KEYS[3], KEYS[1], KEYS[2], KEYS[4], queueId)
+    others[#others + 1] = queueId
   else
     redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
     redis.call('ZADD', sourcesKey, now, sourceId)
-    first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
+    local first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
+    local entry = { queueId, first }
     local args = {}
     for j = 1, n do
       local id = first + j - 1
-      local json = ARGV[5 + tonumber(ARGV[i + 1 + j])]
+      local index = tonumber(ARGV[i + 1 + j])
+      local json = ARGV[textBase + index]
+      entry[#entry + 1] = index - 1
       args[#args + 1] = id
       args[#args + 1] = string.sub(json, 1, -2) .. ',"id":' .. string.format('%d', id) .. '}'
       if #args >= 1000 or j == n then
@@ -135,13 +160,31 @@ while i <= #ARGV do
         args = {}
       end
     end
+    announced[#announced + 1] = entry
   end
-  results[#results + 1] = result
-  results[#results + 1] = first
   i = i + 2 + n
   k = k + 3
 end
-return results
+if #announced == 0 and #others == 0 then return 0 end
+local textBytes = 0
+local texts = {}
+for v = 1, variants do
+  texts[v] = ARGV[textBase + v]
+  textBytes = textBytes + #texts[v]
+end
+local message
+if #announced == 0 or textBytes > maxAnnouncedBytes then
+  local ids = {}
+  for _, entry in ipairs(announced) do ids[#ids + 1] = entry[1] end
+  for _, id in ipairs(others) do ids[#ids + 1] = id end
+  message = cjson.encode(ids)
+elseif #others == 0 then
+  message = cjson.encode({ texts = texts, queues = announced })
+else
+  message = cjson.encode({ texts = texts, queues = announced, ids = others })
+end
+redis.call('PUBLISH', channel, message)
+return #announced
 `;
 
 // A user's queues past the limit, least recently polled first (KEYS: the user's set, the realm's
@@ -185,50 +228,38 @@ return redis.call('ZRANGE', KEYS[2], 0, -1)
 `;
 
 // KEYS: the queue's hash, events and sources, the realm's info hash, poll and deadline sets, the
-// user's set and the realm's all_public_streams set. ARGV: the queue id, now and the default idle
+// user's set and the realm's queue log. ARGV: the queue id, now and the default idle
 // time ('' for both: delete whether idle or not).
 const DELETE = `${DELETE_QUEUE}
 local q = redis.call('HMGET', KEYS[1], 'lastPollMs', 'idleTimeoutMs')
 if q[1] and ARGV[2] ~= '' and tonumber(q[1]) + tonumber(q[2] or ARGV[3]) > tonumber(ARGV[2]) then return 0 end
-deleteQueue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1])
+deleteQueue(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[8], ARGV[1])
 redis.call('SREM', KEYS[7], ARGV[1])
-redis.call('SREM', KEYS[8], ARGV[1])
 if not q[1] then return 0 end
 return 1
 `;
 
-// The queues in the sets KEYS[4..] of one realm: per queue its id, its settings as an index into
-// `settings`, which holds each distinct settings text once (a thousand queues of one client kind
-// have one), then the other fields of its info and its last poll. It also prunes ids whose queue
-// is gone, so the sets cannot grow without bound. Answers { settings texts, flat queue rows }.
-const QUEUES_OF_SETS = `${QUEUE_INFO}
-local settings = {}
-local settingsIndex = {}
-local out = {}
-for s = 4, #KEYS do
-  local setKey = KEYS[s]
-  for _, id in ipairs(redis.call('SMEMBERS', setKey)) do
-    local info = redis.call('HGET', KEYS[1], id)
-    if not info then
-      redis.call('SREM', setKey, id)
-    else
-      local allPublic, since, timeout, text = unpackInfo(info)
-      local index = settingsIndex[text]
-      if not index then
-        settings[#settings + 1] = text
-        index = #settings
-        settingsIndex[text] = index
-      end
-      out[#out + 1] = id
-      out[#out + 1] = index
-      out[#out + 1] = allPublic
-      out[#out + 1] = since
-      out[#out + 1] = string.format('%d', lastPoll(id, timeout, KEYS[2], KEYS[3]))
-      out[#out + 1] = timeout
-    end
+// A realm's queue log after an entry, or the realm's queues afresh when entries after it may
+// have been trimmed (the log's first entry is later than it), or there are more than a node
+// should apply one by one.
+const LOG_SINCE = `
+local function later(a, b)
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am > bm or (am == bm and as > bs)
+end
+local lastId = ARGV[1]
+local maxEntries = tonumber(ARGV[2])
+if lastId ~= '' then
+  local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+  if (first == nil and lastId == '0-0') or (first ~= nil and not later(first[1], lastId)) then
+    local entries = redis.call('XRANGE', KEYS[1], '(' .. lastId, '+', 'COUNT', maxEntries + 1)
+    if #entries <= maxEntries then return { 0, entries } end
   end
 end
-return { settings, out }
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+return { 1, last and last[1] or '0-0', redis.call('HGETALL', KEYS[2]) }
 `;
 
 const defined = new WeakSet<RedisClient>();
@@ -240,5 +271,5 @@ export function defineQueueScripts(redis: RedisClient): void {
   redis.defineCommand("busQueueAppendMany", { lua: APPEND_MANY });
   redis.defineCommand("busQueueRead", { numberOfKeys: 4, lua: READ });
   redis.defineCommand("busQueueDelete", { numberOfKeys: 8, lua: DELETE });
-  redis.defineCommand("busQueuesOfSets", { lua: QUEUES_OF_SETS });
+  redis.defineCommand("busQueueLogSince", { numberOfKeys: 2, lua: LOG_SINCE });
 }

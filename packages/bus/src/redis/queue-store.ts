@@ -1,11 +1,12 @@
 import { chunked, DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore } from "../types";
-import { MAX_ANNOUNCED_TEXT_CHARS, SplicedEvents } from "../announced-events";
+import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore, type QueueTarget } from "../types";
+import { MAX_ANNOUNCED_TEXT_BYTES, SplicedEvents } from "../announced-events";
 import { connectRedis, type RedisClient, type RedisTarget } from "./connection";
 import { BusKeys, queueOwner, type QueueOwner } from "./keys";
 import { throwFirstError } from "./results";
-import { defineQueueScripts, packQueueInfo, unpackQueueInfo } from "./queue-scripts";
+import { defineQueueScripts, packQueueInfo, QUEUE_LOG_LENGTH, unpackQueueInfo } from "./queue-scripts";
+import { RealmQueues } from "./realm-queues";
 
 export type RedisQueueStoreOptions = QueueLimits &
   RedisTarget & {
@@ -14,8 +15,10 @@ export type RedisQueueStoreOptions = QueueLimits &
   };
 
 const IDLE_SCAN_BATCH = 500;
+/** A copy of a realm's queues no fan-out has used for this long is dropped (it is read afresh if needed). */
+const REALM_COPY_IDLE_MS = 10 * 60_000;
 /** Queues one append script call fills at most. */
-const APPEND_QUEUES_PER_CALL = 500;
+const APPEND_QUEUES_PER_CALL = 100;
 
 /**
  * Event queues in Redis. Per queue: a hash (`q:`), a sorted set of events scored by id (`qe:`) and
@@ -35,6 +38,8 @@ export class RedisQueueStore implements QueueStore {
   private readonly missedListeners: (() => void)[] = [];
   private subscriber: RedisClient | null = null;
   private subscribed: Promise<void> | null = null;
+  private readonly realmCopies = new Map<number, RealmQueues>();
+  private realmCopiesSweptAt = Date.now();
 
   constructor(options: RedisQueueStoreOptions) {
     this.keys = new BusKeys(options.prefix);
@@ -54,6 +59,7 @@ export class RedisQueueStore implements QueueStore {
     const now = Date.now();
     const settings = JSON.stringify(options.settings);
     const since = options.since ?? STREAM_START;
+    const info = packQueueInfo(options.allPublicStreams, since, options.idleTimeoutMs, settings);
     const k = this.keys;
     const multi = this.redis
       .multi()
@@ -64,11 +70,11 @@ export class RedisQueueStore implements QueueStore {
         nextId: 0,
         ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
       })
-      .hset(k.queueInfo(realmId), id, packQueueInfo(options.allPublicStreams, since, options.idleTimeoutMs, settings))
+      .hset(k.queueInfo(realmId), id, info)
+      .xadd(k.queueLog(realmId), "MAXLEN", "~", QUEUE_LOG_LENGTH, "*", "c", id, "i", info)
       .sadd(k.userQueues(realmId, userId), id);
     if (options.idleTimeoutMs !== undefined) multi.zadd(k.queuesByDeadline(realmId), now + options.idleTimeoutMs, id);
     else multi.zadd(k.queuesByPoll(realmId), now, id);
-    if (options.allPublicStreams) multi.sadd(k.allPublicStreamsQueues(realmId), id);
     multi.busQueueEvict(k.userQueues(realmId, userId), k.queueInfo(realmId), k.queuesByPoll(realmId), k.queuesByDeadline(realmId), this.maxQueuesPerUser, id);
     // The realm is listed for the idle sweep; another slot's key, so not in the transaction.
     const [results] = await Promise.all([multi.exec(), this.redis.sadd(k.realmsWithQueues(), realmId)]);
@@ -115,14 +121,13 @@ export class RedisQueueStore implements QueueStore {
     };
   }
 
-  async queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueInfo[]> {
+  async queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueTarget[]> {
     if (userIds.length === 0) return [];
-    const sets = [...new Set(userIds)].map((userId) => this.keys.userQueues(realmId, userId));
-    return queueInfos(realmId, await this.redis.busQueuesOfSets(3 + sets.length, ...this.collectKeys(realmId), ...sets));
+    return (await this.realmQueues(realmId)).queuesOfUsers(userIds);
   }
 
-  async allPublicStreamsQueues(realmId: number): Promise<QueueInfo[]> {
-    return queueInfos(realmId, await this.redis.busQueuesOfSets(4, ...this.collectKeys(realmId), this.keys.allPublicStreamsQueues(realmId)));
+  async allPublicStreamsQueues(realmId: number): Promise<QueueTarget[]> {
+    return (await this.realmQueues(realmId)).allPublicStreamsQueues();
   }
 
   async append(sourceId: string, appends: QueueAppend[]): Promise<void> {
@@ -140,25 +145,19 @@ export class RedisQueueStore implements QueueStore {
     }
     if (byRealm.size === 0) return;
     const now = Date.now();
-    const ready = new Set<string>();
-    // Queues that got events, with them: [queue id, first id, ...indexes into `announcedTexts`].
-    const announcedTexts: string[] = [];
-    const announcedQueues: (string | number)[][] = [];
-    let failure: Error | null = null;
     const k = this.keys;
-    // In calls of bounded size, so that no one script holds Redis for long.
+    // In calls of bounded size, so that no one script holds Redis for long, and the first queues
+    // are woken (each call announces its own) while Redis appends to the rest.
     const calls = [...byRealm].flatMap(([realmId, work]) =>
-      chunked(work, APPEND_QUEUES_PER_CALL).map(async (chunk) => {
+      chunked(work, APPEND_QUEUES_PER_CALL).map((chunk) => {
         // Each distinct event object (the fan-out shapes one per kind of queue) is serialized and sent once.
         const variants = new Map<EventPayload, number>();
         const texts: string[] = [];
-        const keys: string[] = [k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.queueInfo(realmId)];
+        const keys: string[] = [k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.queueInfo(realmId), k.queueLog(realmId)];
         const perQueue: (string | number)[] = [];
-        const indexes: number[][] = [];
         for (const { queueId, events } of chunk) {
           keys.push(k.queue(realmId, queueId), k.queueEvents(realmId, queueId), k.queueSources(realmId, queueId));
           perQueue.push(queueId, events.length);
-          const own: number[] = [];
           for (const event of events) {
             let index = variants.get(event);
             if (index === undefined) {
@@ -166,35 +165,18 @@ export class RedisQueueStore implements QueueStore {
               variants.set(event, (index = texts.length));
             }
             perQueue.push(index);
-            own.push(index);
           }
-          indexes.push(own);
         }
-        try {
-          const results = await this.redis.busQueueAppendMany(
-            keys.length, ...keys,
-            sourceId, now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, texts.length, ...texts, ...perQueue,
-          );
-          // A source id already applied (-1) is announced again: the earlier attempt may have died
-          // between appending and publishing, and a spurious wake-up costs a poller one read. A queue
-          // dropped for overflowing (-2) is announced so that a waiting poll learns it is gone.
-          // The chunk's texts join the announcement's, their indexes shifted past those before.
-          const base = announcedTexts.length;
-          announcedTexts.push(...texts);
-          for (let i = 0; i < chunk.length; i++) {
-            const added = results[2 * i];
-            const first = results[2 * i + 1];
-            if (added > 0) announcedQueues.push([chunk[i].queueId, first, ...indexes[i].map((index) => base + index - 1)]);
-            else if (added !== 0) ready.add(chunk[i].queueId);
-          }
-        } catch (error) {
-          failure ??= error as Error;
-        }
+        return this.redis.busQueueAppendMany(
+          keys.length, ...keys,
+          sourceId, now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, k.queueReadyChannel(), MAX_ANNOUNCED_TEXT_BYTES, texts.length, ...texts, ...perQueue,
+        );
       }),
     );
-    await Promise.all(calls);
-    if (announcedQueues.length > 0 || ready.size > 0) await this.redis.publish(k.queueReadyChannel(), announcement(announcedTexts, announcedQueues, ready));
-    if (failure) throw failure;
+    // Every call runs to its end before a failure is reported: the others' queues have their events.
+    const outcomes = await Promise.allSettled(calls);
+    const failed = outcomes.find((outcome) => outcome.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   async read(queueId: string, lastEventId: number, ownerId?: number): Promise<QueuedEvent[] | null> {
@@ -354,9 +336,21 @@ export class RedisQueueStore implements QueueStore {
     return (await this.redis.smembers(this.keys.realmsWithQueues())).map(Number);
   }
 
-  /** The first keys of busQueuesOfSets: the realm's info hash, poll and deadline sets. */
-  private collectKeys(realmId: number): [string, string, string] {
-    return [this.keys.queueInfo(realmId), this.keys.queuesByPoll(realmId), this.keys.queuesByDeadline(realmId)];
+  /**
+   * This node's copy of the realm's queues, brought up to date: it holds every queue created
+   * before this call and none deleted before it, as a read of the realm's keys would.
+   */
+  private async realmQueues(realmId: number): Promise<RealmQueues> {
+    const now = Date.now();
+    if (now - this.realmCopiesSweptAt > REALM_COPY_IDLE_MS) {
+      this.realmCopiesSweptAt = now;
+      for (const [id, copy] of this.realmCopies) if (now - copy.usedAt > REALM_COPY_IDLE_MS) this.realmCopies.delete(id);
+    }
+    let copy = this.realmCopies.get(realmId);
+    if (copy === undefined) this.realmCopies.set(realmId, (copy = new RealmQueues(realmId)));
+    copy.usedAt = now;
+    copy.apply(await this.redis.busQueueLogSince(this.keys.queueLog(realmId), this.keys.queueInfo(realmId), copy.loaded ? copy.since : "", QUEUE_LOG_LENGTH));
+    return copy;
   }
 
   private deleteCommand(client: RedisClient | ReturnType<RedisClient["pipeline"]>, owner: QueueOwner, queueId: string, nowMs: number | "", defaultIdleMs: number | "") {
@@ -364,53 +358,19 @@ export class RedisQueueStore implements QueueStore {
     const { realmId, userId } = owner;
     return client.busQueueDelete(
       k.queue(realmId, queueId), k.queueEvents(realmId, queueId), k.queueSources(realmId, queueId),
-      k.queueInfo(realmId), k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.userQueues(realmId, userId), k.allPublicStreamsQueues(realmId),
+      k.queueInfo(realmId), k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.userQueues(realmId, userId), k.queueLog(realmId),
       queueId, nowMs, defaultIdleMs,
     );
   }
 }
 
-/** Values per queue in busQueuesOfSets' answer: its id, its settings' index, then the rest of its info (queue-scripts.ts). */
-const COLLECTED_VALUES = 6;
-
 /**
- * busQueuesOfSets' answer as QueueInfo. Queues with the same settings text get one settings
- * object: parsed once, and the fan-out shapes an event once per settings object.
+ * A queue-ready message, as the append script publishes it: the queues that got events, with the
+ * events unless their texts are too long to send along ({texts, queues: [[id, first id, ...text
+ * indexes]], ids}); or a plain array of queue ids (announcements without events: evictions,
+ * redelivered batches, dropped queues). Yields the queues it names, each with its events when it
+ * carries them.
  */
-function queueInfos(realmId: number, [settingsTexts, flat]: [string[], (string | number)[]]): QueueInfo[] {
-  const settings = settingsTexts.map((text) => JSON.parse(text) as Record<string, unknown>);
-  const queues: QueueInfo[] = [];
-  for (let i = 0; i + COLLECTED_VALUES <= flat.length; i += COLLECTED_VALUES) {
-    const id = String(flat[i]);
-    const idleTimeoutMs = flat[i + 5];
-    queues.push({
-      id,
-      settings: settings[Number(flat[i + 1]) - 1],
-      // The id's second part (keys.ts, queueOwner), without a regular expression per queue.
-      userId: Number(id.slice(id.indexOf(":") + 1, id.indexOf(":", id.indexOf(":") + 1))),
-      realmId,
-      allPublicStreams: flat[i + 2] === "1",
-      since: String(flat[i + 3]),
-      lastPollMs: Number(flat[i + 4]),
-      ...(idleTimeoutMs !== "" ? { idleTimeoutMs: Number(idleTimeoutMs) } : {}),
-    });
-  }
-  return queues;
-}
-
-/**
- * A queue-ready message: the queues that got events, with the events unless their texts are too
- * long to send along ({texts, queues: [[id, first id, ...text indexes]], ids}); or a plain array
- * of queue ids (announcements without events: evictions, redelivered batches, dropped queues).
- */
-function announcement(texts: string[], queues: (string | number)[][], others: Set<string>): string {
-  let chars = 0;
-  for (const text of texts) chars += text.length;
-  if (chars > MAX_ANNOUNCED_TEXT_CHARS) return JSON.stringify([...queues.map((queue) => queue[0] as string), ...others]);
-  return JSON.stringify({ texts, queues, ids: [...others] });
-}
-
-/** The queues a queue-ready message names, each with its events when it carries them. */
 function* announcedQueues(message: unknown): Generator<[string, AnnouncedEvents | undefined]> {
   if (Array.isArray(message)) {
     for (const queueId of message) if (typeof queueId === "string") yield [queueId, undefined];
