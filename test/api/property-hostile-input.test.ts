@@ -870,7 +870,7 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
       target: "/api/v1/messages",
       actor: "member",
       status: 415,
-      msg: "Unsupported charset: a form body is UTF-8",
+      msg: "Unsupported charset: a form body is UTF-8 or ISO-8859-1",
       request: { body: form(SEND, "application/x-www-form-urlencoded; charset=latin1") },
     },
     {

@@ -31,7 +31,7 @@ export function route(handler: (req: Request, res: Response) => Promise<void> | 
 const BODY_ERRORS: Record<string, string> = {
   "entity.too.large": "Request body too large",
   "parameters.too.many": "Too many parameters",
-  "charset.unsupported": "Unsupported charset: a form body is UTF-8",
+  "charset.unsupported": "Unsupported charset: a form body is UTF-8 or ISO-8859-1",
   "encoding.unsupported": "Unsupported Content-Encoding",
 };
 

@@ -55,7 +55,7 @@ const COMMON_ERRORS: Record<number, { name: string; description: string; codes: 
   404: { name: "NotFound", description: "No such endpoint (`Endpoint not found`; a path id that is not a number), or no organization at this host.", codes: ["BAD_REQUEST", "NONEXISTENT_SUBDOMAIN"] },
   408: { name: "RequestTimeout", description: "The request did not arrive whole in time (`Request timed out`); the connection is closed.", codes: ["BAD_REQUEST"] },
   413: { name: "PayloadTooLarge", description: "The body is larger than the server reads (`Request body too large`), or has more than 10,000 parameters (`Too many parameters`).", codes: ["BAD_REQUEST"] },
-  415: { name: "UnsupportedMediaType", description: "A form body in a charset other than UTF-8 (`Unsupported charset: a form body is UTF-8`), or compressed otherwise than gzip, deflate or br (`Unsupported Content-Encoding`).", codes: ["BAD_REQUEST"] },
+  415: { name: "UnsupportedMediaType", description: "A form body in a charset other than UTF-8 or ISO-8859-1 (`Unsupported charset: a form body is UTF-8 or ISO-8859-1`), or compressed otherwise than gzip, deflate or br (`Unsupported Content-Encoding`).", codes: ["BAD_REQUEST"] },
   417: { name: "ExpectationFailed", description: "An Expect header other than `100-continue`.", codes: ["BAD_REQUEST"] },
   429: { name: "RateLimited", description: "Too many requests: wait `retry-after` seconds.", codes: ["RATE_LIMIT_HIT"] },
   431: {
