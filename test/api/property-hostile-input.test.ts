@@ -1,7 +1,9 @@
 // Property-based hostile input over every route: random and boundary values for every parameter a
 // route reads (and random extra ones), in the form body or the query string, as a member, an
 // admin, and for some routes a guest or nobody. Whatever arrives, the answer is a JSON success or a
-// JSON error with a message, never a 5xx or a stack trace, and a refused request wrote nothing.
+// JSON error with a message, never a 5xx or a stack trace, and a refused request wrote nothing. Every
+// answer is also checked against the API document (support/openapi.ts): its status one the endpoint
+// declares, its body valid against that status's schema.
 import http from "node:http";
 import fc from "fast-check";
 import { expressPath } from "@chat/http";
@@ -10,6 +12,7 @@ import { eventEndpoints } from "../../apps/events/src/routes.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
 import { imagePart, makePng, uploadFiles } from "../support/images.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
+import { checkResponse } from "../support/openapi.ts";
 
 /** Fixed so a CI failure replays locally (FUZZ_SEED explores others); each route's seed is this plus its index in ROUTES. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
@@ -468,17 +471,27 @@ function multipartBody(values: Array<[string, Wire]>): RawBody {
   return { type: `multipart/form-data; boundary=${MULTIPART_BOUNDARY}`, data: Buffer.concat([...parts, Buffer.from(`--${MULTIPART_BOUNDARY}--\r\n`)]) };
 }
 
-function sendRaw(baseUrl: string, method: Method, target: string, auth: string | null, body: RawBody | null, host?: string): Promise<RawResponse> {
+interface RawRequest {
+  auth?: string | null;
+  body?: RawBody | null;
+  /** The Host header to send instead of the URL's; null sends none. */
+  host?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** Sends one request as it is, and checks its answer against the API document. */
+function sendRaw(baseUrl: string, method: Method, target: string, request: RawRequest = {}): Promise<RawResponse> {
   const url = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {};
+  const { auth, body, host } = request;
+  return new Promise<RawResponse>((resolve, reject) => {
+    const headers: Record<string, string> = { ...request.headers };
     if (auth) headers.authorization = auth;
-    if (host !== undefined) headers.host = host;
-    if (body !== null) {
+    if (typeof host === "string") headers.host = host;
+    if (body) {
       headers["content-type"] = body.type;
       headers["content-length"] = String(body.data.length);
     }
-    const req = http.request({ host: url.hostname, port: url.port, method, path: target, headers }, (res) => {
+    const req = http.request({ host: url.hostname, port: url.port, method, path: target, headers, setHost: host !== null }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), contentType: String(res.headers["content-type"] ?? "") }));
@@ -488,7 +501,21 @@ function sendRaw(baseUrl: string, method: Method, target: string, auth: string |
     req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${target.slice(0, 200)} timed out`)));
     req.on("error", reject);
     req.end(body?.data);
+  }).then((res) => {
+    checkAgainstDocument(method, target, res);
+    return res;
   });
+}
+
+/** A ContractViolation unless the API document declares this status for the endpoint, with this body. */
+function checkAgainstDocument(method: Method, target: string, res: RawResponse): void {
+  let body: unknown;
+  try {
+    body = res.contentType.includes("json") ? JSON.parse(res.text) : undefined;
+  } catch {
+    // checkAnswer names a body that is not JSON; the document's schema rejects it here as undefined.
+  }
+  checkResponse(method, target, res.status, body, res.contentType || undefined);
 }
 
 const STACK_MARKERS = [/ {4}at /, /\.ts:\d/, /node_modules/];
@@ -781,7 +808,7 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     const forged = attempt.actor === "forged";
     const auth = forged ? attempt.forged.auth : authFor(attempt.actor);
     const before = await fingerprint();
-    const res = await sendRaw(server.baseUrl, route.method, url, auth, body, forged ? attempt.forged.host : undefined);
+    const res = await sendRaw(server.baseUrl, route.method, url, { auth, body, host: forged ? attempt.forged.host : undefined });
     const sent = attempt.transport === "form" ? ` body ${encoded.slice(0, 300)}` : attempt.transport === "multipart" ? ` multipart ${JSON.stringify(values).slice(0, 300)}` : "";
     const label = `${route.method} ${url.slice(0, 300)} as ${attempt.actor}${forged ? ` ${JSON.stringify(attempt.forged).slice(0, 200)}` : ""}${sent}`;
     checkAnswer(res, label, { fileSuccess: route.root });
@@ -796,8 +823,12 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     }
   }
 
-  // What the fuzzing found, kept as fixed cases: each was a 5xx or a non-JSON answer.
-  const REGRESSIONS: Array<{ name: string; method: Method; target: string; actor: Actor; status: number; msg: string }> = [
+  const form = (text: string, type = "application/x-www-form-urlencoded"): RawBody => ({ type, data: Buffer.from(text) });
+  const SEND = "type=stream&to=general&topic=t&content=x";
+
+  // What the fuzzing and the API document's check found, kept as fixed cases: each was a 5xx, a
+  // non-JSON answer (Node's own, before any route), or a status the document did not declare.
+  const REGRESSIONS: Array<{ name: string; method: Method; target: string; actor: Actor; status: number; msg: string; request?: Omit<RawRequest, "auth"> }> = [
     {
       name: "NUL in an email path segment reached Postgres (500)",
       method: "GET",
@@ -823,10 +854,47 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
       status: 431,
       msg: "Request line or headers too large",
     },
+    { name: "an HTTP/1.1 request without Host got Node's empty 400", method: "GET", target: "/api/v1/server_settings", actor: "anonymous", status: 400, msg: "Missing Host header", request: { host: null } },
+    {
+      name: "an Expect header other than 100-continue got Node's empty 417",
+      method: "POST",
+      target: "/api/v1/messages",
+      actor: "member",
+      status: 417,
+      msg: "Expectation failed: only 100-continue is supported",
+      request: { headers: { expect: "x-fuzz" }, body: form(SEND) },
+    },
+    {
+      name: "a form in another charset got an undeclared 415 called a malformed body",
+      method: "POST",
+      target: "/api/v1/messages",
+      actor: "member",
+      status: 415,
+      msg: "Unsupported charset: a form body is UTF-8 or ISO-8859-1",
+      request: { body: form(SEND, "application/x-www-form-urlencoded; charset=latin1") },
+    },
+    {
+      name: "a Content-Encoding the server does not decode got the same",
+      method: "PATCH",
+      target: "/api/v1/settings/display",
+      actor: "member",
+      status: 415,
+      msg: "Unsupported Content-Encoding",
+      request: { headers: { "content-encoding": "compress" }, body: form("dense_mode=true") },
+    },
+    {
+      name: "more parameters than the body parser reads got a 413 called a malformed body",
+      method: "POST",
+      target: "/api/v1/messages",
+      actor: "member",
+      status: 413,
+      msg: "Too many parameters",
+      request: { body: form(`${SEND}${"&a=1".repeat(10_000)}`) },
+    },
   ];
-  test.each(REGRESSIONS)("regression: $name", async ({ method, target, actor, status, msg }) => {
+  test.each(REGRESSIONS)("regression: $name", async ({ method, target, actor, status, msg, request }) => {
     const before = await fingerprint();
-    const res = await sendRaw(server.baseUrl, method, target, authFor(actor), null);
+    const res = await sendRaw(server.baseUrl, method, target, { ...request, auth: authFor(actor) });
     checkAnswer(res, `${method} ${target.slice(0, 100)}`);
     expect(res.status).toBe(status);
     expect(JSON.parse(res.text)).toMatchObject({ result: "error", msg, code: "BAD_REQUEST" });

@@ -1,8 +1,11 @@
 // The official JavaScript client, unmodified, against a running server: it sends multipart bodies,
-// reads /server_settings and uses the event queue the way apps built on it do.
+// reads /server_settings and uses the event queue the way apps built on it do. Its answers are
+// checked against the API document as every test's are, through its own fetch.
 import sharp from "sharp";
 import zulipInit from "zulip-js";
 import { MODES, OWNER_EMAIL, OWNER_PASSWORD, startTestServer, type TestServer } from "../support/server.ts";
+
+jest.mock("isomorphic-fetch", () => jest.requireActual("../support/checked-node-fetch.ts").checkedNodeFetch);
 
 describe.each(MODES)("zulip-js client (%s)", (mode) => {
   let server: TestServer;

@@ -1,6 +1,7 @@
 // Jest setup (setupFilesAfterEnv): the responses tests read without ApiClient are checked against
 // the API document too (support/openapi.ts), so no shape escapes it: every supertest request, and
-// every fetch of this server's paths on loopback (the API, files, health).
+// every fetch of this server's paths on loopback (the API, files, health). Clients with an HTTP
+// stack of their own are checked through checkFetchedResponse (zulip-js: checked-node-fetch.ts).
 import supertest from "supertest";
 import { checkResponse } from "./openapi.ts";
 
@@ -33,15 +34,22 @@ testPrototype.then = function checkedThen(this: Checked, resolve?: unknown, reje
 const SERVED = /^\/(api\/v1\/|user_uploads\/|user_avatars\/|health\/|static\/)/;
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
+/**
+ * Checks an answer fetched from `url` if it is this server's (loopback, a served path); only a JSON
+ * body is read (`readJson`), a download is the test's to read.
+ */
+export async function checkFetchedResponse(method: string, url: URL, status: number, contentType: string | undefined, readJson: () => Promise<unknown>): Promise<void> {
+  if (!checking || !LOOPBACK.has(url.hostname) || !SERVED.test(url.pathname)) return;
+  const body = contentType?.includes("json") ? await readJson().catch(() => undefined) : undefined;
+  checkResponse(method, `${url.pathname}${url.search}`, status, body, contentType);
+}
+
 const plainFetch = globalThis.fetch;
 globalThis.fetch = async function checkedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const res = await plainFetch(input, init);
   const url = new URL(input instanceof Request ? input.url : String(input));
-  if (!checking || !LOOPBACK.has(url.hostname) || !SERVED.test(url.pathname)) return res;
   const method = init?.method ?? (input instanceof Request ? input.method : "GET");
-  const type = res.headers.get("content-type") ?? undefined;
-  // Only JSON bodies are read here (a download is the test's to read); the test gets them intact.
-  const body = type?.includes("json") ? await res.clone().json().catch(() => undefined) : undefined;
-  checkResponse(method, `${url.pathname}${url.search}`, res.status, body, type);
+  // A clone is read, so the test gets the body intact.
+  await checkFetchedResponse(method, url, res.status, res.headers.get("content-type") ?? undefined, () => res.clone().json());
   return res;
 } as typeof fetch;

@@ -8,7 +8,7 @@ import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, type Config } from "@chat/config";
 import { ActorCache, oldestOutboxAgeSeconds, preloadEmojiNames } from "@chat/core";
-import { answerClientError, createHttpApp, healthRoutes, trackRequest, withHotRoutes, type HotRoute } from "@chat/http";
+import { createHttpApp, createJsonHttpServer, healthRoutes, trackRequest, withHotRoutes, type HotRoute } from "@chat/http";
 import { measureAtScrape, metricsText } from "@chat/metrics";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
@@ -98,14 +98,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const root = role === "events" ? undefined : fileRoutes(apiServices);
     expressApp = createHttpApp({ api, root, trustedProxies: config.trustedProxies, readiness });
     const app = withHotRoutes(expressApp, hotRoutes);
-    server = http.createServer((req, res) => {
+    server = createJsonHttpServer((req, res) => {
       // Shutting down: no connection is kept for another request.
       if (draining) res.setHeader("Connection", "close");
       trackRequest(req, res, { measure: observing });
       app(req, res);
     });
-    // Requests Node's parser refuses (a URL past its header limit) still get a JSON error.
-    server.on("clientError", answerClientError);
     // Long polls hold a request for up to the heartbeat wait; keep sockets open past it.
     server.keepAliveTimeout = 65_000;
     server.requestTimeout = (config.eventHeartbeatSeconds + 60) * 1000;

@@ -1,6 +1,5 @@
 // The Express pieces both HTTP tiers share: body parsing, JSON errors, and nothing that can
 // answer with a stack trace.
-import type { Duplex } from "node:stream";
 import express, { Router, type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from "express";
 import { JsonableError, serviceUnavailableFor } from "@chat/core";
 import { logger } from "@chat/logger";
@@ -28,9 +27,17 @@ export function route(handler: (req: Request, res: Response) => Promise<void> | 
   };
 }
 
+/** What a body body-parser refuses is called, by its error type (413s and 415s; the rest are 400s). */
+const BODY_ERRORS: Record<string, string> = {
+  "entity.too.large": "Request body too large",
+  "parameters.too.many": "Too many parameters",
+  "charset.unsupported": "Unsupported charset: a form body is UTF-8 or ISO-8859-1",
+  "encoding.unsupported": "Unsupported Content-Encoding",
+};
+
 /** The answer to a body that cannot be read, by body-parser's error type (hot routes answer the same). */
 export function bodyErrorJson(type: unknown): { result: "error"; msg: string; code: "BAD_REQUEST" } {
-  return { result: "error", msg: type === "entity.too.large" ? "Request body too large" : "Malformed request body", code: "BAD_REQUEST" };
+  return { result: "error", msg: (typeof type === "string" && BODY_ERRORS[type]) || "Malformed request body", code: "BAD_REQUEST" };
 }
 
 /** During an outage every request fails the same way: say so once in a while, not per request. */
@@ -141,28 +148,4 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
   app.use(errorHandler);
   return app;
-}
-
-/** What Node's HTTP parser refuses before Express sees a request: its status and our words. */
-function parserRefusal(code: string | undefined): { status: number; reason: string; msg: string } {
-  if (code === "HPE_HEADER_OVERFLOW") return { status: 431, reason: "Request Header Fields Too Large", msg: "Request line or headers too large" };
-  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return { status: 408, reason: "Request Timeout", msg: "Request timed out" };
-  return { status: 400, reason: "Bad Request", msg: "Malformed request" };
-}
-
-/**
- * The http.Server's `clientError` listener. Node's own answer to a request it cannot parse (a URL
- * past its 16 KiB header limit, bad bytes in the request line) is an empty body; a Zulip client
- * reads every error as JSON, so it gets the same `{result: "error"}` shape as any other refusal.
- */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  // A response already under way (or a socket gone) cannot take another.
-  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  const { status, reason, msg } = parserRefusal(error.code);
-  const body = JSON.stringify({ result: "error", msg, code: "BAD_REQUEST" });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

@@ -74,7 +74,7 @@ export interface Endpoint<S extends ParamSpec = ParamSpec> {
   successStatus?: number;
   /** Codes beyond the ones every endpoint may answer (openapi.ts's COMMON_ERRORS). */
   errors?: readonly ErrorCode[];
-  /** HTTP statuses beyond 400, 401, 404, 413, 429, 500, 503 (403 for a file, 416 for a range). */
+  /** HTTP statuses beyond the ones every endpoint may answer (openapi.ts's COMMON_ERRORS): 403 for a file, 416 for a range. */
   errorStatuses?: readonly number[];
   description?: string;
 }

@@ -7,6 +7,7 @@ export * from "./rate-limit.ts";
 export * from "./forwarded.ts";
 export * from "./file-upload.ts";
 export * from "./request-tracking.ts";
+export * from "./http-server.ts";
 export * from "./endpoints.ts";
 export * from "./openapi.ts";
 export * from "./shapes.ts";

@@ -41,31 +41,36 @@ const ERROR_SCHEMA: JsonSchema = {
   ],
 };
 
-/** What every endpoint may answer besides its own errors, by status. */
-const COMMON_ERRORS: Record<number, { description: string; codes: ErrorCode[] }> = {
-  400: { description: "The request is wrong: a parameter missing or invalid, a body that cannot be read, or a refusal in the endpoint's own words.", codes: ["BAD_REQUEST", "REQUEST_VARIABLE_MISSING"] },
-  401: { description: "No credentials, wrong ones (`Invalid API key` has no code), or a deactivated user or organization.", codes: ["UNAUTHORIZED", "USER_DEACTIVATED", "REALM_DEACTIVATED", "AUTHENTICATION_FAILED"] },
-  404: { description: "No such endpoint (`Endpoint not found`; a path id that is not a number), or no organization at this host.", codes: ["BAD_REQUEST", "NONEXISTENT_SUBDOMAIN"] },
-  413: { description: "The body is larger than the server reads (`Request body too large`).", codes: ["BAD_REQUEST"] },
-  429: { description: "Too many requests: wait `retry-after` seconds.", codes: ["RATE_LIMIT_HIT"] },
-  500: { description: "A failure of the server's own; the request may or may not have taken effect.", codes: ["INTERNAL_SERVER_ERROR"] },
-  503: { description: "The database or Redis cannot be reached; try again after Retry-After.", codes: ["SERVICE_UNAVAILABLE"] },
-};
-
-const COMMON_RESPONSE_NAMES: Record<number, string> = {
-  400: "BadRequest",
-  401: "Unauthorized",
-  404: "NotFound",
-  413: "PayloadTooLarge",
-  429: "RateLimited",
-  500: "InternalServerError",
-  503: "ServiceUnavailable",
+/**
+ * What every endpoint may answer besides its own errors, by status. 400, 408, 417 and 431 include
+ * the answers Node's HTTP server gives before any route (http-server.ts makes them JSON too).
+ */
+const COMMON_ERRORS: Record<number, { name: string; description: string; codes: ErrorCode[] }> = {
+  400: {
+    name: "BadRequest",
+    description: "The request is wrong: a parameter missing or invalid, a body that cannot be read, a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words.",
+    codes: ["BAD_REQUEST", "REQUEST_VARIABLE_MISSING"],
+  },
+  401: { name: "Unauthorized", description: "No credentials, wrong ones (`Invalid API key` has no code), or a deactivated user or organization.", codes: ["UNAUTHORIZED", "USER_DEACTIVATED", "REALM_DEACTIVATED", "AUTHENTICATION_FAILED"] },
+  404: { name: "NotFound", description: "No such endpoint (`Endpoint not found`; a path id that is not a number), or no organization at this host.", codes: ["BAD_REQUEST", "NONEXISTENT_SUBDOMAIN"] },
+  408: { name: "RequestTimeout", description: "The request did not arrive whole in time (`Request timed out`); the connection is closed.", codes: ["BAD_REQUEST"] },
+  413: { name: "PayloadTooLarge", description: "The body is larger than the server reads (`Request body too large`), or has more than 10,000 parameters (`Too many parameters`).", codes: ["BAD_REQUEST"] },
+  415: { name: "UnsupportedMediaType", description: "A form body in a charset other than UTF-8 or ISO-8859-1 (`Unsupported charset: a form body is UTF-8 or ISO-8859-1`), or compressed otherwise than gzip, deflate or br (`Unsupported Content-Encoding`).", codes: ["BAD_REQUEST"] },
+  417: { name: "ExpectationFailed", description: "An Expect header other than `100-continue`.", codes: ["BAD_REQUEST"] },
+  429: { name: "RateLimited", description: "Too many requests: wait `retry-after` seconds.", codes: ["RATE_LIMIT_HIT"] },
+  431: {
+    name: "RequestHeaderFieldsTooLarge",
+    description: "The request line and headers exceed 16 KiB (`Request line or headers too large`): a long query string is the usual cause, and its parameters fit in a form body. The connection is closed.",
+    codes: ["BAD_REQUEST"],
+  },
+  500: { name: "InternalServerError", description: "A failure of the server's own; the request may or may not have taken effect.", codes: ["INTERNAL_SERVER_ERROR"] },
+  503: { name: "ServiceUnavailable", description: "The database or Redis cannot be reached; try again after Retry-After.", codes: ["SERVICE_UNAVAILABLE"] },
 };
 
 function commonResponses(): Record<string, JsonSchema> {
   return Object.fromEntries(
-    Object.entries(COMMON_ERRORS).map(([status, { description, codes }]) => [
-      COMMON_RESPONSE_NAMES[Number(status)],
+    Object.values(COMMON_ERRORS).map(({ name, description, codes }) => [
+      name,
       { description: `${description} Codes: ${codes.join(", ")}.`, content: { "application/json": { schema: errorSchema(codes) } } },
     ]),
   );
@@ -179,7 +184,7 @@ function errorResponses(contract: Endpoint): OpenApiOperation["responses"] {
     const common = COMMON_ERRORS[status];
     // What every endpoint answers alike is written once (components.responses).
     if (common && status !== 400) {
-      responses[String(status)] = { $ref: `#/components/responses/${COMMON_RESPONSE_NAMES[status]}` } as never;
+      responses[String(status)] = { $ref: `#/components/responses/${common.name}` } as never;
       continue;
     }
     const codes = status === 400 ? [...common.codes, ...(contract.errors ?? [])] : status === 403 ? ["BAD_REQUEST", ...(contract.errors ?? []).filter((code) => code === "UNAUTHORIZED_PRINCIPAL")] : ["BAD_REQUEST"];
