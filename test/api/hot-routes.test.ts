@@ -150,6 +150,13 @@ describe.each(MODES)("the hot route of GET /messages (%s)", (mode) => {
     expect(fetchRoute().stats.served).toBe(served + 1);
   });
 
+  test("a path beside the hot route's that cannot be decoded gets the ordinary route's 400, the hot route untouched", async () => {
+    const before = { ...fetchRoute().stats };
+    const res = await server.owner.raw("get", "/messages/%E0%A4%A");
+    expect([res.status, res.body]).toEqual([400, { result: "error", msg: "Malformed URL path", code: "BAD_REQUEST" }]);
+    expect(fetchRoute().stats).toEqual(before);
+  });
+
   test("a wrong API key or a wrong email is never served from a kept user", async () => {
     const jo = await createTestUser(server, "Jo Keys");
     expect((await jo.client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0 })).body.result).toBe("success");

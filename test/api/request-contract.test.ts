@@ -86,6 +86,24 @@ describe.each(MODES)("request contract (%s)", (mode) => {
     expect(res.body).toEqual({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
   });
 
+  test.each([
+    ["get", "/api/v1/users/%E0%A4%A"],
+    ["get", "/api/v1/messages/%zz"],
+    ["patch", "/api/v1/messages/%zz"],
+    ["delete", "/api/v1/realm/emoji/%C0%80"],
+    ["get", "/user_uploads/1/%zz/file.txt"],
+  ] as const)("a path segment that is not percent-encoded UTF-8 (%s %s) is a malformed URL, not a malformed body", async (method, path) => {
+    const res = await request(server.baseUrl)[method](path).auth(server.owner.credentials!.email, server.owner.credentials!.apiKey);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ result: "error", msg: "Malformed URL path", code: "BAD_REQUEST" });
+  });
+
+  test("a body that cannot be read is still a malformed body", async () => {
+    const res = await server.owner.raw("post", "/messages").type("form").set("Content-Encoding", "gzip").send("not gzip");
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ result: "error", msg: "Malformed request body", code: "BAD_REQUEST" });
+  });
+
   test("a failed request changes nothing", async () => {
     const { prisma } = server.running.services.db;
     const before = { messages: await prisma.message.count(), users: await prisma.userProfile.count(), outbox: await prisma.eventOutbox.count() };

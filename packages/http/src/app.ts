@@ -40,6 +40,12 @@ export function bodyErrorJson(type: unknown): { result: "error"; msg: string; co
   return { result: "error", msg: (typeof type === "string" && BODY_ERRORS[type]) || "Malformed request body", code: "BAD_REQUEST" };
 }
 
+/**
+ * A path segment that is not percent-encoded UTF-8 (`/users/%E0%A4%A`): Express's router fails to
+ * decode the parameter with a URIError marked 400. The fault is the URL's, not the body's.
+ */
+const MALFORMED_PATH = { result: "error", msg: "Malformed URL path", code: "BAD_REQUEST" } as const;
+
 /** During an outage every request fails the same way: say so once in a while, not per request. */
 const OUTAGE_LOG_EVERY_MS = 10_000;
 let lastOutageLogAt = 0;
@@ -63,10 +69,10 @@ const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     sendJsonableError(res, unavailable);
     return;
   }
-  // Errors from body-parser carry a status and a type; they are the client's fault.
+  // Errors from body-parser and the router carry a status (and body-parser's a type); they are the client's fault.
   const status = typeof error?.status === "number" ? error.status : typeof error?.statusCode === "number" ? error.statusCode : 500;
   if (status >= 400 && status < 500) {
-    res.status(status).json(bodyErrorJson(error.type));
+    res.status(status).json(error instanceof URIError ? MALFORMED_PATH : bodyErrorJson(error.type));
     return;
   }
   logger.error("unhandled error", { requestId: requestIdOf(req), method: req.method, path: req.path, error: error instanceof Error ? error.stack : String(error) });

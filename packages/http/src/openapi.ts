@@ -48,7 +48,7 @@ const ERROR_SCHEMA: JsonSchema = {
 const COMMON_ERRORS: Record<number, { name: string; description: string; codes: ErrorCode[] }> = {
   400: {
     name: "BadRequest",
-    description: "The request is wrong: a parameter missing or invalid, a body that cannot be read, a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words.",
+    description: "The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words.",
     codes: ["BAD_REQUEST", "REQUEST_VARIABLE_MISSING"],
   },
   401: { name: "Unauthorized", description: "No credentials, wrong ones (`Invalid API key` has no code), or a deactivated user or organization.", codes: ["UNAUTHORIZED", "USER_DEACTIVATED", "REALM_DEACTIVATED", "AUTHENTICATION_FAILED"] },
