@@ -157,6 +157,15 @@ describe.each(MODES)("the hot route of GET /messages (%s)", (mode) => {
     expect(fetchRoute().stats).toEqual(before);
   });
 
+  test("OPTIONS on a hot route's path gets the ordinary 204 with the path's methods, the hot routes untouched", async () => {
+    const before = server.running.hotRoutes.map((route) => ({ ...route.stats }));
+    for (const [path, allow] of [["/api/v1/messages", "GET, HEAD, POST"], ["/api/v1/events", "DELETE, GET, HEAD"]]) {
+      const res = await request(server.baseUrl).options(path).auth(server.owner.credentials!.email, server.owner.credentials!.apiKey);
+      expect([res.status, res.headers.allow]).toEqual([204, allow]);
+    }
+    expect(server.running.hotRoutes.map((route) => route.stats)).toEqual(before);
+  });
+
   test("a wrong API key or a wrong email is never served from a kept user", async () => {
     const jo = await createTestUser(server, "Jo Keys");
     expect((await jo.client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0 })).body.result).toBe("success");

@@ -6,6 +6,7 @@ import { logger } from "@chat/logger";
 import { multipartBody } from "./multipart.ts";
 import { requestIdOf } from "./request-tracking.ts";
 import { endpoint, serve, successBody, type Endpoint } from "./endpoints.ts";
+import { optionsRouter } from "./http-options.ts";
 
 export function success(res: Response, data: Record<string, unknown> = {}): void {
   res.json({ result: "success", msg: "", ...data });
@@ -132,6 +133,12 @@ export interface HttpAppOptions {
   trustedProxies?: string[];
   /** Whether the process should take traffic (GET /health/ready): ready unless given. */
   readiness?: ReadinessProbe;
+  /** The contracts of the endpoints `api` and `root` serve: OPTIONS names their methods (the health checks' are added). */
+  endpoints?: Endpoint[];
+}
+
+function sendNotFound(res: Response): void {
+  res.status(404).json({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -144,14 +151,14 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const trustedProxies = options.trustedProxies ?? ["loopback"];
   app.set("trust proxy", trustedProxies.length === 0 ? false : trustedProxies);
   app.set("query parser", "simple");
+  // Before the body parser: an OPTIONS answer reads nothing but the path.
+  app.use(optionsRouter([...healthEndpoints, ...(options.endpoints ?? [])], sendNotFound));
   app.use(express.urlencoded({ extended: false, limit: "5mb", parameterLimit: 10_000 }));
   app.use(multipartBody);
   app.use(healthRoutes(options.readiness));
   if (options.root) app.use(options.root);
   app.use("/api/v1", options.api);
-  app.use((_req, res) => {
-    res.status(404).json({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
-  });
+  app.use((_req, res) => sendNotFound(res));
   app.use(errorHandler);
   return app;
 }
