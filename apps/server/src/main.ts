@@ -13,7 +13,7 @@ import { measureAtScrape, metricsText } from "@chat/metrics";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
 import { isClusterWorker, runPrimary, type ReadyMessage } from "./cluster.ts";
-import { openApiRoutes } from "./openapi.ts";
+import { openApiRoutes, servedEndpoints } from "./openapi.ts";
 import { readinessCheck, type ReadinessCheck } from "./readiness.ts";
 import { openServices, type Services } from "./services.ts";
 
@@ -96,7 +96,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const api = role === "api" ? Router().use(openApiRoutes()).use(apiRouter(apiServices)) : role === "events" ? events!.router : Router().use(openApiRoutes()).use(events!.router).use(apiRouter(apiServices));
     // Files are served outside /api/v1, at the paths Zulip gives them (/user_uploads, /user_avatars).
     const root = role === "events" ? undefined : fileRoutes(apiServices);
-    expressApp = createHttpApp({ api, root, trustedProxies: config.trustedProxies, readiness });
+    expressApp = createHttpApp({ api, root, trustedProxies: config.trustedProxies, readiness, endpoints: servedEndpoints(role) });
     const app = withHotRoutes(expressApp, hotRoutes);
     server = createJsonHttpServer((req, res) => {
       // Shutting down: no connection is kept for another request.

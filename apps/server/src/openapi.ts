@@ -4,6 +4,7 @@
 import { Router } from "express";
 import { apiEndpoints, fileEndpoints } from "@chat/app-api";
 import { eventEndpoints } from "@chat/app-events";
+import type { Role } from "@chat/config";
 import { API_SCHEMAS, endpoint, healthEndpoints, openApiDocument, serve, type Endpoint, type OpenApiDocument } from "@chat/http";
 
 export const openApiEndpoint = endpoint({
@@ -23,6 +24,13 @@ export const openApiEndpoint = endpoint({
 /** Every endpoint's contract, in the document's order. */
 export function allEndpoints(): Endpoint[] {
   return [openApiEndpoint, ...apiEndpoints, ...Object.values(eventEndpoints), ...fileEndpoints, ...healthEndpoints];
+}
+
+/** The contracts a process of `role` serves besides the health checks (its OPTIONS answers name their methods). */
+export function servedEndpoints(role: Exclude<Role, "worker">): Endpoint[] {
+  const api = [openApiEndpoint, ...apiEndpoints, ...fileEndpoints];
+  const events = Object.values(eventEndpoints);
+  return role === "api" ? api : role === "events" ? events : [...api, ...events];
 }
 
 let built: { document: OpenApiDocument; text: string } | null = null;

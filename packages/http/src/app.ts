@@ -6,6 +6,7 @@ import { logger } from "@chat/logger";
 import { multipartBody } from "./multipart.ts";
 import { requestIdOf } from "./request-tracking.ts";
 import { endpoint, serve, successBody, type Endpoint } from "./endpoints.ts";
+import { optionsRouter } from "./http-options.ts";
 
 export function success(res: Response, data: Record<string, unknown> = {}): void {
   res.json({ result: "success", msg: "", ...data });
@@ -40,6 +41,12 @@ export function bodyErrorJson(type: unknown): { result: "error"; msg: string; co
   return { result: "error", msg: (typeof type === "string" && BODY_ERRORS[type]) || "Malformed request body", code: "BAD_REQUEST" };
 }
 
+/**
+ * A path segment that is not percent-encoded UTF-8 (`/users/%E0%A4%A`): Express's router fails to
+ * decode the parameter with a URIError marked 400. The fault is the URL's, not the body's.
+ */
+const MALFORMED_PATH = { result: "error", msg: "Malformed URL path", code: "BAD_REQUEST" } as const;
+
 /** During an outage every request fails the same way: say so once in a while, not per request. */
 const OUTAGE_LOG_EVERY_MS = 10_000;
 let lastOutageLogAt = 0;
@@ -63,10 +70,10 @@ const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     sendJsonableError(res, unavailable);
     return;
   }
-  // Errors from body-parser carry a status and a type; they are the client's fault.
+  // Errors from body-parser and the router carry a status (and body-parser's a type); they are the client's fault.
   const status = typeof error?.status === "number" ? error.status : typeof error?.statusCode === "number" ? error.statusCode : 500;
   if (status >= 400 && status < 500) {
-    res.status(status).json(bodyErrorJson(error.type));
+    res.status(status).json(error instanceof URIError ? MALFORMED_PATH : bodyErrorJson(error.type));
     return;
   }
   logger.error("unhandled error", { requestId: requestIdOf(req), method: req.method, path: req.path, error: error instanceof Error ? error.stack : String(error) });
@@ -126,6 +133,12 @@ export interface HttpAppOptions {
   trustedProxies?: string[];
   /** Whether the process should take traffic (GET /health/ready): ready unless given. */
   readiness?: ReadinessProbe;
+  /** The contracts of the endpoints `api` and `root` serve: OPTIONS names their methods (the health checks' are added). */
+  endpoints?: Endpoint[];
+}
+
+function sendNotFound(res: Response): void {
+  res.status(404).json({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
 }
 
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -138,14 +151,14 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const trustedProxies = options.trustedProxies ?? ["loopback"];
   app.set("trust proxy", trustedProxies.length === 0 ? false : trustedProxies);
   app.set("query parser", "simple");
+  // Before the body parser: an OPTIONS answer reads nothing but the path.
+  app.use(optionsRouter([...healthEndpoints, ...(options.endpoints ?? [])], sendNotFound));
   app.use(express.urlencoded({ extended: false, limit: "5mb", parameterLimit: 10_000 }));
   app.use(multipartBody);
   app.use(healthRoutes(options.readiness));
   if (options.root) app.use(options.root);
   app.use("/api/v1", options.api);
-  app.use((_req, res) => {
-    res.status(404).json({ result: "error", msg: "Endpoint not found", code: "BAD_REQUEST" });
-  });
+  app.use((_req, res) => sendNotFound(res));
   app.use(errorHandler);
   return app;
 }

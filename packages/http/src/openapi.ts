@@ -12,7 +12,7 @@ export type OpenApiDocument = Record<string, unknown> & {
 
 export interface OpenApiOperation {
   operationId: string;
-  responses: Record<string, { description: string; content?: Record<string, { schema: JsonSchema }> }>;
+  responses: Record<string, { description: string; content?: Record<string, { schema: JsonSchema }>; headers?: Record<string, JsonSchema> }>;
   [key: string]: unknown;
 }
 
@@ -48,7 +48,7 @@ const ERROR_SCHEMA: JsonSchema = {
 const COMMON_ERRORS: Record<number, { name: string; description: string; codes: ErrorCode[] }> = {
   400: {
     name: "BadRequest",
-    description: "The request is wrong: a parameter missing or invalid, a body that cannot be read, a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words.",
+    description: "The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words.",
     codes: ["BAD_REQUEST", "REQUEST_VARIABLE_MISSING"],
   },
   401: { name: "Unauthorized", description: "No credentials, wrong ones (`Invalid API key` has no code), or a deactivated user or organization.", codes: ["UNAUTHORIZED", "USER_DEACTIVATED", "REALM_DEACTIVATED", "AUTHENTICATION_FAILED"] },
@@ -81,12 +81,17 @@ const OTHER_STATUSES: Record<number, string> = {
   416: "The requested byte range is outside the file.",
 };
 
-function operationId(contract: Endpoint): string {
-  const words = contract.path
+/** `/messages/{message_id}` → `MessagesMessageId`. */
+function pathWords(path: string): string {
+  return path
     .split(/[/{}_-]+/)
     .filter(Boolean)
-    .map((word) => word[0].toUpperCase() + word.slice(1));
-  return `${contract.method}${contract.root ? "File" : ""}${words.join("")}`;
+    .map((word) => word[0].toUpperCase() + word.slice(1))
+    .join("");
+}
+
+function operationId(contract: Endpoint): string {
+  return `${contract.method}${contract.root ? "File" : ""}${pathWords(contract.path)}`;
 }
 
 interface Described {
@@ -218,6 +223,33 @@ function operation(contract: Endpoint): OpenApiOperation {
   };
 }
 
+/**
+ * The refusals an OPTIONS request may meet (http-options.ts answers it before authentication,
+ * rate limits, the body parser and the database): a path it cannot decode, no such path, Node's own.
+ */
+const OPTIONS_ERRORS = [400, 404, 408, 417, 431, 500];
+
+/** OPTIONS at `path` (served path), as every path answers it; its tags and path parameters are `other`'s, an operation at the path. */
+function optionsOperation(path: string, other: OpenApiOperation): OpenApiOperation {
+  const parameters = ((other.parameters ?? []) as JsonSchema[]).filter((param) => param.in === "path");
+  const errors = Object.fromEntries(OPTIONS_ERRORS.map((status) => [String(status), { $ref: `#/components/responses/${COMMON_ERRORS[status].name}` } as never]));
+  return {
+    operationId: `options${pathWords(path)}`,
+    summary: "The methods this path serves",
+    description: "Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.",
+    tags: other.tags,
+    security: [],
+    ...(parameters.length ? { parameters } : {}),
+    responses: {
+      "204": {
+        description: "No content.",
+        headers: { Allow: { description: "The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`).", schema: { type: "string" } } },
+      },
+      ...errors,
+    },
+  };
+}
+
 export interface ApiDocumentParts {
   endpoints: Endpoint[];
   /** Shared shapes, referred to as `#/components/schemas/<name>`. */
@@ -243,6 +275,7 @@ export function openApiDocument(parts: ApiDocumentParts): OpenApiDocument {
     if (item[contract.method]) throw new Error(`two contracts for ${endpointKey(contract.method, path)}`);
     item[contract.method] = operation(contract);
   }
+  for (const [path, item] of Object.entries(paths)) item.options = optionsOperation(path, Object.values(item)[0]);
   return {
     openapi: "3.1.0",
     info: {
