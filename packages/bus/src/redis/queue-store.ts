@@ -39,6 +39,7 @@ export class RedisQueueStore implements QueueStore {
   private subscriber: RedisClient | null = null;
   private subscribed: Promise<void> | null = null;
   private readonly realmCopies = new Map<number, RealmQueues>();
+  private readonly realmSyncs = new Map<number, Promise<RealmQueues>>();
   private realmCopiesSweptAt = Date.now();
 
   constructor(options: RedisQueueStoreOptions) {
@@ -338,9 +339,20 @@ export class RedisQueueStore implements QueueStore {
 
   /**
    * This node's copy of the realm's queues, brought up to date: it holds every queue created
-   * before this call and none deleted before it, as a read of the realm's keys would.
+   * before this call and none deleted before it, as a read of the realm's keys would. Lookups
+   * begun in the same turn (a fan-out asks for users' queues and all_public_streams queues at
+   * once) share one read of the log; a later one reads again, as queues may have changed since.
    */
-  private async realmQueues(realmId: number): Promise<RealmQueues> {
+  private realmQueues(realmId: number): Promise<RealmQueues> {
+    const inFlight = this.realmSyncs.get(realmId);
+    if (inFlight !== undefined) return inFlight;
+    const sync = this.syncRealmQueues(realmId);
+    this.realmSyncs.set(realmId, sync);
+    process.nextTick(() => this.realmSyncs.delete(realmId));
+    return sync;
+  }
+
+  private async syncRealmQueues(realmId: number): Promise<RealmQueues> {
     const now = Date.now();
     if (now - this.realmCopiesSweptAt > REALM_COPY_IDLE_MS) {
       this.realmCopiesSweptAt = now;
