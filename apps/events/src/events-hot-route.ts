@@ -4,17 +4,13 @@
 // (no copy of the user that still holds, an unusual parameter, a queue that is not the user's)
 // goes to the ordinary route, which answers as it always has, errors included.
 import type { ServerResponse } from "node:http";
-import { hotRoute, tagRequestUser, type HotRoute } from "@chat/http";
-import type { QueueStore } from "@chat/bus";
-import { pollConnection, pollEvents, readEventsJson } from "./long-poll.ts";
+import { hotRoute, tagRequestUser, type HotRoute, type HotSettle } from "@chat/http";
+import type { Actor } from "@chat/core";
+import { LongPoll, readEventsJson, type PollOutcome, type PollServices } from "./long-poll.ts";
 import type { PollAuthenticator } from "./poll-auth.ts";
-import type { LongPollWaiters } from "./waiters.ts";
 
-export interface EventsHotRouteServices {
-  queues: QueueStore;
-  waiters: LongPollWaiters;
+export interface EventsHotRouteServices extends PollServices {
   auth: PollAuthenticator;
-  heartbeatMs: number;
 }
 
 const QUEUE_ID = /^[\x21-\x7e]{1,100}$/;
@@ -31,32 +27,55 @@ function pollParameters(query: Record<string, string | string[] | undefined>): {
   return { queueId, lastEventId: Number(lastEventId), dontBlock: dontBlock === "true" };
 }
 
+/** A poll answered by the hot route: its outcome is written here, or the request goes to Express. */
+class HotPoll extends LongPoll<string> {
+  constructor(
+    services: EventsHotRouteServices,
+    private readonly res: ServerResponse,
+    private readonly settleRequest: HotSettle,
+    params: { queueId: string; lastEventId: number; dontBlock: boolean },
+    userId: number,
+  ) {
+    super(services, readEventsJson, params.queueId, params.lastEventId, params.dontBlock, userId);
+  }
+
+  protected settle(outcome: PollOutcome<string> | undefined, error: unknown): void {
+    const { res } = this;
+    if (outcome === undefined) this.settleRequest(res.req, res, false, error);
+    // Gone or not the user's: the ordinary route says BAD_EVENT_QUEUE_ID.
+    else if (outcome === null) this.settleRequest(res.req, res, false);
+    // The client went away: nothing to answer.
+    else if (outcome === "closed") this.settleRequest(res.req, res, true);
+    else {
+      // The events as the queue keeps them, JSON text with their ids: never parsed and written again.
+      sendJsonText(res, `{"result":"success","msg":"","events":[${outcome.join(",")}],"queue_id":${JSON.stringify(this.queueId)}}`, this.services.waiters.draining);
+      this.settleRequest(res.req, res, true);
+    }
+  }
+}
+
 export function eventsHotRoute(services: EventsHotRouteServices): HotRoute {
+  const begin = (res: ServerResponse, settle: HotSettle, params: { queueId: string; lastEventId: number; dontBlock: boolean }, actor: Actor) => {
+    tagRequestUser(res.req, actor.id);
+    // Polls are not rate limited (rate-limit.ts exempts them): a client re-polls after every answer.
+    new HotPoll(services, res, settle, params, actor.id).start(res);
+  };
   return hotRoute({
     method: "GET",
     path: "/api/v1/events",
-    async handle({ req, query }, res) {
+    serve({ req, query }, res, settle) {
       const params = pollParameters(query);
-      if (params === undefined) return false;
-      const actor = await services.auth.authenticate(req);
-      if (actor === undefined) return false;
-      tagRequestUser(req, actor.id);
-      // Polls are not rate limited (rate-limit.ts exempts them): a client re-polls after every answer.
-      // A literal, not `{ ...params, userId }`: spread objects each got a shape of their own
-      // (V8 map and descriptors, about 450 bytes a held poll in a heap snapshot).
-      const poll = { queueId: params.queueId, lastEventId: params.lastEventId, dontBlock: params.dontBlock, userId: actor.id };
-      const events = await pollEvents(services.queues, services.waiters, services.heartbeatMs, poll, pollConnection(res), readEventsJson);
-      // Gone or not the user's: the ordinary route says BAD_EVENT_QUEUE_ID.
-      if (events === null) return false;
-      // The client went away: nothing to answer.
-      if (events === "closed") return true;
-      // The events as the queue keeps them, JSON text with their ids: never parsed and written again.
-      sendJsonText(res, `{"result":"success","msg":"","events":[${events.join(",")}],"queue_id":${JSON.stringify(params.queueId)}}`, services.waiters.draining);
-      return true;
+      if (params === undefined) {
+        settle(req, res, false);
+        return;
+      }
+      services.auth.authenticate(req).then(
+        (actor) => (actor === undefined ? settle(req, res, false) : begin(res, settle, params, actor)),
+        (error: unknown) => settle(req, res, false, error),
+      );
     },
   });
 }
-
 /** A small JSON answer in one write, headers and body together (a Buffer body is a second write). */
 function sendJsonText(res: ServerResponse, body: string, closeConnection: boolean): void {
   const headers = { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) };

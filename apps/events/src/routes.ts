@@ -19,7 +19,7 @@ import {
 import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, requestProtocol, requireUser, route, schema, serve, success, successBody, successJsonText } from "@chat/http";
 import type { QueueSettings } from "./queue-settings.ts";
 import type { EventServices } from "./services.ts";
-import { pollConnection, pollEvents, readEvents } from "./long-poll.ts";
+import { pollEvents, readEvents } from "./long-poll.ts";
 import type { LongPollWaiters } from "./waiters.ts";
 
 // Version facts every /register response carries, whatever event_types asked for.
@@ -171,7 +171,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
       const actor = actorOf(res);
       const p = parseParams(req, eventEndpoints.poll.params);
       const poll = { queueId: p.queue_id, lastEventId: p.last_event_id, dontBlock: p.dont_block, userId: actor.id };
-      const events = await pollEvents(queues, waiters, services.heartbeatMs, poll, pollConnection(res), readEvents);
+      const events = await pollEvents({ queues, waiters, heartbeatMs: services.heartbeatMs }, poll, res, readEvents);
       if (events === null) throw new BadEventQueueIdError(p.queue_id);
       if (events === "closed") return;
       if (waiters.draining) res.set("Connection", "close");

@@ -4,10 +4,9 @@
 // follow the client's last one) it reads.
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
-import type { ServerResponse } from "node:http";
 import Redis from "ioredis";
 import { MemoryQueueStore, RedisQueueStore, type QueueStore } from "@chat/bus";
-import { pollConnection, pollEvents, readEventsJson, type PollConnection, type PollRead } from "../src/long-poll.ts";
+import { pollEvents, readEventsJson, type PollRead } from "../src/long-poll.ts";
 import { LongPollWaiters } from "../src/waiters.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -37,7 +36,7 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
     },
     fromJson: readEventsJson.fromJson,
   };
-  const open = (): PollConnection => ({ closed: false, waiting: null });
+  const services = () => ({ queues, waiters, heartbeatMs: 10_000 });
 
   beforeEach(async () => {
     queues = createStore();
@@ -59,7 +58,7 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
     await queues.append("s0", [{ queueId: queue.id, events: [{ type: "message", n: 0 }] }]);
     // Its announcement has come and gone before the poll.
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const poll = pollEvents(queues, waiters, 10_000, { queueId: queue.id, lastEventId: 0, dontBlock: false, userId: 1 }, open(), counting);
+    const poll = pollEvents(services(), { queueId: queue.id, lastEventId: 0, dontBlock: false, userId: 1 }, null, counting);
     await held();
     // Past the busy-queue window, so the poll answers rather than gathering more.
     await new Promise((resolve) => setTimeout(resolve, 120));
@@ -75,7 +74,7 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
 
   it("reads its queue when the announced events do not follow its last one", async () => {
     const queue = await newQueue();
-    const poll = pollEvents(queues, waiters, 10_000, { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, open(), counting);
+    const poll = pollEvents(services(), { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, null, counting);
     await held();
     await new Promise((resolve) => setTimeout(resolve, 120));
     // Events from 7 on, to a client whose last is -1: it lacks 0 to 6, so these are not its answer.
@@ -88,7 +87,7 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
 
   it("reads its queue when woken by an announcement without events", async () => {
     const queue = await newQueue();
-    const poll = pollEvents(queues, waiters, 10_000, { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, open(), counting);
+    const poll = pollEvents(services(), { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, null, counting);
     await held();
     await new Promise((resolve) => setTimeout(resolve, 120));
     // As after a lost subscription: every waiting poll reads again.
@@ -101,9 +100,9 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
 
   it("stops waiting the moment its client goes away, and leaves nothing waiting", async () => {
     const queue = await newQueue();
-    // What pollConnection needs of a response: its "close" event.
+    // What a poll needs of a response: its "close" event.
     const response = new EventEmitter();
-    const poll = pollEvents(queues, waiters, 10_000, { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, pollConnection(response as unknown as ServerResponse), counting);
+    const poll = pollEvents(services(), { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, response, counting);
     await held();
     expect(waiters.size).toBe(1);
     response.emit("close");
@@ -113,7 +112,7 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
 
   it("answers a heartbeat when nothing comes within the wait, and leaves nothing waiting", async () => {
     const queue = await newQueue();
-    const answer = await pollEvents(queues, waiters, 300, { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, open(), counting);
+    const answer = await pollEvents({ ...services(), heartbeatMs: 300 }, { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, null, counting);
     expect((answer as string[]).map((text) => JSON.parse(text) as unknown)).toEqual([{ type: "heartbeat", id: 0 }]);
     expect(waiters.size).toBe(0);
   });

@@ -27,8 +27,16 @@ export interface HotRouteSpec {
   /** Matched exactly (Express would also accept other spellings, which go to Express). */
   path: string;
   /** Answers and resolves true, or resolves false without touching `res`. */
-  handle(request: HotRequest, res: ServerResponse): Promise<boolean>;
+  handle?(request: HotRequest, res: ServerResponse): Promise<boolean>;
+  /**
+   * The same with a callback, for a GET route that holds its requests (long polls): no promise
+   * or closure per request is kept alive while it is held. Calls `settle` once.
+   */
+  serve?(request: HotRequest, res: ServerResponse, settle: HotSettle): void;
 }
+
+/** How a callback-style hot route ends a request: answered (true), passed to Express (false), or failed. */
+export type HotSettle = (req: IncomingMessage, res: ServerResponse, handled: boolean, error?: unknown) => void;
 
 export interface HotRoute extends HotRouteSpec {
   /** Requests this route answered, and requests it passed to Express: a copy that keeps going stale shows here. */
@@ -81,6 +89,8 @@ function readBody(req: IncomingMessage): Promise<string> {
 export function withHotRoutes(app: RequestListener, routes: HotRoute[]): RequestListener {
   if (routes.length === 0) return app;
   const byKey = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
+  // One settle function per route, shared by its requests.
+  const settles = new Map(routes.map((route) => [route, settleFor(route, app)]));
   return (req, res) => {
     const url = req.url ?? "/";
     const question = url.indexOf("?");
@@ -92,6 +102,10 @@ export function withHotRoutes(app: RequestListener, routes: HotRoute[]): Request
     }
     tagHotRoute(req, route.path);
     const query = querystring.parse(question === -1 ? "" : url.slice(question + 1));
+    if (route.serve !== undefined && route.method === "GET") {
+      route.serve({ req, query, body: undefined }, res, settles.get(route)!);
+      return;
+    }
     let body: Record<string, unknown> | undefined;
     const decline = () => {
       route.stats.declined++;
@@ -109,25 +123,44 @@ export function withHotRoutes(app: RequestListener, routes: HotRoute[]): Request
           return true;
         }
       }
+      if (route.handle === undefined) return false;
       return route.handle({ req, query, body }, res);
     };
     handle().then(
       (handled) => (handled ? route.stats.served++ : decline()),
       (error: unknown) => {
-        if (res.headersSent) return;
-        // Postgres or Redis unreachable: the ordinary route would wait out the same timeout again
-        // before giving the same 503, so the answer is given here, at once.
-        const unavailable = serviceUnavailableFor(error);
-        if (unavailable === null) {
-          decline();
-          return;
-        }
-        route.stats.served++;
-        res.writeHead(unavailable.status, { ...unavailable.headers, "Content-Type": "application/json; charset=utf-8" });
-        res.end(JSON.stringify(unavailable.toJSON()));
+        if (!answerFailure(route, res, error)) decline();
       },
     );
   };
+}
+
+function settleFor(route: HotRoute, app: RequestListener): HotSettle {
+  return (req, res, handled, error) => {
+    if (error !== undefined) {
+      if (answerFailure(route, res, error)) return;
+    } else if (handled) {
+      route.stats.served++;
+      return;
+    }
+    route.stats.declined++;
+    app(req, res);
+  };
+}
+
+/**
+ * Answers a hot route's failure when Postgres or Redis is unreachable (true): the ordinary route
+ * would wait out the same timeout again before giving the same 503, so the answer is given here,
+ * at once. Any other failure is the ordinary route's to answer (false), unless the answer went.
+ */
+function answerFailure(route: HotRoute, res: ServerResponse, error: unknown): boolean {
+  if (res.headersSent) return true;
+  const unavailable = serviceUnavailableFor(error);
+  if (unavailable === null) return false;
+  route.stats.served++;
+  res.writeHead(unavailable.status, { ...unavailable.headers, "Content-Type": "application/json; charset=utf-8" });
+  res.end(JSON.stringify(unavailable.toJSON()));
+  return true;
 }
 
 /** A JSON body, as Express's res.json would send it. */

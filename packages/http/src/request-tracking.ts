@@ -56,39 +56,58 @@ export interface TrackingOptions {
   measure: boolean;
 }
 
+const STARTED = Symbol("started");
+const TRACKED_URL = Symbol("tracked url");
+const TRACKING = Symbol("tracking");
+/** What a tracked request's close does: measure it (1), log it (2), or both. */
+const MEASURE = 1;
+const LOG = 2;
+
+type Tracked = Tagged & { [STARTED]?: number; [TRACKED_URL]?: string; [TRACKING]?: number };
+
 export function trackRequest(req: IncomingMessage, res: ServerResponse, options: TrackingOptions): void {
   const given = req.headers["x-request-id"];
   const requestId = typeof given === "string" && ACCEPTED_REQUEST_ID.test(given) ? given : randomUUID();
   (req as Tagged)[REQUEST_ID] = requestId;
   res.setHeader("X-Request-Id", requestId);
-  const log = logger.isLevelEnabled("http");
-  if (!options.measure && !log) return;
-  const started = process.hrtime.bigint();
+  const tracking = (options.measure ? MEASURE : 0) | (logger.isLevelEnabled("http") ? LOG : 0);
+  if (tracking === 0) return;
+  // On the request, with one listener for all: ten thousand long polls are held at once, and a
+  // closure, its context and a once-wrapper each showed in their memory.
+  const tracked = req as Tracked;
+  tracked[STARTED] = performance.now();
   // Now: Express rewrites req.url inside mounted routers.
-  const url = req.url ?? "/";
-  if (options.measure) httpRequestsInFlight.inc();
-  res.once("close", () => {
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const route = routeLabel(req);
-    if (options.measure) {
-      httpRequestsInFlight.dec();
-      httpRequestDuration.observe({ method: req.method ?? "", route, status: String(res.statusCode) }, seconds);
-    }
-    if (log) {
-      const question = url.indexOf("?");
-      logger.http("request", {
-        requestId,
-        method: req.method,
-        // Never the query: an `api_key` may be in it.
-        path: question === -1 ? url : url.slice(0, question),
-        route,
-        status: res.statusCode,
-        durationMs: Math.round(seconds * 1e6) / 1e3,
-        userId: (req as Tagged)[USER_ID] ?? userOfExpressResponse(res),
-        ...(res.writableFinished ? {} : { aborted: true }),
-      });
-    }
-  });
+  tracked[TRACKED_URL] = req.url ?? "/";
+  tracked[TRACKING] = tracking;
+  if (tracking & MEASURE) httpRequestsInFlight.inc();
+  res.on("close", onTrackedClose);
+}
+
+function onTrackedClose(this: ServerResponse): void {
+  const res = this;
+  const req = res.req as Tracked;
+  const tracking = req[TRACKING] ?? 0;
+  const seconds = (performance.now() - (req[STARTED] ?? 0)) / 1e3;
+  const route = routeLabel(req);
+  if (tracking & MEASURE) {
+    httpRequestsInFlight.dec();
+    httpRequestDuration.observe({ method: req.method ?? "", route, status: String(res.statusCode) }, seconds);
+  }
+  if (tracking & LOG) {
+    const url = req[TRACKED_URL] ?? "/";
+    const question = url.indexOf("?");
+    logger.http("request", {
+      requestId: req[REQUEST_ID],
+      method: req.method,
+      // Never the query: an `api_key` may be in it.
+      path: question === -1 ? url : url.slice(0, question),
+      route,
+      status: res.statusCode,
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+      userId: req[USER_ID] ?? userOfExpressResponse(res),
+      ...(res.writableFinished ? {} : { aborted: true }),
+    });
+  }
 }
 
 /** The actor requireUser put on Express's res.locals, if any. */
