@@ -9,11 +9,17 @@ import pg from "pg";
 import { PrismaClient } from "./generated/client.ts";
 import { pgliteLeanSql, poolLeanSql, registerLeanSql } from "./lean-sql.ts";
 import { applyMigrations } from "./migrations.ts";
+import { listenForNotifications, type NotificationHandlers, type NotificationListener } from "./notification-listener.ts";
 import { connectPostgresExecutor, pgliteExecutor } from "./sql-executor.ts";
 
 export interface Database {
   prisma: PrismaClient;
   kind: "postgres" | "pglite";
+  /**
+   * Listens on a channel over a connection of its own (notification-listener.ts), `name` shown in
+   * pg_stat_activity. Null for PGlite: one process is its only session, with nobody else to hear.
+   */
+  listen: ((channel: string, name: string, handlers: NotificationHandlers) => NotificationListener) | null;
   close(): Promise<void>;
 }
 
@@ -73,9 +79,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     pool.on("error", () => {});
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     registerLeanSql(prisma, poolLeanSql(pool));
+    const databaseUrl = options.databaseUrl;
     return {
       prisma,
       kind: "postgres",
+      listen: (channel, name, handlers) =>
+        listenForNotifications({ connectionString: databaseUrl, channel, applicationName: name, connectTimeoutMs: POSTGRES_CONNECT_TIMEOUT_MS }, handlers),
       async close() {
         await prisma.$disconnect();
         await pool.end();
@@ -95,6 +104,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     prisma,
     kind: "pglite",
+    listen: null,
     async close() {
       await prisma.$disconnect();
       await pglite.close();

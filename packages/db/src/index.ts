@@ -1,6 +1,7 @@
 export { PrismaClient, Prisma } from "./generated/client.ts";
 export type * from "./generated/models.ts";
 export { openDatabase, type Database, type OpenDatabaseOptions } from "./client.ts";
+export type { NotificationHandlers, NotificationListener } from "./notification-listener.ts";
 export { applyMigrations, listMigrations, MigrationError, MIGRATIONS_DIR, pendingMigrations } from "./migrations.ts";
 export { connectPostgresExecutor, pgliteExecutor, type SqlExecutor } from "./sql-executor.ts";
 export type { Tx } from "./tx.ts";
