@@ -1,7 +1,9 @@
 // GET /events before Express (events-hot-route.ts): plain polls are served there, with the node's
-// copy of the user checked against the database on every poll (many polls in one statement), so a
-// new API key, a deactivation or another user's queue is refused as the ordinary route refuses it.
+// copy of the user checked against the database (many polls in one statement), or trusted until
+// Postgres notifies a change to its rows (poll-auth.test.ts), so a new API key, a deactivation or
+// another user's queue is refused as the ordinary route refuses it.
 import type { HotRoute } from "@chat/http";
+import { actorRowNotified } from "../support/actor-rows.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
 
@@ -36,26 +38,30 @@ describe.each(MODES)("GET /events before Express (%s)", (mode) => {
     expect(hotRoute().stats.declined).toBe(before.declined);
   });
 
-  test("a new API key refuses the old one at once, though this node kept a copy of the user", async () => {
+  test("a new API key refuses the old one as soon as the node hears of it, though it kept a copy of the user", async () => {
     const user = await createTestUser(server, "Rekeyed Poller");
     const queueId = await register(user);
     expect((await poll(user, queueId)).status).toBe(200);
     expect((await poll(user, queueId)).status).toBe(200);
+    const heard = actorRowNotified(server, `u${user.id}`);
     const renewed = await user.client.post("/users/me/api_key/regenerate");
     expect(renewed.body.result).toBe("success");
+    await heard;
     const refused = await poll(user, queueId);
     expect(refused.status).toBe(401);
     expect(refused.body).toMatchObject({ result: "error", msg: "Invalid API key" });
     expect((await poll({ ...user, client: server.client(user.email, renewed.body.api_key) }, queueId)).status).toBe(200);
   });
 
-  test("a deactivated user is refused at once; a change to the realm only renews the copy", async () => {
+  test("a deactivated user is refused as soon as the node hears of it; a change to the realm only renews the copy", async () => {
     const user = await createTestUser(server, "Deactivated Poller");
     const queueId = await register(user);
     expect((await poll(user, queueId)).status).toBe(200);
     expect((await server.owner.patch("/realm", { description: "renewed" })).body.result).toBe("success");
     expect((await poll(user, queueId)).status).toBe(200);
+    const heard = actorRowNotified(server, `u${user.id}`);
     expect((await server.owner.delete(`/users/${user.id}`)).body.result).toBe("success");
+    await heard;
     const refused = await poll(user, queueId);
     expect(refused.body).toMatchObject({ result: "error", code: "USER_DEACTIVATED" });
   });

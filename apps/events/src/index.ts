@@ -5,6 +5,7 @@ import type { Stoppable } from "@chat/bus";
 import { ActorCache, RealmStateCache } from "@chat/core";
 import type { HotRoute } from "@chat/http";
 import { measureAtScrape } from "@chat/metrics";
+import { listenForActorRows } from "./actor-row-listener.ts";
 import { eventsHotRoute } from "./events-hot-route.ts";
 import { PollAuthenticator } from "./poll-auth.ts";
 import { createReadFanout } from "./fanout.ts";
@@ -16,11 +17,15 @@ export type { EventServices } from "./services.ts";
 export { createReadFanout, shapeEvent } from "./fanout.ts";
 export { LongPollWaiters } from "./waiters.ts";
 export { eventEndpoints } from "./routes.ts";
+export { ACTOR_ROW_LISTENER_NAME } from "./actor-row-listener.ts";
+export type { PollAuthenticator, PollAuthStats } from "./poll-auth.ts";
 
 export interface EventTier {
   router: Router;
   /** GET /events answered before Express (events-hot-route.ts). */
   hotRoutes: HotRoute[];
+  /** How this node authenticates polls (poll-auth.ts), with its counts. */
+  pollAuth: PollAuthenticator;
   /**
    * The first step of a graceful shutdown: held polls answer at once (later ones too), and this
    * node's fan-out finishes the batches it read and leaves the stream to the other nodes.
@@ -39,11 +44,13 @@ export async function startEventTier(services: EventServices): Promise<EventTier
   // This node's copy of what /register shows every member of a realm.
   const ctx = { ...services.ctx, realmState: services.ctx.realmState ?? new RealmStateCache(services.prisma) };
   router.use(eventRoutes({ ...services, ctx }, waiters));
-  const auth = new PollAuthenticator(services.prisma, new ActorCache(), services.ctx.externalHost);
+  const actorRows = listenForActorRows(services.listen);
+  const auth = new PollAuthenticator(services.prisma, new ActorCache(), services.ctx.externalHost, actorRows.validity);
   const hotRoutes = [eventsHotRoute({ queues: services.bus.queues, waiters, auth, heartbeatMs: services.heartbeatMs })];
   return {
     router,
     hotRoutes,
+    pollAuth: auth,
     async drain() {
       waiters.drain();
       await consumer.stop();
@@ -51,6 +58,8 @@ export async function startEventTier(services: EventServices): Promise<EventTier
     async stop() {
       waiters.drain();
       await consumer.stop();
+      // Before the database closes (main.ts); from here no copy is trusted.
+      await actorRows.close();
     },
   };
 }

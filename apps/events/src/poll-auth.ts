@@ -1,10 +1,22 @@
 // Authentication for long polls. When a message reaches a big stream every poll is answered at
 // once and comes back at once: a thousand polls authenticating with a query each cost more than
 // all the rest of their work (measured: about 100 µs of the events process's CPU per poll). So
-// this node keeps a copy of each user it authenticated (actor-cache.ts) and checks the copies of
-// the polls arriving together in one statement: still every poll is answered only as a user who
-// matches the database at that moment (a deactivation, a new API key or a changed realm fails it).
-import { authenticateApiKeyVersioned, checkActorVersions, type Actor, type ActorCache, type ActorVersion } from "@chat/core";
+// this node keeps a copy of each user it authenticated (actor-cache.ts). A copy that a statement
+// found current is trusted with no statement at all until Postgres notifies that its user or realm
+// row changed (actor-validity.ts): that is the common case, answered synchronously
+// (`authenticateNow`). Any other copy (never checked, or its rows changed, or the notifications'
+// connection is down, or the embedded database, which has none) is checked with the copies of the
+// polls arriving together in one statement. So a poll is answered only as a user who matches the
+// database, but for the milliseconds between a commit and its notification's arrival.
+import {
+  authenticateApiKeyVersioned,
+  checkActorVersions,
+  type Actor,
+  type ActorCache,
+  type ActorValidity,
+  type ActorVersion,
+  type CheckTicket,
+} from "@chat/core";
 import type { PrismaClient } from "@chat/db";
 import { cachedActorFor, parseBasic, requestSubdomain } from "@chat/http";
 import type { IncomingMessage } from "node:http";
@@ -19,7 +31,19 @@ const MAX_CHECKS_PER_STATEMENT = 1000;
  */
 const MAX_CONCURRENT_LOGINS = 8;
 
+/** What polls cost the database (tests and measurements read them). */
+export interface PollAuthStats {
+  /** Polls answered from a trusted copy, with no statement. */
+  trusted: number;
+  /** Statements checking copies, and the copies they checked. */
+  statements: number;
+  checked: number;
+  /** Authentications from scratch (no copy, or a copy that failed its check). */
+  logins: number;
+}
+
 export class PollAuthenticator {
+  readonly stats: PollAuthStats = { trusted: 0, statements: 0, checked: 0, logins: 0 };
   private pending: Array<{ version: ActorVersion; resolve: (valid: boolean) => void; reject: (error: unknown) => void }> = [];
   /** A statement is running; checks gathered meanwhile go in the next. */
   private checking = false;
@@ -29,7 +53,21 @@ export class PollAuthenticator {
     private readonly prisma: PrismaClient,
     private readonly actors: ActorCache,
     private readonly externalHost: string,
+    /** Which copies need no statement (NEVER_VALID: every one does). */
+    readonly validity: ActorValidity,
   ) {}
+
+  /**
+   * The user the request's HTTP Basic names, at once, if this node holds a copy of them that is
+   * trusted (checked, and no change to their rows notified since); undefined otherwise, and the
+   * caller then asks `authenticate`, which settles every other case.
+   */
+  authenticateNow(req: IncomingMessage): Actor | undefined {
+    const copy = cachedActorFor({ externalHost: this.externalHost, actors: this.actors }, req);
+    if (copy === undefined || !this.validity.holds(copy.version)) return undefined;
+    this.stats.trusted += 1;
+    return copy.actor;
+  }
 
   /**
    * The user the request's HTTP Basic names, if they are who they were; undefined for a request
@@ -37,13 +75,26 @@ export class PollAuthenticator {
    */
   async authenticate(req: IncomingMessage): Promise<Actor | undefined> {
     const copy = cachedActorFor({ externalHost: this.externalHost, actors: this.actors }, req);
-    if (copy && (await this.check(copy.version))) return copy.actor;
+    if (copy !== undefined) {
+      if (this.validity.holds(copy.version)) {
+        this.stats.trusted += 1;
+        return copy.actor;
+      }
+      if (await this.check(copy.version)) return copy.actor;
+    }
     const credentials = parseBasic(req.headers.authorization);
     if (!credentials) return undefined;
     const subdomain = requestSubdomain(req, this.externalHost);
     try {
-      const { actor, version } = await this.logins(() => authenticateApiKeyVersioned(this.prisma, subdomain, credentials.email, credentials.apiKey));
+      let ticket: CheckTicket = -1;
+      const { actor, version } = await this.logins(() => {
+        this.stats.logins += 1;
+        // A login reads the rows as a check does, and its answer is trusted on the same terms.
+        ticket = this.validity.checkStarted();
+        return authenticateApiKeyVersioned(this.prisma, subdomain, credentials.email, credentials.apiKey);
+      });
       this.actors.set(subdomain, credentials.email, credentials.apiKey, actor, version);
+      this.validity.confirm(ticket, version);
       return actor;
     } catch {
       return undefined;
@@ -70,9 +121,16 @@ export class PollAuthenticator {
     const parts: Promise<void>[] = [];
     for (let i = 0; i < batch.length; i += MAX_CHECKS_PER_STATEMENT) {
       const part = batch.slice(i, i + MAX_CHECKS_PER_STATEMENT);
+      this.stats.statements += 1;
+      this.stats.checked += part.length;
+      const ticket = this.validity.checkStarted();
       parts.push(
         checkActorVersions(this.prisma, part.map((p) => p.version)).then(
-          (valid) => part.forEach((p, j) => p.resolve(valid[j] === true)),
+          (valid) =>
+            part.forEach((p, j) => {
+              if (valid[j] === true) this.validity.confirm(ticket, p.version);
+              p.resolve(valid[j] === true);
+            }),
           (error: unknown) => part.forEach((p) => p.reject(error)),
         ),
       );

@@ -22,6 +22,8 @@ export interface RunningServer {
   server: http.Server | null;
   /** The API's hot routes (hot-routes.ts), with their counts; none without an API tier. */
   hotRoutes: HotRoute[];
+  /** The event tier, if this process runs one. */
+  events: EventTier | null;
   /** The Express app behind the hot routes (its routes are the API document's, test/api/openapi.test.ts). */
   app: Express | null;
   port: number | null;
@@ -51,6 +53,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   if (role === "all" || role === "events") {
     events = await startEventTier({
       prisma: services.db.prisma,
+      listen: services.db.listen,
       bus: services.bus,
       ctx: services.ctx,
       rateLimits: services.rateLimits,
@@ -129,6 +132,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     services,
     server,
     hotRoutes,
+    events,
     app: expressApp,
     port,
     async stop() {

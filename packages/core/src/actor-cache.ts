@@ -7,6 +7,11 @@
 // stream_generation) or a linkifier change all write one of those rows. If the check fails, the
 // request is answered again with a fresh authentication, so nobody is ever answered as a user
 // who no longer matches the database at the time of the read.
+//
+// Long polls keep copies here too (apps/events/src/poll-auth.ts), but check them less often: a copy
+// once found current is trusted, with no statement, until Postgres notifies that its user or realm
+// row changed (actor-validity.ts), which leaves only the milliseconds between a commit and its
+// notification's arrival.
 import { LRUCache } from "lru-cache";
 import { leanSql, Prisma, type PrismaClient } from "@chat/db";
 import type { Actor } from "./models.ts";
@@ -14,6 +19,8 @@ import type { Actor } from "./models.ts";
 /** The versions of the rows an actor was read from. */
 export interface ActorVersion {
   userId: number;
+  /** The realm row's id: a notification naming it untrusts every copy of its users. */
+  realmId: number;
   userXmin: string;
   realmXmin: string;
 }

@@ -45,7 +45,7 @@ export async function authenticateApiKeyVersioned(prisma: PrismaClient, subdomai
   if (email !== null && actor.delivery_email.toLowerCase() !== email.trim().toLowerCase()) throw new InvalidApiKeyError();
   if (actor.realm.deactivated) throw new RealmDeactivatedError();
   if (!actor.is_active) throw new UserDeactivatedError();
-  return { actor, version: { userId: actor.id, userXmin: row.user_xmin, realmXmin: row.realm_xmin } };
+  return { actor, version: { userId: actor.id, realmId: actor.realm.id, userXmin: row.user_xmin, realmXmin: row.realm_xmin } };
 }
 
 /**
