@@ -19,7 +19,7 @@ import { machineCpuMs, processCpuMs, redisCpuMs } from "./lib/process-cpu.ts";
 import { seedRealm, type SeededUser } from "./lib/seed.ts";
 import { percentile, report } from "./lib/stats.ts";
 import { waitUntil } from "./lib/wait.ts";
-import { newPollAgent, pollForever, retried503, type Poller } from "./lib/long-polls.ts";
+import { newPollAgent, pollErrors, pollForever, retried503, type Poller } from "./lib/long-polls.ts";
 import { measureEmbeddedRegister, measureHeldPollMemory, measureSustained, registerForMessages } from "./lib/event-capacity.ts";
 
 const USERS = 1000;
@@ -232,6 +232,7 @@ export async function benchEvents(): Promise<boolean> {
     await runConcurrent(HELD_POLLS, 8, async (i) => void held.push(await registerForMessages(eventsUrl, users[i % users.length])));
     const memory = await measureHeldPollMemory(env, held);
     if (retried503 > 0) process.stdout.write(`  polls answered 503 and tried again so far: ${retried503}\n`);
+    if (pollErrors.length > 0) process.stdout.write(`  polls that failed without an answer: ${pollErrors.length} (first: ${pollErrors[0]})\n`);
     const memoryMet = report({
       name: `RSS per idle held poll, ${HELD_POLLS} held`,
       value: memory.kibPerPoll,

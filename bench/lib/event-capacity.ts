@@ -183,39 +183,41 @@ export interface HeldPollMemory {
 
 /**
  * RSS per idle held poll: a fresh events process (`env`) holding one poll for each queue in
- * `pollers`, against its RSS before. The queues were registered elsewhere: they live in Redis.
+ * `pollers`, against its RSS before (once it has held a few polls, and settled). The queues were registered elsewhere: they live in Redis.
  */
 export async function measureHeldPollMemory(env: Record<string, string>, pollers: Poller[]): Promise<HeldPollMemory> {
   const node = await startProcess({ ...env, ROLE: "events", EVENT_HEARTBEAT_SECONDS: "600", METRICS_PORT: "0" });
   let perPoll = 0;
   try {
     const url = `http://127.0.0.1:${node.port}`;
-    perPoll = await heldMemory(node.child.pid!, pollers.length, async (agent) => {
-      const polls = pollForever(url, pollers, () => undefined, agent);
+    const hold = async (agent: ReturnType<typeof newPollAgent>, some: Poller[]) => {
+      const polls = pollForever(url, some, () => undefined, agent);
       // Idle held polls: a connected socket is not yet a held poll (the node authenticates and
       // reads each queue first), so wait until the node holds them all, as its metrics say.
       const deadline = Date.now() + 120_000;
-      while ((await heldPolls(node.metricsPort!)) < pollers.length) {
-        if (Date.now() > deadline) throw new Error(`the events node did not come to hold ${pollers.length} polls`);
+      while ((await heldPolls(node.metricsPort!)) < some.length) {
+        if (Date.now() > deadline) throw new Error(`the events node did not come to hold ${some.length} polls`);
         await sleep(200);
       }
       return async () => {
         polls.stop();
         await polls.done;
       };
-    });
+    };
+    perPoll = await heldMemory(node.child.pid!, pollers.length, (agent) => hold(agent, pollers), (agent) => hold(agent, pollers.slice(0, WARM_POLLS)));
   } finally {
     await node.stop();
   }
   const bare = await startBareFanout("{}");
   let barePerPoll = 0;
   try {
-    barePerPoll = await heldMemory(bare.pid, pollers.length, async (agent) => {
-      const polls = Promise.all(pollers.map(() => request(`${bare.url}/poll`, { agent }).catch(() => null)));
+    const hold = async (agent: ReturnType<typeof newPollAgent>, count: number) => {
+      const polls = Promise.all(Array.from({ length: count }, () => request(`${bare.url}/poll`, { agent }).catch(() => null)));
       return async () => {
         await polls;
       };
-    });
+    };
+    barePerPoll = await heldMemory(bare.pid, pollers.length, (agent) => hold(agent, pollers.length), (agent) => hold(agent, WARM_POLLS));
   } finally {
     await bare.close();
   }
@@ -232,6 +234,10 @@ async function heldPolls(metricsPort: number): Promise<number> {
 /** How long RSS is followed once every poll is held; V8 shrinks a heap grown by a burst after 10-20 s. */
 const SETTLE_MS = 30_000;
 const SAMPLE_MS = 2_000;
+/** How long RSS is followed, for its lowest, before the polls (after the warm-up's). */
+const BASELINE_MS = 20_000;
+/** Polls held and released before the baseline: they start what a first poll starts. */
+const WARM_POLLS = 10;
 
 /**
  * Bytes of RSS per poll while `count` polls are held, idle, from a settled baseline: after every
@@ -239,9 +245,29 @@ const SAMPLE_MS = 2_000;
  * measured before, the heap still held the burst's garbage (or, before every poll was held, not
  * yet the polls), which made the figure depend on when V8 happened to collect it.
  */
-async function heldMemory(pid: number, count: number, hold: (agent: ReturnType<typeof newPollAgent>) => Promise<() => Promise<void>>): Promise<number> {
-  await sleep(2000);
-  const before = processRssBytes(pid);
+async function heldMemory(
+  pid: number,
+  count: number,
+  hold: (agent: ReturnType<typeof newPollAgent>) => Promise<() => Promise<void>>,
+  warm: (agent: ReturnType<typeof newPollAgent>) => Promise<() => Promise<void>>,
+): Promise<number> {
+  // The baseline is a process that has served a few polls (its code paths compiled, its pools
+  // and clients connected, the database client's memory grown to its working size) and settled:
+  // two seconds after start, as before, RSS was still moving by tens of megabytes either way
+  // (the start-up's young generation not yet shrunk; first-use allocations not yet made), a
+  // start-up cost that then counted as the polls'.
+  const warmAgent = newPollAgent();
+  const releaseWarm = await warm(warmAgent);
+  await sleep(1000);
+  warmAgent.destroy();
+  await releaseWarm();
+  // V8's memory reducer shrinks a heap grown by a burst once allocation stays low for a while.
+  await sleep(BASELINE_MS);
+  let before = Infinity;
+  for (let waited = 0; waited < BASELINE_MS; waited += SAMPLE_MS) {
+    await sleep(SAMPLE_MS);
+    before = Math.min(before, processRssBytes(pid));
+  }
   const agent = newPollAgent();
   const release = await hold(agent);
   const connected = () => Object.values(agent.sockets).reduce((sum, list) => sum + (list?.length ?? 0), 0);

@@ -7,6 +7,8 @@ import type { SeededUser } from "./seed.ts";
 
 /** Polls answered 503 and tried again, over all pollForever calls (reported by the benchmark). */
 export let retried503 = 0;
+/** Polls that failed without an answer (a connection refused or reset), while not stopped. */
+export const pollErrors: string[] = [];
 
 /** Connections for long polls: one per poller, all held at once. */
 export function newPollAgent(): http.Agent {
@@ -34,7 +36,10 @@ export function pollForever(
     pollers.map(async (poller) => {
       const auth = basicAuth(poller.user.email, poller.user.apiKey);
       while (!stopped) {
-        const res = await request(`${baseUrl}/api/v1/events?queue_id=${encodeURIComponent(poller.queueId)}&last_event_id=${poller.lastEventId}`, { headers: { Authorization: auth }, agent }).catch(() => null);
+        const res = await request(`${baseUrl}/api/v1/events?queue_id=${encodeURIComponent(poller.queueId)}&last_event_id=${poller.lastEventId}`, { headers: { Authorization: auth }, agent }).catch((error: unknown) => {
+          if (!stopped) pollErrors.push(String(error));
+          return null;
+        });
         if (stopped || res === null) return;
         // As Zulip's clients: a 503 (ten thousand polls authenticating at once can wait out the
         // database pool) is tried again after a pause.

@@ -69,6 +69,12 @@ export function eventsHotRoute(services: EventsHotRouteServices): HotRoute {
         settle(req, res, false);
         return;
       }
+      // A user whose copy is trusted (poll-auth.ts), as nearly every re-poll's: begun at once.
+      const trusted = services.auth.authenticateNow(req);
+      if (trusted !== undefined) {
+        begin(res, settle, params, trusted);
+        return;
+      }
       services.auth.authenticate(req).then(
         (actor) => (actor === undefined ? settle(req, res, false) : begin(res, settle, params, actor)),
         (error: unknown) => settle(req, res, false, error),

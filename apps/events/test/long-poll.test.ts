@@ -98,6 +98,33 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
     expect(reads).toBeGreaterThanOrEqual(2);
   });
 
+  it("acts on an announcement that came while its first read was under way", async () => {
+    const queue = await newQueue();
+    let releaseRead!: () => void;
+    const readGate = new Promise<void>((resolve) => (releaseRead = resolve));
+    const gated: PollRead<string> = {
+      read: async (store, poll) => {
+        reads++;
+        // The first read answers only once the announcement has come and gone.
+        if (reads === 1) {
+          const events = await readEventsJson.read(store, poll);
+          await readGate;
+          return events;
+        }
+        return readEventsJson.read(store, poll);
+      },
+      fromJson: readEventsJson.fromJson,
+    };
+    const poll = pollEvents(services(), { queueId: queue.id, lastEventId: -1, dontBlock: false, userId: 1 }, null, gated);
+    for (let i = 0; i < 200 && reads === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Appended (and announced) after the read took its empty snapshot.
+    await queues.append("s0", [{ queueId: queue.id, events: [{ type: "message", n: 0 }] }]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    releaseRead();
+    expect(((await poll) as string[]).map((text) => JSON.parse(text) as unknown)).toEqual([{ type: "message", n: 0, id: 0 }]);
+    expect(waiters.size).toBe(0);
+  });
+
   it("stops waiting the moment its client goes away, and leaves nothing waiting", async () => {
     const queue = await newQueue();
     // What a poll needs of a response: its "close" event.

@@ -17,6 +17,9 @@ import { openApiRoutes, servedEndpoints } from "./openapi.ts";
 import { readinessCheck, type ReadinessCheck } from "./readiness.ts";
 import { openServices, type Services } from "./services.ts";
 
+/** Connections the kernel keeps waiting for accept(). */
+const LISTEN_BACKLOG = 4096;
+
 export interface RunningServer {
   services: Services;
   server: http.Server | null;
@@ -112,7 +115,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     server.requestTimeout = (config.eventHeartbeatSeconds + 60) * 1000;
     await new Promise<void>((resolve, reject) => {
       server!.once("error", reject);
-      server!.listen(config.port, config.bindAddress, () => resolve());
+      // Clients come back thousands at once (another events node restarted, a network blip): with
+      // Node's backlog of 511, connections past it lost their SYN and waited out the kernel's
+      // retries (1, 3, 7, 15 s...), long after the node was ready for them. The kernel caps it at
+      // net.core.somaxconn.
+      server!.listen({ port: config.port, host: config.bindAddress, backlog: LISTEN_BACKLOG }, () => resolve());
     });
   }
   const address = server?.address();
