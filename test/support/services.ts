@@ -50,12 +50,15 @@ export function createRedisPrefix(): TestRedisPrefix {
       const redis = new Redis(REDIS_URL, { lazyConnect: true });
       await redis.connect();
       try {
-        let cursor = "0";
-        do {
-          const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-          cursor = next;
-          if (keys.length > 0) await redis.del(...keys);
-        } while (cursor !== "0");
+        // An organization's keys share a hash tag, so they begin with "{" and then the prefix.
+        for (const pattern of [`${prefix}*`, `{${prefix}*`]) {
+          let cursor = "0";
+          do {
+            const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+            cursor = next;
+            if (keys.length > 0) await redis.del(...keys);
+          } while (cursor !== "0");
+        }
       } finally {
         redis.disconnect();
       }

@@ -20,7 +20,8 @@ const stores: Array<[string, () => QueueStore]> = [
 afterAll(async () => {
   const redis = new Redis(REDIS_URL);
   const keys: string[] = [];
-  for await (const page of redis.scanStream({ match: `${prefix}*`, count: 1000 })) keys.push(...(page as string[]));
+  // Queue keys carry their organization's hash tag: "{" and then the prefix.
+  for (const match of [`${prefix}*`, `{${prefix}*`]) for await (const page of redis.scanStream({ match, count: 1000 })) keys.push(...(page as string[]));
   if (keys.length > 0) await redis.unlink(...keys);
   await redis.quit();
 });
