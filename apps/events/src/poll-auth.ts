@@ -63,10 +63,7 @@ export class PollAuthenticator {
    * caller then asks `authenticate`, which settles every other case.
    */
   authenticateNow(req: IncomingMessage): Actor | undefined {
-    const copy = cachedActorFor({ externalHost: this.externalHost, actors: this.actors }, req);
-    if (copy === undefined || !this.validity.holds(copy.version)) return undefined;
-    this.stats.trusted += 1;
-    return copy.actor;
+    return this.trustedActor(this.copyOf(req));
   }
 
   /**
@@ -74,14 +71,10 @@ export class PollAuthenticator {
    * the ordinary route must answer (no credentials, wrong ones, a deactivated user: its errors).
    */
   async authenticate(req: IncomingMessage): Promise<Actor | undefined> {
-    const copy = cachedActorFor({ externalHost: this.externalHost, actors: this.actors }, req);
-    if (copy !== undefined) {
-      if (this.validity.holds(copy.version)) {
-        this.stats.trusted += 1;
-        return copy.actor;
-      }
-      if (await this.check(copy.version)) return copy.actor;
-    }
+    const copy = this.copyOf(req);
+    const trusted = this.trustedActor(copy);
+    if (trusted !== undefined) return trusted;
+    if (copy !== undefined && (await this.check(copy.version))) return copy.actor;
     const credentials = parseBasic(req.headers.authorization);
     if (!credentials) return undefined;
     const subdomain = requestSubdomain(req, this.externalHost);
@@ -99,6 +92,17 @@ export class PollAuthenticator {
     } catch {
       return undefined;
     }
+  }
+
+  private copyOf(req: IncomingMessage): { actor: Actor; version: ActorVersion } | undefined {
+    return cachedActorFor({ externalHost: this.externalHost, actors: this.actors }, req);
+  }
+
+  /** The copy's actor if it is trusted (checked, no change to its rows notified since). */
+  private trustedActor(copy: { actor: Actor; version: ActorVersion } | undefined): Actor | undefined {
+    if (copy === undefined || !this.validity.holds(copy.version)) return undefined;
+    this.stats.trusted += 1;
+    return copy.actor;
   }
 
   private check(version: ActorVersion): Promise<boolean> {

@@ -29,8 +29,8 @@ export interface HotRouteSpec {
   /** Answers and resolves true, or resolves false without touching `res`. */
   handle?(request: HotRequest, res: ServerResponse): Promise<boolean>;
   /**
-   * The same with a callback, for a GET route that holds its requests (long polls): no promise
-   * or closure per request is kept alive while it is held. Calls `settle` once.
+   * The same with a callback, for a route that holds its requests (long polls): no promise or
+   * closure per request is kept alive while it is held. Calls `settle` once.
    */
   serve?(request: HotRequest, res: ServerResponse, settle: HotSettle): void;
 }
@@ -44,6 +44,7 @@ export interface HotRoute extends HotRouteSpec {
 }
 
 export function hotRoute(spec: HotRouteSpec): HotRoute {
+  if ((spec.handle === undefined) === (spec.serve === undefined)) throw new Error(`hot route ${spec.method} ${spec.path}: give handle or serve, one of them`);
   return { ...spec, stats: { served: 0, declined: 0 } };
 }
 
@@ -88,51 +89,52 @@ function readBody(req: IncomingMessage): Promise<string> {
 /** A request listener that tries the hot routes first, then `app`. */
 export function withHotRoutes(app: RequestListener, routes: HotRoute[]): RequestListener {
   if (routes.length === 0) return app;
-  const byKey = new Map(routes.map((route) => [`${route.method} ${route.path}`, route]));
-  // One settle function per route, shared by its requests.
-  const settles = new Map(routes.map((route) => [route, settleFor(route, app)]));
+  // Each route with its one settle function, shared by its requests.
+  const byKey = new Map(routes.map((route) => [`${route.method} ${route.path}`, { route, settle: settleFor(route, app) }]));
   return (req, res) => {
     const url = req.url ?? "/";
     const question = url.indexOf("?");
-    const route = byKey.get(`${req.method} ${question === -1 ? url : url.slice(0, question)}`);
+    const entry = byKey.get(`${req.method} ${question === -1 ? url : url.slice(0, question)}`);
     // A GET's body would be a parameter source too (Zulip reads both): only Express reads those.
-    if (route === undefined || (route.method === "GET" ? hasBody(req) : !isPlainForm(req))) {
+    if (entry === undefined || (entry.route.method === "GET" ? hasBody(req) : !isPlainForm(req))) {
       app(req, res);
       return;
     }
+    const { route, settle } = entry;
     tagHotRoute(req, route.path);
     const query = querystring.parse(question === -1 ? "" : url.slice(question + 1));
-    if (route.serve !== undefined && route.method === "GET") {
-      route.serve({ req, query, body: undefined }, res, settles.get(route)!);
+    if (route.method === "GET") {
+      startHotRoute(route, { req, query, body: undefined }, res, settle);
       return;
     }
-    let body: Record<string, unknown> | undefined;
-    const decline = () => {
-      route.stats.declined++;
-      // A body read here is handed over parsed: Express's body parser leaves a request whose body
-      // was read as it is.
-      if (body !== undefined) (req as IncomingMessage & { body?: unknown }).body = body;
-      app(req, res);
-    };
-    const handle = async () => {
-      if (route.method === "POST") {
-        body = parseForm(await readBody(req));
+    readBody(req).then(
+      (text) => {
+        const body = parseForm(text);
         if (body === undefined) {
           // As Express's body parser refuses it (413, parameters.too.many): a body is read once.
           sendJsonBody(res, 413, JSON.stringify(bodyErrorJson("parameters.too.many")));
-          return true;
+          settle(req, res, true);
+          return;
         }
-      }
-      if (route.handle === undefined) return false;
-      return route.handle({ req, query, body }, res);
-    };
-    handle().then(
-      (handled) => (handled ? route.stats.served++ : decline()),
-      (error: unknown) => {
-        if (!answerFailure(route, res, error)) decline();
+        // Handed over parsed should Express answer it: its body parser leaves a request whose
+        // body was read as it is.
+        (req as IncomingMessage & { body?: unknown }).body = body;
+        startHotRoute(route, { req, query, body }, res, settle);
       },
+      (error: unknown) => settle(req, res, false, error),
     );
   };
+}
+
+function startHotRoute(route: HotRoute, request: HotRequest, res: ServerResponse, settle: HotSettle): void {
+  if (route.serve !== undefined) {
+    route.serve(request, res, settle);
+    return;
+  }
+  route.handle!(request, res).then(
+    (handled) => settle(request.req, res, handled),
+    (error: unknown) => settle(request.req, res, false, error),
+  );
 }
 
 function settleFor(route: HotRoute, app: RequestListener): HotSettle {
