@@ -131,10 +131,18 @@ describe("boundary rules (Zulip's prepare_realm_pattern, without lookarounds)", 
 
   test("a linkifier matching empty text everywhere spends its own share, not the others' links", () => {
     const empty: Linkifier = { id: 12, pattern: "(?P<z>z*)", url_format_string: "https://z.example/%(z)s" };
-    const started = performance.now();
-    const html = renderMarkdown("#1 ".repeat(1500), { linkifiers: [empty, ISSUES] }).html;
-    expect(performance.now() - started).toBeLessThan(1000);
-    expect(html.match(/<a /g)).toHaveLength(MAX_LINKIFIER_MATCHES);
+    // The shares are what this tests, not the wall-clock backstop (LINKIFIER_TIME_BUDGET_MS), which
+    // on a loaded CI machine cut the links short (840 of 1,000): its clock is held still, and the
+    // time taken is read from Date.now.
+    const clock = jest.spyOn(performance, "now").mockReturnValue(0);
+    try {
+      const started = Date.now();
+      const html = renderMarkdown("#1 ".repeat(1500), { linkifiers: [empty, ISSUES] }).html;
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(html.match(/<a /g)).toHaveLength(MAX_LINKIFIER_MATCHES);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });
 
