@@ -194,3 +194,66 @@ describe("realm_users as JSON text", () => {
     expect(JSON.parse(text.text)).toEqual(users);
   });
 });
+
+type StreamEntry = { stream_id: number; name: string; description: string };
+
+describe.each(MODES)("streams from the event node's copy (%s)", (mode) => {
+  let server: TestServer;
+  let alice: TestUser;
+  let bob: TestUser;
+
+  beforeAll(async () => {
+    server = await startTestServer(mode);
+    alice = await createTestUser(server, "Alice Streams");
+    bob = await createTestUser(server, "Bob Streams");
+  });
+  afterAll(() => server.stop());
+  afterEach(() => jest.restoreAllMocks());
+
+  const sql = (statement: string, ...values: unknown[]) => server.running.services.db.prisma.$executeRawUnsafe(statement, ...values);
+  async function register(client = alice.client) {
+    const res = await client.post("/register", { event_types: ["stream", "subscription", "realm"] });
+    expect(res.body.result).toBe("success");
+    return res.body as { streams: StreamEntry[]; subscriptions: StreamEntry[]; never_subscribed: StreamEntry[]; realm_notifications_stream_id: number };
+  }
+  const named = (list: StreamEntry[], name: string) => list.find((s) => s.name === name);
+  async function createStream(name: string, extra: Record<string, unknown> = {}): Promise<number> {
+    const res = await alice.client.post("/users/me/subscriptions", { subscriptions: [{ name }], ...extra });
+    expect(res.body.result).toBe("success");
+    return (await server.running.services.db.prisma.stream.findFirstOrThrow({ where: { name } })).id;
+  }
+
+  test("a stream changed or deactivated behind the server's back shows in the next /register's streams, subscriptions, never_subscribed and notification stream", async () => {
+    const id = await createStream("copied-stream");
+    await register(); // the node keeps a copy
+    await register(bob.client);
+    await sql(`UPDATE stream SET description = 'Changed in SQL' WHERE id = $1`, id);
+    const forAlice = await register();
+    expect(named(forAlice.streams, "copied-stream")!.description).toBe("Changed in SQL");
+    expect(named(forAlice.subscriptions, "copied-stream")!.description).toBe("Changed in SQL");
+    expect(named((await register(bob.client)).never_subscribed, "copied-stream")!.description).toBe("Changed in SQL");
+
+    await sql(`UPDATE realm SET notifications_stream_id = $1 WHERE id = (SELECT realm_id FROM stream WHERE id = $1)`, id);
+    expect((await register()).realm_notifications_stream_id).toBe(id);
+    await sql(`UPDATE stream SET deactivated = true WHERE id = $1`, id);
+    const after = await register();
+    expect(after.realm_notifications_stream_id).toBe(-1);
+    expect(named(after.streams, "copied-stream")).toBeUndefined();
+    expect(named(after.subscriptions, "copied-stream")).toBeUndefined();
+  });
+
+  test("an occupied stream the copy does not have yet is read from the database", async () => {
+    const id = await createStream("missing-from-copy", { invite_only: true });
+    // A copy older than the stream: as if it was created after the generation the copy is kept under.
+    const streamsAt = (RealmStateCache.prototype as unknown as { streamsAt: (...args: unknown[]) => Promise<ReadonlyMap<number, unknown>> }).streamsAt;
+    jest.spyOn(RealmStateCache.prototype as unknown as { streamsAt: typeof streamsAt }, "streamsAt").mockImplementation(async function (this: unknown, ...args: unknown[]) {
+      const copy = new Map(await streamsAt.apply(this, args));
+      copy.delete(id);
+      return copy;
+    });
+    const state = await register();
+    expect(named(state.streams, "missing-from-copy")).toMatchObject({ stream_id: id, invite_only: true });
+    // A private stream one is not in stays out of the list either way.
+    expect(named((await register(bob.client)).streams, "missing-from-copy")).toBeUndefined();
+  });
+});

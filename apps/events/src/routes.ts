@@ -16,7 +16,7 @@ import {
   type RegisterOptions,
   defaultEventsNarrow,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, requestProtocol, requireUser, route, schema, serve, success, successBody, successJsonText } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, requestProtocol, requireUser, route, schema, serve, success, successBody, successJsonBytes } from "@chat/http";
 import type { QueueSettings } from "./queue-settings.ts";
 import type { EventServices } from "./services.ts";
 import { pollEvents, readEvents } from "./long-poll.ts";
@@ -154,7 +154,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters): 
       const texts = takeJsonTextSections(state);
       res
         .type("json")
-        .send(successJsonText({ queue_id: queue.id, last_event_id: lastEventId, zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, ...state }, texts));
+        .send(successJsonBytes({ queue_id: queue.id, last_event_id: lastEventId, zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, ...state }, texts));
     }),
   );
 

@@ -5,4 +5,4 @@ export type { NotificationHandlers, NotificationListener } from "./notification-
 export { applyMigrations, listMigrations, MigrationError, MIGRATIONS_DIR, pendingMigrations } from "./migrations.ts";
 export { connectPostgresExecutor, pgliteExecutor, type SqlExecutor } from "./sql-executor.ts";
 export type { Tx } from "./tx.ts";
-export { leanSql, type LeanSql } from "./lean-sql.ts";
+export { inlinable, leanSql, type LeanSql } from "./lean-sql.ts";

@@ -9,7 +9,7 @@
 // int8 or numeric columns (pg gives strings, Prisma bigint/Decimal). Cast them (::int, ::float8).
 import { createHash } from "node:crypto";
 import type { PGlite } from "@electric-sql/pglite";
-import type { Pool } from "pg";
+import pg, { type Pool, type PoolClient, type QueryResult } from "pg";
 import type { Prisma } from "./generated/client.ts";
 
 export interface QueryOptions {
@@ -23,7 +23,46 @@ export interface QueryOptions {
 
 export interface LeanSql {
   query<Row>(statement: Prisma.Sql, options?: QueryOptions): Promise<Row[]>;
+  /**
+   * Several statements in one round trip, each one's rows in order; only where the driver is
+   * across a network (pg). Every statement must be `inlinable`.
+   */
+  queryMany?(statements: Prisma.Sql[]): Promise<unknown[][]>;
 }
+
+/**
+ * Whether a statement's values can be written into its text as literals (queryMany): numbers,
+ * booleans, strings, null, and arrays of numbers, the values /register's reads pass.
+ */
+export function inlinable(statement: Prisma.Sql): boolean {
+  return statement.values.every((value) => literal(value) !== undefined);
+}
+
+/**
+ * A value as a quoted literal of type unknown, as Postgres types an untyped parameter from its
+ * context: the text pg would send for it as a parameter, quoted by pg's escapeLiteral.
+ */
+function literal(value: unknown): string | undefined {
+  if (value === null) return "NULL";
+  if (typeof value === "number") return Number.isFinite(value) ? escapeLiteral(String(value)) : undefined;
+  if (typeof value === "boolean" || typeof value === "string") return escapeLiteral(String(value));
+  if (Array.isArray(value) && value.every((item) => typeof item === "number" && Number.isFinite(item))) return escapeLiteral(`{${value.join(",")}}`);
+  return undefined;
+}
+
+function literalOf(value: unknown): string {
+  const written = literal(value);
+  if (written === undefined) throw new Error("a value that cannot be written as a literal");
+  return written;
+}
+
+function inlined(statement: Prisma.Sql): string {
+  let text = statement.strings[0];
+  statement.values.forEach((value, i) => (text += literalOf(value) + statement.strings[i + 1]));
+  return text;
+}
+
+const { escapeLiteral } = pg;
 
 /** Past this many distinct prepared texts, statements run unprepared (a guard, not an expectation). */
 const MAX_PREPARED_TEXTS = 500;
@@ -34,19 +73,64 @@ const registered = new WeakMap<object, LeanSql>();
 
 export function poolLeanSql(pool: Pool): LeanSql {
   const names = new Map<string, string>();
-  const nameFor = (text: string): string | undefined => {
-    let name = names.get(text);
+  // The names of statements pg prepares (lean_) and of those queryMany prepares (many_) differ:
+  // pg keeps its own list of what it prepared on a connection.
+  const nameFor = (text: string, prefix = "lean"): string | undefined => {
+    const key = `${prefix}:${text}`;
+    let name = names.get(key);
     if (name === undefined && names.size < MAX_PREPARED_TEXTS) {
-      name = `lean_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-      names.set(text, name);
+      name = `${prefix}_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+      names.set(key, name);
     }
     return name;
   };
+  // The statements queryMany has prepared on each connection.
+  const preparedOn = new WeakMap<PoolClient, Set<string>>();
   return {
     async query<Row>(statement: Prisma.Sql, options: QueryOptions = {}) {
       const name = options.prepare ? nameFor(statement.text) : undefined;
       const result = await pool.query({ text: statement.text, values: statement.values, ...(name ? { name } : {}) });
       return result.rows as Row[];
+    },
+    // The simple query protocol takes several statements in one message and answers them in one
+    // go. On this machine a statement's round trip costs the Node process about 0.2 ms (a writev
+    // to Postgres, its reply parsed, the pool taken and given back). Its parameters are the
+    // extended protocol's, so each statement is prepared with SQL's PREPARE, once per connection,
+    // and run with EXECUTE and its values as literals: planning each time cost Postgres more than
+    // the round trips saved.
+    async queryMany(statements: Prisma.Sql[]) {
+      if (statements.length === 0) return [];
+      const client = await pool.connect();
+      let prepared = preparedOn.get(client);
+      if (prepared === undefined) preparedOn.set(client, (prepared = new Set()));
+      const parts: string[] = [];
+      const answers: number[] = [];
+      const preparing = new Set<string>();
+      for (const statement of statements) {
+        const name = nameFor(statement.text, "many");
+        if (name === undefined) {
+          parts.push(inlined(statement));
+        } else {
+          if (!prepared.has(name) && !preparing.has(name)) {
+            parts.push(`PREPARE ${name} AS ${statement.text}`);
+            preparing.add(name);
+          }
+          parts.push(statement.values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${statement.values.map(literalOf).join(", ")})`);
+        }
+        answers.push(parts.length - 1);
+      }
+      let results: QueryResult[];
+      try {
+        const result = (await client.query(parts.join(";\n"))) as QueryResult | QueryResult[];
+        results = Array.isArray(result) ? result : [result];
+      } catch (error) {
+        // Which of its statements were prepared is not known: the connection is closed, not reused.
+        client.release(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+      for (const name of preparing) prepared.add(name);
+      client.release();
+      return answers.map((index) => results[index].rows as unknown[]);
     },
   };
 }

@@ -83,3 +83,54 @@ describe.each(["postgres", "pglite"] as const)("leanSql (%s)", (kind) => {
     expect(await leanSql(db.prisma).query(realmNamed("lean"))).toHaveLength(1);
   });
 });
+
+describe("leanSql queryMany (postgres)", () => {
+  let database: TestDatabase;
+  let db: Database;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await openDatabase({ databaseUrl: database.url, dataDir: "", migrate: true, poolSize: 1 });
+    await db.prisma.realm.create({ data: { string_id: "many", name: "Many" } });
+  });
+  afterAll(async () => {
+    await db.close();
+    await database.drop();
+  });
+
+  const many = (statements: Prisma.Sql[]) => leanSql(db.prisma).queryMany!(statements);
+  const prepared = () => leanSql(db.prisma).query<{ name: string }>(Prisma.sql`SELECT name FROM pg_prepared_statements WHERE name LIKE 'many_%' ORDER BY name`);
+
+  test("answers each statement with its own rows, in order, with the driver's types", async () => {
+    const [realm, numbers, nothing, flag] = await many([
+      Prisma.sql`SELECT id, string_id, date_created FROM realm WHERE string_id = ${"many"}`,
+      Prisma.sql`SELECT n FROM unnest(${[3, 1, 2]}::int[]) AS n ORDER BY n`,
+      Prisma.sql`SELECT id FROM realm WHERE string_id = ${"nowhere"}`,
+      Prisma.sql`SELECT ${true} OR false AS yes, ${-2.5}::float8 AS half, ${null}::int AS none`,
+    ]);
+    expect(realm).toEqual([expect.objectContaining({ string_id: "many", date_created: expect.any(Date) })]);
+    expect(numbers).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    expect(nothing).toEqual([]);
+    expect(flag).toEqual([{ yes: true, half: -2.5, none: null }]);
+  });
+
+  test("a string value is a value, whatever quotes or backslashes it holds", async () => {
+    const hostile = ["'); DROP TABLE realm; --", "back\\slash'", "$1", "\\'; SELECT 1; --", "ünïcode ☃"];
+    const answers = await many(hostile.map((text) => Prisma.sql`SELECT ${text}::text AS text, (SELECT count(*)::int FROM realm) AS realms`));
+    expect(answers.map((rows) => (rows[0] as { text: string }).text)).toEqual(hostile);
+    expect(await leanSql(db.prisma).query(Prisma.sql`SELECT id FROM realm WHERE string_id = 'many'`)).toHaveLength(1);
+  });
+
+  test("prepares each text once per connection, and a failed batch takes its connection with it", async () => {
+    const statement = (id: number) => Prisma.sql`SELECT string_id FROM realm WHERE id = ${id} AND string_id <> ${"prepared-once"}`;
+    const { id } = await db.prisma.realm.findFirstOrThrow({ where: { string_id: "many" } });
+    await many([statement(id), statement(id)]);
+    const before = await prepared();
+    expect(await many([statement(id)])).toEqual([[{ string_id: "many" }]]);
+    expect(await prepared()).toEqual(before);
+    // Division by zero fails the batch; the pool's one connection is replaced and prepares afresh.
+    await expect(many([statement(id), Prisma.sql`SELECT 1 / ${0}::int AS never`])).rejects.toThrow(/division by zero/);
+    expect(await prepared()).toEqual([]);
+    expect(await many([statement(id)])).toEqual([[{ string_id: "many" }]]);
+  });
+});

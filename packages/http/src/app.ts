@@ -19,6 +19,18 @@ export function successJsonText(data: Record<string, unknown>, jsonText: Record<
   return body;
 }
 
+/**
+ * A success body as UTF-8 bytes, with fields whose values are JSON bytes already (kept serialized
+ * by a cache): the bytes are copied in, never decoded or encoded again.
+ */
+export function successJsonBytes(data: Record<string, unknown>, jsonBytes: Record<string, Uint8Array>): Buffer {
+  const head = JSON.stringify({ result: "success", msg: "", ...data });
+  const chunks: Uint8Array[] = [Buffer.from(head.slice(0, -1))];
+  for (const [name, bytes] of Object.entries(jsonBytes)) chunks.push(Buffer.from(`,${JSON.stringify(name)}:`), bytes);
+  chunks.push(Buffer.from("}"));
+  return Buffer.concat(chunks);
+}
+
 /** Wraps an async route handler so a rejection reaches the error handler. */
 export function route(handler: (req: Request, res: Response) => Promise<void> | void): RequestHandler {
   return (req, res, next) => {

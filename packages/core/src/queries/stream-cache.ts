@@ -64,6 +64,14 @@ function realmStreams(db: PrismaClient, realm: Pick<Realm, "id" | "stream_genera
 }
 
 /**
+ * The realm's active streams by id from this node's copy, as of `stream_generation` or later: the
+ * caller reads that number when the copy must be at least that new. Shared and frozen.
+ */
+export async function cachedStreams(db: PrismaClient, realm: Pick<Realm, "id" | "stream_generation">): Promise<ReadonlyMap<number, StreamModel>> {
+  return (await realmStreams(db, realm)).byId;
+}
+
+/**
  * An active stream of the realm by id or (case-insensitive) name from this node's copy, or null
  * when the copy has no such stream (the caller then asks the database, which decides). Not for
  * use inside a transaction: it may have changed streams the copy does not show.

@@ -1,7 +1,7 @@
 // The state POST /register returns, section by section (Zulip's fetch_initial_state_data). Each
 // section has Zulip's name, which `event_types` and `fetch_event_types` select; mostly the name of
 // the event type that keeps it current (see EVENT_SECTIONS for the others).
-import type { PrismaClient, StreamModel } from "@chat/db";
+import { Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { avatarUrl, realmIconUrl } from "../lib/avatars.ts";
@@ -15,7 +15,6 @@ import { getAlertWords } from "../queries/alert-words.ts";
 import { getRealmPresences } from "../queries/presence.ts";
 import { getUserStatuses } from "../queries/user-status.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
-import { occupiedStreams } from "../queries/streams.ts";
 import { botDomain, isSystemBot } from "../actions/system-bots.ts";
 import { EMOJISETS, NOTIFICATION_SOUNDS } from "../actions/settings.ts";
 import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
@@ -151,12 +150,44 @@ const STREAM_DESCRIPTION_MAX_LENGTH = 1024;
 /** Zulip's authentication backends as realm_authentication_methods names them; this server has email and password. */
 const AUTHENTICATION_METHODS = { Email: true, Google: false, GitHub: false, GitLab: false, LDAP: false, Dev: false, RemoteUser: false, AzureAD: false, SAML: false, Apple: false };
 
-/** Which of these streams are live: a notification stream is -1 when unset or deactivated, as Zulip. */
-async function liveStreamIds(prisma: PrismaClient, ids: Array<number | null>): Promise<Set<number>> {
+/**
+ * Which of these streams are live: a notification stream is -1 when unset or deactivated, as
+ * Zulip. From the node's copy of the realm's active streams when it keeps one.
+ */
+async function liveStreamIds(prisma: PrismaClient, ids: Array<number | null>, copy?: Promise<ReadonlyMap<number, StreamModel>>): Promise<Set<number>> {
   const wanted = ids.filter((id): id is number => id !== null);
   if (wanted.length === 0) return new Set();
+  if (copy) {
+    const streams = await copy;
+    return new Set(wanted.filter((id) => streams.has(id)));
+  }
   const rows = await prisma.$queryRaw<{ id: number }[]>`SELECT id FROM stream WHERE id = ANY(${wanted}::int[]) AND NOT deactivated`;
   return new Set(rows.map((row) => row.id));
+}
+
+/** The realm's active public streams by id, from the node's copy when it keeps one. */
+async function publicStreams(prisma: PrismaClient, realmId: number, ctx: ServerContext): Promise<StreamModel[]> {
+  if (!ctx.realmState) return prisma.$queryRaw<StreamModel[]>`SELECT * FROM stream WHERE realm_id = ${realmId} AND NOT deactivated AND NOT invite_only ORDER BY id`;
+  return [...(await ctx.realmState.streams(realmId)).values()].filter((stream) => !stream.invite_only).sort((a, b) => a.id - b.id);
+}
+
+/**
+ * The realm's occupied streams (queries/streams.ts), each with whether the actor is subscribed.
+ * With the node's copy of the streams only their ids are read; the rows are read when the copy
+ * lacks one (a stream created since the generation the copy is kept under).
+ */
+async function occupiedStreamsFor(prisma: PrismaClient, actor: Actor, ctx: ServerContext): Promise<Array<{ stream: StreamModel; subscribed: boolean }>> {
+  const read = <Row>(columns: "st.id" | "st.*") => prisma.$queryRaw<Array<Row & { subscribed: boolean }>>`
+    SELECT ${Prisma.raw(columns)}, EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.user_id = ${actor.id} AND s.active) AS subscribed
+    FROM stream st
+    WHERE st.realm_id = ${actor.realm_id} AND NOT st.deactivated
+      AND EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.is_user_active)
+    ORDER BY st.id`;
+  if (ctx.realmState) {
+    const [ids, streams] = await Promise.all([read<{ id: number }>("st.id"), ctx.realmState.streams(actor.realm_id)]);
+    if (ids.every((row) => streams.has(row.id))) return ids.map((row) => ({ stream: streams.get(row.id)!, subscribed: row.subscribed }));
+  }
+  return (await read<StreamModel>("st.*")).map(({ subscribed, ...stream }) => ({ stream, subscribed }));
 }
 
 export const STATE_SECTIONS: Record<string, Section> = {
@@ -195,7 +226,7 @@ export const STATE_SECTIONS: Record<string, Section> = {
     let users: State;
     if (ctx.realmState) {
       const text = await ctx.realmState.realmUsers(actor.realm_id, view);
-      users = { realm_users: new JsonText(text.active), realm_non_active_users: new JsonText(text.inactive), cross_realm_bots: JSON.parse(text.systemBots) as unknown };
+      users = { realm_users: text.active, realm_non_active_users: text.inactive, cross_realm_bots: JSON.parse(text.systemBots) as unknown };
     } else {
       const read = await readRealmUsers(prisma, actor.realm_id, view);
       users = { realm_users: read.active, realm_non_active_users: read.inactive, cross_realm_bots: read.systemBots };
@@ -249,9 +280,7 @@ export const STATE_SECTIONS: Record<string, Section> = {
   },
 
   async subscription(prisma, actor, options, ctx) {
-    const all = await subscriptionsOf(prisma, actor.id, { activeOnly: false });
-    const streams = await prisma.$queryRaw<StreamModel[]>`
-      SELECT * FROM stream WHERE realm_id = ${actor.realm_id} AND NOT deactivated AND NOT invite_only ORDER BY id`;
+    const [all, streams] = await Promise.all([subscriptionsOf(prisma, actor.id, { activeOnly: false }), publicStreams(prisma, actor.realm_id, ctx)]);
     const known = new Set(all.map((s) => s.stream.id));
     const neverSubscribed = isGuest(actor) ? [] : streams.filter((s) => !known.has(s.id));
     const recipients = [...all.filter((s) => s.subscription.active || !s.stream.invite_only).map((s) => s.stream), ...neverSubscribed].map((s) => s.recipient_id!);
@@ -278,18 +307,15 @@ export const STATE_SECTIONS: Record<string, Section> = {
     return { muted_topics: await mutedTopicsOf(prisma, actor.id) };
   },
 
-  async stream(prisma, actor) {
-    const streams = await occupiedStreams(prisma, actor.realm_id);
-    const subscribed = new Set(
-      (await prisma.$queryRaw<{ recipient_id: number }[]>`SELECT recipient_id FROM subscription WHERE user_id = ${actor.id} AND active`).map((s) => s.recipient_id),
-    );
-    const visible = streams.filter((s) => (s.invite_only || isGuest(actor) ? subscribed.has(s.recipient_id!) : true));
+  async stream(prisma, actor, _options, ctx) {
+    const streams = await occupiedStreamsFor(prisma, actor, ctx);
+    const visible = streams.filter(({ stream, subscribed }) => (stream.invite_only || isGuest(actor) ? subscribed : true)).map(({ stream }) => stream);
     return { streams: visible.map(formatStream), stream_name_max_length: STREAM_NAME_MAX_LENGTH, stream_description_max_length: STREAM_DESCRIPTION_MAX_LENGTH };
   },
 
   async realm(prisma, actor, options, ctx) {
     const realm = actor.realm;
-    const live = await liveStreamIds(prisma, [realm.notifications_stream_id, realm.signup_notifications_stream_id]);
+    const live = await liveStreamIds(prisma, [realm.notifications_stream_id, realm.signup_notifications_stream_id], ctx.realmState?.streams(realm.id));
     const liveOrNone = (id: number | null) => (id !== null && live.has(id) ? id : -1);
     return {
       ...pick(realm, REALM_SETTINGS, "realm_"),

@@ -5,11 +5,13 @@
 // every change whose event the queue will not get. Measured on a realm of 1,000 users: reading and
 // formatting realm_users took 21 ms of the 36 ms of CPU a /register cost, and they are 72% of its
 // 452 KiB; the organization sections, a query or three each, most of the rest.
-import { leanSql, Prisma, type PrismaClient } from "@chat/db";
+import { leanSql, Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import { LRUCache } from "lru-cache";
 import { formatSystemBot, isSystemBot } from "../actions/system-bots.ts";
 import { formatUser } from "../lib/user-format.ts";
+import { cachedStreams } from "../queries/stream-cache.ts";
 import { getProfileData } from "../queries/users.ts";
+import { JsonText } from "./json-text.ts";
 import { readOrganizationSections } from "./organization-state.ts";
 
 /** Copies of one kind, by realm, each valid for one generation and kept for each view. */
@@ -46,10 +48,10 @@ export interface RealmUsersView {
   forAdmin: boolean;
 }
 
-/** realm_users, realm_non_active_users and cross_realm_bots as JSON text. */
+/** realm_users and realm_non_active_users as JSON text, and cross_realm_bots. */
 export interface RealmUsersText {
-  active: string;
-  inactive: string;
+  active: JsonText;
+  inactive: JsonText;
   systemBots: string;
 }
 
@@ -65,6 +67,8 @@ interface Generations {
 export interface RealmState {
   realmUsers(realmId: number, view: RealmUsersView): Promise<RealmUsersText>;
   organizationSections(realmId: number, guest: boolean): Promise<Record<string, Record<string, unknown>>>;
+  /** The realm's active streams by id (stream-cache.ts), frozen. */
+  streams(realmId: number): Promise<ReadonlyMap<number, StreamModel>>;
   /** The copies as one registration reads them (a view has none of its own). */
   forRegistration?(): RealmState;
 }
@@ -86,6 +90,10 @@ export class RealmStateCache implements RealmState {
   /** The organization sections as they are now, by section name, for a guest (no default streams) or anyone else; a fresh copy to change. */
   organizationSections(realmId: number, guest: boolean): Promise<Record<string, Record<string, unknown>>> {
     return this.organizationAt(this.generations(realmId), realmId, guest);
+  }
+
+  streams(realmId: number): Promise<ReadonlyMap<number, StreamModel>> {
+    return this.streamsAt(this.generations(realmId), realmId);
   }
 
   /**
@@ -110,12 +118,17 @@ export class RealmStateCache implements RealmState {
         if (sections === undefined) organization.set(key, (sections = this.organizationAt(generationsOf(realmId), realmId, guest)));
         return sections;
       },
+      streams: (realmId) => this.streamsAt(generationsOf(realmId), realmId),
     };
   }
 
   private async usersAt(read: Promise<Generations>, realmId: number, view: RealmUsersView): Promise<RealmUsersText> {
     const generations = await read;
     return this.users.get(realmId, String(generations.realm_users_generation), `${view.clientGravatar ? 1 : 0}${view.forAdmin ? 1 : 0}`);
+  }
+
+  private async streamsAt(read: Promise<Generations>, realmId: number): Promise<ReadonlyMap<number, StreamModel>> {
+    return cachedStreams(this.prisma, { id: realmId, stream_generation: (await read).stream_generation });
   }
 
   private async organizationAt(read: Promise<Generations>, realmId: number, guest: boolean): Promise<Record<string, Record<string, unknown>>> {
@@ -152,5 +165,5 @@ export async function readRealmUsers(prisma: PrismaClient, realmId: number, view
 
 async function readRealmUsersText(prisma: PrismaClient, realmId: number, view: RealmUsersView): Promise<RealmUsersText> {
   const users = await readRealmUsers(prisma, realmId, view);
-  return { active: JSON.stringify(users.active), inactive: JSON.stringify(users.inactive), systemBots: JSON.stringify(users.systemBots) };
+  return { active: new JsonText(JSON.stringify(users.active)), inactive: new JsonText(JSON.stringify(users.inactive)), systemBots: JSON.stringify(users.systemBots) };
 }
