@@ -108,7 +108,15 @@ export abstract class LongPoll<E> implements Waiter, PollRequest {
       this.read(FINAL);
       return;
     }
-    this.deadline = Date.now() + this.services.heartbeatMs;
+    const now = Date.now();
+    this.deadline = now + this.services.heartbeatMs;
+    const { waiters } = this.services;
+    if (waiters.answered?.takeQuiet(this.queueId, this.userId, this.lastEventId)) {
+      // Nothing after the client's last event, as this node answered it: waiting is enough.
+      this.waitingSince = now;
+      waiters.wait(this, this.deadline);
+      return;
+    }
     this.waitAndRead();
   }
 
@@ -136,8 +144,11 @@ export abstract class LongPoll<E> implements Waiter, PollRequest {
       // milliseconds bring goes in the same answer, rather than one answer (and poll) per event.
       this.timer = setTimeout(endCoalescing, COALESCE_MS, this);
     } else if (typeof woken === "object" && woken.firstId === this.lastEventId + 1) {
-      // The announcement brought what follows the client's last event: no need to read it back.
-      this.end(this.reader.fromJson(woken.json()));
+      // The announcement brought what follows the client's last event: no need to read it back,
+      // nor, when the client polls again after these, to read the queue then (answered-queues.ts).
+      const texts = woken.json();
+      waiters.answered?.answeredFromAnnouncement(this.queueId, this.userId, woken.firstId + texts.length - 1);
+      this.end(this.reader.fromJson(texts));
     } else {
       this.read(AFTER_WAKE);
     }

@@ -6,6 +6,7 @@
 // any other waiter on its queue, and its deadline is one entry in a set of waiters whose deadlines
 // fall in the same tick, swept by one timer for the node.
 import type { AnnouncedEvents, QueueStore } from "@chat/bus";
+import { AnsweredQueues } from "./answered-queues.ts";
 
 /** How a wait ended: false when its deadline passed, true when announced, or the events announced. */
 export type Woken = boolean | AnnouncedEvents;
@@ -34,9 +35,14 @@ export class LongPollWaiters {
    * nothing) instead of waiting, and its client polls again, through the load balancer, elsewhere.
    */
   draining = false;
+  /** The queues whose polls may wait without reading them (answered-queues.ts); none without a store. */
+  answered: AnsweredQueues | null = null;
 
   static async attach(queues: QueueStore): Promise<LongPollWaiters> {
     const waiters = new LongPollWaiters();
+    waiters.answered = new AnsweredQueues(queues, (queueIds) => {
+      for (const queueId of queueIds) waiters.wake(queueId);
+    });
     await queues.onReady((queueId, events) => waiters.wake(queueId, events));
     // Each poll reads its queue again when woken, and waits again if nothing is there.
     queues.onAnnouncementsMissed(() => waiters.wakeAll());
@@ -82,6 +88,7 @@ export class LongPollWaiters {
 
   /** Ends the waits on the queue: each waiter is told, with the announced events if they came along. */
   wake(queueId: string, events?: AnnouncedEvents): void {
+    this.answered?.announced(queueId);
     let waiter: Waiter | null = this.byQueue.get(queueId) ?? null;
     if (waiter === null) return;
     // The whole chain is taken first: a waiter told may wait again, in a chain of its own.
@@ -103,6 +110,7 @@ export class LongPollWaiters {
 
   /** Wakes every waiting poll (shutdown, or announcements missed), so each reads its queue again. */
   wakeAll(): void {
+    this.answered?.forgetAll();
     for (const queueId of [...this.byQueue.keys()]) this.wake(queueId);
   }
 

@@ -144,4 +144,76 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
     expect((answer as string[]).map((text) => JSON.parse(text) as unknown)).toEqual([{ type: "heartbeat", id: 0 }]);
     expect(waiters.size).toBe(0);
   });
+
+  describe("the next poll after an answer from an announcement", () => {
+    const ids = (answer: unknown) => (answer as string[]).map((text) => (JSON.parse(text) as { id: number }).id);
+    const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const poll = (queueId: string, lastEventId: number, userId = 1) => pollEvents(services(), { queueId, lastEventId, dontBlock: false, userId }, null, counting);
+    /** A queue whose poll was answered (event 0) from its announcement; reads counted from 0 after. */
+    async function answeredFromAnnouncement() {
+      const queue = await newQueue();
+      const first = poll(queue.id, -1);
+      await held();
+      await wait(120);
+      await queues.append("s0", [{ queueId: queue.id, events: [{ type: "message", n: 0 }] }]);
+      expect(ids(await first)).toEqual([0]);
+      reads = 0;
+      return queue;
+    }
+
+    it("waits without reading its queue, answers the next announcement, and the acknowledgment drops what it got and records the poll", async () => {
+      const queue = await answeredFromAnnouncement();
+      const before = Date.now();
+      const next = poll(queue.id, 0);
+      await wait(150);
+      expect(reads).toBe(0);
+      expect(waiters.size).toBe(1);
+      // The acknowledgment went meanwhile: event 0 is gone, the poll recorded.
+      expect((await queues.get(queue.id))!.lastPollMs).toBeGreaterThanOrEqual(before);
+      await queues.append("s1", [{ queueId: queue.id, events: [{ type: "message", n: 1 }] }]);
+      expect(ids(await next)).toEqual([1]);
+      expect(reads).toBe(0);
+      expect(ids(await queues.readJson(queue.id, -1))).toEqual([1]);
+    });
+
+    it("reads its queue if the queue was announced since, and answers at once with what came", async () => {
+      const queue = await answeredFromAnnouncement();
+      await queues.append("s1", [{ queueId: queue.id, events: [{ type: "message", n: 1 }] }]);
+      await wait(50);
+      expect(ids(await poll(queue.id, 0))).toEqual([1]);
+      expect(reads).toBe(1);
+    });
+
+    it("reads its queue if announcements may have been missed", async () => {
+      const queue = await answeredFromAnnouncement();
+      waiters.wakeAll();
+      const next = poll(queue.id, 0);
+      await held();
+      expect(reads).toBe(1);
+      await queues.append("s1", [{ queueId: queue.id, events: [{ type: "message", n: 1 }] }]);
+      expect(ids(await next)).toEqual([1]);
+    });
+
+    it("reads its queue if the client comes back with another last event", async () => {
+      const queue = await answeredFromAnnouncement();
+      // A client that did not get the answer asks again from before it.
+      expect(ids(await poll(queue.id, -1))).toEqual([0]);
+      expect(reads).toBe(1);
+    });
+
+    it("is another user's no more than any poll: it reads, and gets nothing", async () => {
+      const queue = await answeredFromAnnouncement();
+      expect(await poll(queue.id, 0, 2)).toBeNull();
+      expect(reads).toBe(1);
+    });
+
+    it("answers at once, not at its heartbeat, if the queue went meanwhile without an announcement", async () => {
+      const queue = await answeredFromAnnouncement();
+      await queues.delete(queue.id);
+      const started = Date.now();
+      expect(await poll(queue.id, 0)).toBeNull();
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(reads).toBe(1);
+    });
+  });
 });

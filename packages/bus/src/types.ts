@@ -218,6 +218,13 @@ export interface AnnouncedEvents {
 
 export type QueueReadyListener = (queueId: string, events?: AnnouncedEvents) => void;
 
+/** A poll's acknowledgment of its queue's events through `lastEventId`. */
+export interface QueueAck {
+  queueId: string;
+  lastEventId: number;
+  ownerId: number;
+}
+
 export interface QueueAppend {
   queueId: string;
   events: EventPayload[];
@@ -259,6 +266,12 @@ export interface QueueStore {
   read(queueId: string, lastEventId: number, ownerId?: number): Promise<QueuedEvent[] | null>;
   /** The same, each event as its JSON text: what a poll answers with, never parsed. */
   readJson(queueId: string, lastEventId: number, ownerId?: number): Promise<string[] | null>;
+  /**
+   * What `read` records, for many queues at once, answering no events: for polls that know their
+   * queue holds nothing after their last event. Returns the ids of the queues that do not exist or
+   * are not their owner's (left as they were).
+   */
+  acknowledge(acks: QueueAck[]): Promise<string[]>;
   /** Highest id assigned so far in the queue, -1 if none; null if the queue does not exist. */
   lastEventId(queueId: string): Promise<number | null>;
   delete(queueId: string): Promise<boolean>;

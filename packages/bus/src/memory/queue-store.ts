@@ -1,7 +1,7 @@
 import { DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import { ReadyEvents } from "../announced-events";
-import { isAfterPosition, STREAM_START, type StreamPosition, type QueueLimits, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore, type QueueTarget } from "../types";
+import { isAfterPosition, STREAM_START, type StreamPosition, type QueueLimits, type QueueAck, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore, type QueueTarget } from "../types";
 
 export interface MemoryQueueStoreOptions extends QueueLimits {
   log?: BusLog;
@@ -107,6 +107,12 @@ export class MemoryQueueStore implements QueueStore {
     queue.events.splice(0, firstKept === -1 ? queue.events.length : firstKept);
     queue.info.lastPollMs = Date.now();
     return queue.events.map((event) => event.json);
+  }
+
+  async acknowledge(acks: QueueAck[]): Promise<string[]> {
+    const missing: string[] = [];
+    for (const { queueId, lastEventId, ownerId } of acks) if ((await this.readJson(queueId, lastEventId, ownerId)) === null) missing.push(queueId);
+    return missing;
   }
 
   async lastEventId(queueId: string): Promise<number | null> {

@@ -42,7 +42,7 @@ export const OUTAGE_AWARE_REDIS_OPTIONS: RedisOptions = {
  */
 export function createRedisClient(target: RedisTarget, options: RedisOptions): RedisClient {
   if (target.clusterNodes === undefined) return new Redis(target.url, options);
-  const { retryStrategy, enableOfflineQueue, enableAutoPipelining, lazyConnect, ...perNode } = options;
+  const { retryStrategy, enableOfflineQueue, enableAutoPipelining, autoPipeliningIgnoredCommands, lazyConnect, ...perNode } = options;
   const retry = retryStrategy ?? reconnectDelay;
   const clusterOptions: ClusterOptions = {
     redisOptions: perNode,
@@ -51,6 +51,7 @@ export function createRedisClient(target: RedisTarget, options: RedisOptions): R
     clusterNodeRetryStrategy: retry,
     ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
     ...(enableAutoPipelining !== undefined ? { enableAutoPipelining } : {}),
+    ...(autoPipeliningIgnoredCommands !== undefined ? { autoPipeliningIgnoredCommands } : {}),
     ...(lazyConnect !== undefined ? { lazyConnect } : {}),
   };
   return new Cluster(target.clusterNodes, clusterOptions);

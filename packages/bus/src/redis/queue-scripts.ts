@@ -41,6 +41,12 @@ declare module "ioredis" {
       queueKey: string, eventsKey: string, pollKey: string, deadlineKey: string,
       lastEventId: number, nowMs: number, queueId: string, ownerId: number | "",
     ): Result<string[] | null, Context>;
+    /**
+     * Acknowledges events of many queues of one realm, as a read does, without answering them.
+     * KEYS: the realm's poll and deadline sets, then per queue its hash and events. ARGV: now, then
+     * per queue its id, owner and last event id. Answers the ids of queues missing or another's.
+     */
+    busQueueAcknowledgeMany(numKeys: number, ...keysAndArgs: (string | number)[]): Result<string[], Context>;
     /** 1 if deleted; 0 if missing or (when expiring, given the time) not idle for its timeout. */
     busQueueDelete(
       queueKey: string, eventsKey: string, sourcesKey: string, infoKey: string, pollKey: string, deadlineKey: string,
@@ -210,21 +216,46 @@ return evicted
 `;
 
 // A queue with its own idle timeout is kept by its deadline (KEYS[4]), any other by its last poll (KEYS[3]).
-const READ = `
+// A queue's client acknowledged the events through ARGV lastEventId and polled at ARGV now: both
+// the read and the acknowledgment of many queues record it.
+const ACKNOWLEDGE = `
+local function acknowledge(queueKey, eventsKey, pollKey, deadlineKey, queueId, lastEventId, now)
+  redis.call('ZREMRANGEBYSCORE', eventsKey, '-inf', lastEventId)
+  redis.call('HSET', queueKey, 'lastPollMs', now)
+  local timeout = redis.call('HGET', queueKey, 'idleTimeoutMs')
+  if timeout then
+    redis.call('ZADD', deadlineKey, tonumber(now) + tonumber(timeout), queueId)
+  else
+    redis.call('ZADD', pollKey, now, queueId)
+  end
+end
+`;
+
+const READ = `${ACKNOWLEDGE}
 if ARGV[4] == '' then
   if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 elseif redis.call('HGET', KEYS[1], 'userId') ~= ARGV[4] then
   return false
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
-redis.call('HSET', KEYS[1], 'lastPollMs', ARGV[2])
-local timeout = redis.call('HGET', KEYS[1], 'idleTimeoutMs')
-if timeout then
-  redis.call('ZADD', KEYS[4], tonumber(ARGV[2]) + tonumber(timeout), ARGV[3])
-else
-  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
-end
+acknowledge(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[1], ARGV[2])
 return redis.call('ZRANGE', KEYS[2], 0, -1)
+`;
+
+// KEYS: the realm's poll and deadline sets, then per queue its hash and events. ARGV: now, then
+// per queue its id, owner and last event id. Answers the ids of the queues missing or not their
+// owner's, which are left as they are.
+const ACKNOWLEDGE_MANY = `${ACKNOWLEDGE}
+local missing = {}
+for i = 0, (#KEYS - 2) / 2 - 1 do
+  local queueKey, eventsKey = KEYS[3 + 2 * i], KEYS[4 + 2 * i]
+  local queueId, ownerId, lastEventId = ARGV[2 + 3 * i], ARGV[3 + 3 * i], ARGV[4 + 3 * i]
+  if redis.call('HGET', queueKey, 'userId') ~= ownerId then
+    missing[#missing + 1] = queueId
+  else
+    acknowledge(queueKey, eventsKey, KEYS[1], KEYS[2], queueId, lastEventId, ARGV[1])
+  end
+end
+return missing
 `;
 
 // KEYS: the queue's hash, events and sources, the realm's info hash, poll and deadline sets, the
@@ -270,6 +301,7 @@ export function defineQueueScripts(redis: RedisClient): void {
   redis.defineCommand("busQueueEvict", { numberOfKeys: 4, lua: EVICT });
   redis.defineCommand("busQueueAppendMany", { lua: APPEND_MANY });
   redis.defineCommand("busQueueRead", { numberOfKeys: 4, lua: READ });
+  redis.defineCommand("busQueueAcknowledgeMany", { lua: ACKNOWLEDGE_MANY });
   redis.defineCommand("busQueueDelete", { numberOfKeys: 8, lua: DELETE });
   redis.defineCommand("busQueueLogSince", { numberOfKeys: 2, lua: LOG_SINCE });
 }

@@ -1,6 +1,6 @@
 import { chunked, DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
-import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore, type QueueTarget } from "../types";
+import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAck, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore, type QueueTarget } from "../types";
 import { MAX_ANNOUNCED_TEXT_BYTES, SplicedEvents } from "../announced-events";
 import { connectRedis, type RedisClient, type RedisTarget } from "./connection";
 import { BusKeys, queueOwner, type QueueOwner } from "./keys";
@@ -19,6 +19,8 @@ const IDLE_SCAN_BATCH = 500;
 const REALM_COPY_IDLE_MS = 10 * 60_000;
 /** Queues one append script call fills at most. */
 const APPEND_QUEUES_PER_CALL = 100;
+/** The store's scripts whose keys are counted in their first argument. */
+const MANY_KEY_SCRIPTS = ["busQueueAppendMany", "busQueueAcknowledgeMany"];
 
 /**
  * Event queues in Redis. Per queue: a hash (`q:`), a sorted set of events scored by id (`qe:`) and
@@ -50,7 +52,13 @@ export class RedisQueueStore implements QueueStore {
     this.maxQueuesPerUser = options.maxQueuesPerUser ?? DEFAULT_MAX_QUEUES_PER_USER;
     // Auto-pipelined: when a message reaches a big stream a thousand woken polls read their queues
     // in the same turn, and a write each cost more than the rest of a poll.
-    this.redis = connectRedis(this.target, "queue store", this.log, { enableAutoPipelining: true });
+    // A cluster client pipelines commands by the node of their first argument, which for these
+    // scripts of many keys is their number of keys: sent in a pipeline with other commands, one of
+    // them could go to the wrong node. They are sent on their own (each keeps to one slot).
+    this.redis = connectRedis(this.target, "queue store", this.log, {
+      enableAutoPipelining: true,
+      ...(this.target.clusterNodes !== undefined ? { autoPipeliningIgnoredCommands: MANY_KEY_SCRIPTS } : {}),
+    });
     defineQueueScripts(this.redis);
   }
 
@@ -193,6 +201,32 @@ export class RedisQueueStore implements QueueStore {
       this.keys.queue(realmId, queueId), this.keys.queueEvents(realmId, queueId), this.keys.queuesByPoll(realmId), this.keys.queuesByDeadline(realmId),
       lastEventId, Date.now(), queueId, ownerId ?? "",
     );
+  }
+
+  async acknowledge(acks: QueueAck[]): Promise<string[]> {
+    const now = Date.now();
+    const byRealm = new Map<number, QueueAck[]>();
+    const missing: string[] = [];
+    for (const ack of acks) {
+      const owner = queueOwner(ack.queueId);
+      if (owner === null) missing.push(ack.queueId);
+      else (byRealm.get(owner.realmId) ?? byRealm.set(owner.realmId, []).get(owner.realmId)!).push(ack);
+    }
+    const k = this.keys;
+    // One call per realm (its keys share a slot), in calls of bounded size.
+    const calls = [...byRealm].flatMap(([realmId, realmAcks]) =>
+      chunked(realmAcks, APPEND_QUEUES_PER_CALL).map((chunk) => {
+        const keys = [k.queuesByPoll(realmId), k.queuesByDeadline(realmId)];
+        const args: (string | number)[] = [now];
+        for (const { queueId, lastEventId, ownerId } of chunk) {
+          keys.push(k.queue(realmId, queueId), k.queueEvents(realmId, queueId));
+          args.push(queueId, ownerId, lastEventId);
+        }
+        return this.redis.busQueueAcknowledgeMany(keys.length, ...keys, ...args);
+      }),
+    );
+    for (const gone of await Promise.all(calls)) missing.push(...gone);
+    return missing;
   }
 
   async lastEventId(queueId: string): Promise<number | null> {
