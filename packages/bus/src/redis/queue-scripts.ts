@@ -133,6 +133,9 @@ local variants = tonumber(ARGV[7])
 local textBase = 7
 local announced = {}
 local others = {}
+-- Each distinct text without its closing brace, once: a queue's copy is one concatenation.
+local opened = {}
+for v = 1, variants do opened[v] = string.sub(ARGV[textBase + v], 1, -2) end
 local i = textBase + 1 + variants
 local k = 5
 while i <= #ARGV do
@@ -143,24 +146,27 @@ while i <= #ARGV do
   local sourcesKey = KEYS[k + 2]
   if redis.call('EXISTS', queueKey) == 0 then
     -- gone: nothing to add or announce
-  elseif redis.call('ZSCORE', sourcesKey, sourceId) then
+  elseif redis.call('ZADD', sourcesKey, 'NX', now, sourceId) == 0 then
+    -- this source reached the queue already
     others[#others + 1] = queueId
   elseif maxEvents > 0 and redis.call('ZCARD', eventsKey) + n > maxEvents then
     deleteQueue(queueKey, eventsKey, sourcesKey, KEYS[3], KEYS[1], KEYS[2], KEYS[4], queueId)
     others[#others + 1] = queueId
   else
-    redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
-    redis.call('ZADD', sourcesKey, now, sourceId)
     local first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
+    -- Sources past the window are dropped every 16th event, not on every append: the set stays
+    -- small, and a source id is never reused.
+    if math.floor((first + n) / 16) > math.floor(first / 16) then
+      redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
+    end
     local entry = { queueId, first }
     local args = {}
     for j = 1, n do
       local id = first + j - 1
       local index = tonumber(ARGV[i + 1 + j])
-      local json = ARGV[textBase + index]
       entry[#entry + 1] = index - 1
       args[#args + 1] = id
-      args[#args + 1] = string.sub(json, 1, -2) .. ',"id":' .. string.format('%d', id) .. '}'
+      args[#args + 1] = opened[index] .. ',"id":' .. string.format('%d', id) .. '}'
       if #args >= 1000 or j == n then
         redis.call('ZADD', eventsKey, unpack(args))
         args = {}
