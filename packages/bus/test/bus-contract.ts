@@ -558,6 +558,27 @@ export function busContract(harness: BusHarness): void {
       expect((await queues.read(live.id, -1))!.map((e) => e.id)).toEqual([0]);
     });
 
+    it("appends made together apply in the order they were made, each source once per queue, those already applied skipped", async () => {
+      const { queues } = newBus({ maxEventsPerQueue: 8 });
+      const q = await queues.create(options(1));
+      const other = await queues.create(options(2));
+      const full = await queues.create(options(3));
+      await queues.append("s1", [{ queueId: q.id, events: [event(0)] }, { queueId: full.id, events: [event(0), event(1), event(2), event(3), event(4), event(5)] }]);
+      // Not awaited one by one: a fan-out issues a read's batches at once.
+      await Promise.all([
+        queues.append("s2", [{ queueId: q.id, events: [event(1), event(2)] }, { queueId: other.id, events: [event(1)] }]),
+        queues.append("s1", [{ queueId: q.id, events: [event(99)] }, { queueId: other.id, events: [event(0)] }]),
+        queues.append("s3", [{ queueId: q.id, events: [event(3)] }, { queueId: full.id, events: [event(6)] }]),
+        queues.append("s2", [{ queueId: q.id, events: [event(98)] }]),
+        // Together past the limit: the queue goes, as the second of them alone would make it.
+        queues.append("s4", [{ queueId: full.id, events: [event(7), event(8)] }]),
+      ]);
+      expect(await queues.read(q.id, -1)).toEqual([0, 1, 2, 3].map((n) => ({ ...event(n), id: n })));
+      // s1 first reached `other` in this turn, after s2.
+      expect(await queues.read(other.id, -1)).toEqual([{ ...event(1), id: 0 }, { ...event(0), id: 1 }]);
+      expect(await queues.get(full.id)).toBeNull();
+    });
+
     it("drops a queue that would hold more than its limit of events, announcing it; other queues keep theirs", async () => {
       const { queues } = newBus({ maxEventsPerQueue: 5 });
       const full = await queues.create(options(1));

@@ -21,10 +21,12 @@ declare module "ioredis" {
     /**
      * Appends to many queues of one realm in one call, each queue at most once per source id, and
      * announces them. KEYS: the realm's poll and deadline sets, its info hash and its queue log,
-     * then per queue its hash, events and sources. ARGV: source id, now, dedupe window, max events, the
-     * queue-ready channel, the most bytes of event text an announcement carries, then the distinct
-     * events' JSON (their count first), then per queue (in KEYS order) its id, its event count and
-     * each event's 1-based index among them. Answers the number of queues that got events.
+     * then per queue its hash, events and sources. ARGV: now, dedupe window, max events, the
+     * queue-ready channel, the most bytes of event text an announcement carries, the source ids
+     * (their count first), the distinct events' JSON (their count first), then per queue (in KEYS
+     * order) its id and its number of parts, and per part (in order) its source's 1-based index,
+     * its event count and each event's 1-based text index. Answers the number of queues that got
+     * events.
      */
     busQueueAppendMany(numKeys: number, ...keysAndArgs: (string | number)[]): Result<number, Context>;
     /**
@@ -123,14 +125,15 @@ end
 // died between appending and publishing; a spurious wake-up costs a poller one read), and so is a
 // queue dropped for overflowing, so that a waiting poll learns at once that it is gone.
 const APPEND_MANY = `${DELETE_QUEUE}
-local sourceId = ARGV[1]
-local now = tonumber(ARGV[2])
-local window = tonumber(ARGV[3])
-local maxEvents = tonumber(ARGV[4])
-local channel = ARGV[5]
-local maxAnnouncedBytes = tonumber(ARGV[6])
-local variants = tonumber(ARGV[7])
-local textBase = 7
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local maxEvents = tonumber(ARGV[3])
+local channel = ARGV[4]
+local maxAnnouncedBytes = tonumber(ARGV[5])
+local sourceCount = tonumber(ARGV[6])
+local sourceBase = 6
+local variants = tonumber(ARGV[sourceBase + sourceCount + 1])
+local textBase = sourceBase + sourceCount + 1
 local announced = {}
 local others = {}
 -- Each distinct text without its closing brace, once: a queue's copy is one concatenation.
@@ -140,41 +143,75 @@ local i = textBase + 1 + variants
 local k = 5
 while i <= #ARGV do
   local queueId = ARGV[i]
-  local n = tonumber(ARGV[i + 1])
+  local parts = tonumber(ARGV[i + 1])
   local queueKey = KEYS[k]
   local eventsKey = KEYS[k + 1]
   local sourcesKey = KEYS[k + 2]
+  -- Its parts: [source, first ARGV index of its text indexes, event count].
+  local list = {}
+  local sources = {}
+  local at = i + 2
+  for p = 1, parts do
+    local source = ARGV[sourceBase + tonumber(ARGV[at])]
+    local count = tonumber(ARGV[at + 1])
+    list[p] = { source, at + 2, count }
+    sources[p] = source
+    at = at + 2 + count
+  end
   if redis.call('EXISTS', queueKey) == 0 then
     -- gone: nothing to add or announce
-  elseif redis.call('ZADD', sourcesKey, 'NX', now, sourceId) == 0 then
-    -- this source reached the queue already
-    others[#others + 1] = queueId
-  elseif maxEvents > 0 and redis.call('ZCARD', eventsKey) + n > maxEvents then
-    deleteQueue(queueKey, eventsKey, sourcesKey, KEYS[3], KEYS[1], KEYS[2], KEYS[4], queueId)
-    others[#others + 1] = queueId
   else
-    local first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
-    -- Sources past the window are dropped every 16th event, not on every append: the set stays
-    -- small, and a source id is never reused.
-    if math.floor((first + n) / 16) > math.floor(first / 16) then
-      redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
-    end
-    local entry = { queueId, first }
-    local args = {}
-    for j = 1, n do
-      local id = first + j - 1
-      local index = tonumber(ARGV[i + 1 + j])
-      entry[#entry + 1] = index - 1
-      args[#args + 1] = id
-      args[#args + 1] = opened[index] .. ',"id":' .. string.format('%d', id) .. '}'
-      if #args >= 1000 or j == n then
-        redis.call('ZADD', eventsKey, unpack(args))
-        args = {}
+    -- The parts whose source has not reached the queue yet (nor came twice in this call).
+    local applied = redis.call('ZMSCORE', sourcesKey, unpack(sources))
+    local fresh = {}
+    local seen = {}
+    local n = 0
+    for p = 1, parts do
+      if not applied[p] and not seen[list[p][1]] then
+        seen[list[p][1]] = true
+        fresh[#fresh + 1] = list[p]
+        n = n + list[p][3]
       end
     end
-    announced[#announced + 1] = entry
+    if #fresh == 0 then
+      others[#others + 1] = queueId
+    elseif maxEvents > 0 and redis.call('ZCARD', eventsKey) + n > maxEvents then
+      deleteQueue(queueKey, eventsKey, sourcesKey, KEYS[3], KEYS[1], KEYS[2], KEYS[4], queueId)
+      others[#others + 1] = queueId
+    else
+      local marks = {}
+      for _, part in ipairs(fresh) do
+        marks[#marks + 1] = now
+        marks[#marks + 1] = part[1]
+      end
+      redis.call('ZADD', sourcesKey, unpack(marks))
+      local first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
+      -- Sources past the window are dropped every 16th event, not on every append: the set stays
+      -- small, and a source id is never reused.
+      if math.floor((first + n) / 16) > math.floor(first / 16) then
+        redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
+      end
+      local entry = { queueId, first }
+      local args = {}
+      local id = first
+      for _, part in ipairs(fresh) do
+        for j = 0, part[3] - 1 do
+          local index = tonumber(ARGV[part[2] + j])
+          entry[#entry + 1] = index - 1
+          args[#args + 1] = id
+          args[#args + 1] = opened[index] .. ',"id":' .. string.format('%d', id) .. '}'
+          id = id + 1
+          if #args >= 1000 then
+            redis.call('ZADD', eventsKey, unpack(args))
+            args = {}
+          end
+        end
+      end
+      if #args > 0 then redis.call('ZADD', eventsKey, unpack(args)) end
+      announced[#announced + 1] = entry
+    end
   end
-  i = i + 2 + n
+  i = at
   k = k + 3
 end
 if #announced == 0 and #others == 0 then return 0 end

@@ -39,6 +39,7 @@ export class RedisQueueStore implements QueueStore {
   private readonly listeners: QueueReadyListener[] = [];
   private readonly missedListeners: (() => void)[] = [];
   private subscriber: RedisClient | null = null;
+  private pendingAppends: Array<{ sourceId: string; appends: QueueAppend[]; resolve: () => void; reject: (error: unknown) => void }> = [];
   private subscribed: Promise<void> | null = null;
   private readonly realmCopies = new Map<number, RealmQueues>();
   private readonly realmSyncs = new Map<number, Promise<RealmQueues>>();
@@ -139,46 +140,81 @@ export class RedisQueueStore implements QueueStore {
     return (await this.realmQueues(realmId)).allPublicStreamsQueues();
   }
 
-  async append(sourceId: string, appends: QueueAppend[]): Promise<void> {
+  /**
+   * Appends made in one turn of the event loop go to Redis together (a fan-out issues a read's
+   * batches at once): one script step per queue, whatever the number of batches that reach it.
+   * Under a steady stream of sends, the script's fixed work per queue and append (its checks, its
+   * dedupe, its id) was what bounded the rate, not the events.
+   */
+  append(sourceId: string, appends: QueueAppend[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pendingAppends.push({ sourceId, appends, resolve, reject });
+      if (this.pendingAppends.length === 1) setImmediate(() => this.flushAppends());
+    });
+  }
+
+  private flushAppends(): void {
+    const pending = this.pendingAppends;
+    this.pendingAppends = [];
+    this.appendTogether(pending.map(({ sourceId, appends }) => ({ sourceId, appends }))).then(
+      () => pending.forEach((each) => each.resolve()),
+      (error: unknown) => pending.forEach((each) => each.reject(error)),
+    );
+  }
+
+  private async appendTogether(batches: Array<{ sourceId: string; appends: QueueAppend[] }>): Promise<void> {
     // By realm: each realm's queues are in one slot, and one script call serves each (at most
     // APPEND_QUEUES_PER_CALL of them). A fan-out is one realm's, so one group. Ids that name no
-    // realm are no queue of this store: appending to them is a no-op.
-    const byRealm = new Map<number, QueueAppend[]>();
-    for (const append of appends) {
-      if (append.events.length === 0) continue;
-      const owner = queueOwner(append.queueId);
-      if (owner === null) continue;
-      let group = byRealm.get(owner.realmId);
-      if (!group) byRealm.set(owner.realmId, (group = []));
-      group.push(append);
+    // realm are no queue of this store: appending to them is a no-op. Each queue's parts keep the
+    // order of the appends.
+    const byRealm = new Map<number, Map<string, Array<{ sourceId: string; events: EventPayload[] }>>>();
+    for (const { sourceId, appends } of batches) {
+      for (const { queueId, events } of appends) {
+        if (events.length === 0) continue;
+        const owner = queueOwner(queueId);
+        if (owner === null) continue;
+        let queues = byRealm.get(owner.realmId);
+        if (!queues) byRealm.set(owner.realmId, (queues = new Map()));
+        let parts = queues.get(queueId);
+        if (!parts) queues.set(queueId, (parts = []));
+        parts.push({ sourceId, events });
+      }
     }
     if (byRealm.size === 0) return;
     const now = Date.now();
     const k = this.keys;
     // In calls of bounded size, so that no one script holds Redis for long, and the first queues
     // are woken (each call announces its own) while Redis appends to the rest.
-    const calls = [...byRealm].flatMap(([realmId, work]) =>
-      chunked(work, APPEND_QUEUES_PER_CALL).map((chunk) => {
-        // Each distinct event object (the fan-out shapes one per kind of queue) is serialized and sent once.
+    const calls = [...byRealm].flatMap(([realmId, queues]) =>
+      chunked([...queues], APPEND_QUEUES_PER_CALL).map((chunk) => {
+        // Each distinct event object (the fan-out shapes one per kind of queue) is serialized and
+        // sent once, and each source id once.
         const variants = new Map<EventPayload, number>();
         const texts: string[] = [];
+        const sources = new Map<string, number>();
         const keys: string[] = [k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.queueInfo(realmId), k.queueLog(realmId)];
         const perQueue: (string | number)[] = [];
-        for (const { queueId, events } of chunk) {
+        for (const [queueId, parts] of chunk) {
           keys.push(k.queue(realmId, queueId), k.queueEvents(realmId, queueId), k.queueSources(realmId, queueId));
-          perQueue.push(queueId, events.length);
-          for (const event of events) {
-            let index = variants.get(event);
-            if (index === undefined) {
-              texts.push(eventJsonWithoutId(event));
-              variants.set(event, (index = texts.length));
+          perQueue.push(queueId, parts.length);
+          for (const { sourceId, events } of parts) {
+            let source = sources.get(sourceId);
+            if (source === undefined) sources.set(sourceId, (source = sources.size + 1));
+            perQueue.push(source, events.length);
+            for (const event of events) {
+              let index = variants.get(event);
+              if (index === undefined) {
+                texts.push(eventJsonWithoutId(event));
+                variants.set(event, (index = texts.length));
+              }
+              perQueue.push(index);
             }
-            perQueue.push(index);
           }
         }
         return this.redis.busQueueAppendMany(
           keys.length, ...keys,
-          sourceId, now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, k.queueReadyChannel(), MAX_ANNOUNCED_TEXT_BYTES, texts.length, ...texts, ...perQueue,
+          now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, k.queueReadyChannel(), MAX_ANNOUNCED_TEXT_BYTES,
+          sources.size, ...sources.keys(), texts.length, ...texts, ...perQueue,
         );
       }),
     );
