@@ -94,6 +94,31 @@ describeOnPostgres("poll authentication trusts checked copies until Postgres say
     expect(since(pollAuth(server), before)).toEqual({ trusted: 1, statements: 0, checked: 0, logins: 0 });
   });
 
+  test("the decoded credentials kept per header pair are never another request's: another key, host or user is decoded afresh", async () => {
+    const keeper = await trustedPoller(server, "Memo Keeper");
+    const other = (await trustedPoller(server, "Memo Other")).user;
+    // Creating the second user changed the realm row: the first's copy is checked once more.
+    expect((await poll(keeper.user, keeper.queueId)).status).toBe(200);
+    const { user } = keeper;
+    const auth = pollAuth(server);
+    const req = requestOf(server, user);
+    expect(auth.authenticateNow(req)?.id).toBe(user.id);
+    expect(auth.authenticateNow(requestOf(server, other))?.id).toBe(other.id);
+    // The same email with a wrong key, and the right header on another organization's host.
+    const wrongKey = requestOf(server, user);
+    wrongKey.headers.authorization = `Basic ${Buffer.from(`${user.email}:not-the-key`).toString("base64")}`;
+    expect(auth.authenticateNow(wrongKey)).toBeUndefined();
+    const elsewhere = requestOf(server, user);
+    elsewhere.headers.host = "elsewhere.chat.test";
+    expect(auth.authenticateNow(elsewhere)).toBeUndefined();
+    // Credentials holding a NUL are refused as the ordinary route refuses them, every time.
+    const nul = requestOf(server, user);
+    nul.headers.authorization = `Basic ${Buffer.from(`${user.email}:a\u0000b`).toString("base64")}`;
+    expect(() => auth.authenticateNow(nul)).toThrow(/NULL/);
+    expect(() => auth.authenticateNow(nul)).toThrow(/NULL/);
+    expect(auth.authenticateNow(req)?.id).toBe(user.id);
+  });
+
   test("a new API key: once its notification arrives, the old key's next poll is refused by the ordinary route", async () => {
     const { user, queueId } = await trustedPoller(server, "Rekeyed Trusted Poller");
     const heard = actorRowNotified(server, `u${user.id}`);

@@ -18,7 +18,7 @@ import {
   type CheckTicket,
 } from "@chat/core";
 import type { PrismaClient } from "@chat/db";
-import { cachedActorFor, parseBasic, requestSubdomain } from "@chat/http";
+import { parseBasic, requestSubdomain } from "@chat/http";
 import type { IncomingMessage } from "node:http";
 import pLimit from "p-limit";
 
@@ -30,6 +30,8 @@ const MAX_CHECKS_PER_STATEMENT = 1000;
  * pooled database connection, which answers 503 after 1.5 s.
  */
 const MAX_CONCURRENT_LOGINS = 8;
+/** Decoded headers kept at most; past this many all are dropped and decoded again on use. */
+const MAX_KEPT_CREDENTIALS = 20_000;
 
 /** What polls cost the database (tests and measurements read them). */
 export interface PollAuthStats {
@@ -48,6 +50,8 @@ export class PollAuthenticator {
   /** A statement is running; checks gathered meanwhile go in the next. */
   private checking = false;
   private readonly logins = pLimit(MAX_CONCURRENT_LOGINS);
+  /** Credentials as decoded from a Host and Authorization header pair (a memo, bounded). */
+  private readonly credentials = new Map<string, { subdomain: string; email: string; apiKey: string }>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -95,7 +99,18 @@ export class PollAuthenticator {
   }
 
   private copyOf(req: IncomingMessage): { actor: Actor; version: ActorVersion } | undefined {
-    return cachedActorFor({ externalHost: this.externalHost, actors: this.actors }, req);
+    const { authorization, host } = req.headers;
+    if (authorization === undefined) return undefined;
+    // A client polls with the same header again and again: its decoding is kept, not redone.
+    const key = `${host ?? ""}\n${authorization}`;
+    let credentials = this.credentials.get(key);
+    if (credentials === undefined) {
+      const parsed = parseBasic(authorization);
+      if (parsed === null) return undefined;
+      if (this.credentials.size >= MAX_KEPT_CREDENTIALS) this.credentials.clear();
+      this.credentials.set(key, (credentials = { subdomain: requestSubdomain(req, this.externalHost), ...parsed }));
+    }
+    return this.actors.get(credentials.subdomain, credentials.email, credentials.apiKey);
   }
 
   /** The copy's actor if it is trusted (checked, no change to its rows notified since). */
