@@ -30,6 +30,6 @@ server.requestTimeout = 0;
 server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"));
 `;
 
-export function startBareFanout(body: string): Promise<BareServer> {
-  return spawnBareServer(SCRIPT, body);
+export function startBareFanout(body: string, nodeArgs: string[] = []): Promise<BareServer> {
+  return spawnBareServer(SCRIPT, body, nodeArgs);
 }
