@@ -71,11 +71,10 @@ type RawQueryable = { $queryRaw<T>(query: Prisma.Sql): Prisma.PrismaPromise<T> }
 
 const registered = new WeakMap<object, LeanSql>();
 
-export function poolLeanSql(pool: Pool): LeanSql {
+/** Names for statement texts, as prepared statements (a bounded number of them: MAX_PREPARED_TEXTS). */
+function statementNames(): (text: string, prefix: string) => string | undefined {
   const names = new Map<string, string>();
-  // The names of statements pg prepares (lean_) and of those queryMany prepares (many_) differ:
-  // pg keeps its own list of what it prepared on a connection.
-  const nameFor = (text: string, prefix = "lean"): string | undefined => {
+  return (text, prefix) => {
     const key = `${prefix}:${text}`;
     let name = names.get(key);
     if (name === undefined && names.size < MAX_PREPARED_TEXTS) {
@@ -84,44 +83,59 @@ export function poolLeanSql(pool: Pool): LeanSql {
     }
     return name;
   };
+}
+
+/**
+ * Several statements as one text for the simple query protocol, which takes them in one message
+ * and answers them in one go. Its parameters are the extended protocol's, so each statement is
+ * prepared with SQL's PREPARE, once per session (`prepared` says which are), and run with EXECUTE
+ * and its values as literals. `answers` are the indexes of the statements' own results among the
+ * text's; `preparing`, what it prepares.
+ */
+function manyStatements(statements: Prisma.Sql[], prepared: ReadonlySet<string>, nameFor: (text: string, prefix: string) => string | undefined) {
+  const parts: string[] = [];
+  const answers: number[] = [];
+  const preparing = new Set<string>();
+  for (const statement of statements) {
+    const name = nameFor(statement.text, "many");
+    if (name === undefined) {
+      parts.push(inlined(statement));
+    } else {
+      if (!prepared.has(name) && !preparing.has(name)) {
+        parts.push(`PREPARE ${name} AS ${statement.text}`);
+        preparing.add(name);
+      }
+      parts.push(statement.values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${statement.values.map(literalOf).join(", ")})`);
+    }
+    answers.push(parts.length - 1);
+  }
+  return { text: parts.join(";\n"), answers, preparing };
+}
+
+export function poolLeanSql(pool: Pool): LeanSql {
+  // The names of statements pg prepares (lean_) and of those queryMany prepares (many_) differ:
+  // pg keeps its own list of what it prepared on a connection.
+  const nameFor = statementNames();
   // The statements queryMany has prepared on each connection.
   const preparedOn = new WeakMap<PoolClient, Set<string>>();
   return {
     async query<Row>(statement: Prisma.Sql, options: QueryOptions = {}) {
-      const name = options.prepare ? nameFor(statement.text) : undefined;
+      const name = options.prepare ? nameFor(statement.text, "lean") : undefined;
       const result = await pool.query({ text: statement.text, values: statement.values, ...(name ? { name } : {}) });
       return result.rows as Row[];
     },
-    // The simple query protocol takes several statements in one message and answers them in one
-    // go. On this machine a statement's round trip costs the Node process about 0.2 ms (a writev
-    // to Postgres, its reply parsed, the pool taken and given back). Its parameters are the
-    // extended protocol's, so each statement is prepared with SQL's PREPARE, once per connection,
-    // and run with EXECUTE and its values as literals: planning each time cost Postgres more than
-    // the round trips saved.
+    // On this machine a statement's round trip costs the Node process about 0.2 ms (a writev to
+    // Postgres, its reply parsed, the pool taken and given back); planning each statement every
+    // time instead of preparing it cost Postgres more than the round trips saved.
     async queryMany(statements: Prisma.Sql[]) {
       if (statements.length === 0) return [];
       const client = await pool.connect();
       let prepared = preparedOn.get(client);
       if (prepared === undefined) preparedOn.set(client, (prepared = new Set()));
-      const parts: string[] = [];
-      const answers: number[] = [];
-      const preparing = new Set<string>();
-      for (const statement of statements) {
-        const name = nameFor(statement.text, "many");
-        if (name === undefined) {
-          parts.push(inlined(statement));
-        } else {
-          if (!prepared.has(name) && !preparing.has(name)) {
-            parts.push(`PREPARE ${name} AS ${statement.text}`);
-            preparing.add(name);
-          }
-          parts.push(statement.values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${statement.values.map(literalOf).join(", ")})`);
-        }
-        answers.push(parts.length - 1);
-      }
+      const { text, answers, preparing } = manyStatements(statements, prepared, nameFor);
       let results: QueryResult[];
       try {
-        const result = (await client.query(parts.join(";\n"))) as QueryResult | QueryResult[];
+        const result = (await client.query(text)) as QueryResult | QueryResult[];
         results = Array.isArray(result) ? result : [result];
       } catch (error) {
         // Which of its statements were prepared is not known: the connection is closed, not reused.
@@ -136,11 +150,34 @@ export function poolLeanSql(pool: Pool): LeanSql {
 }
 
 export function pgliteLeanSql(pglite: PGlite): LeanSql {
+  const nameFor = statementNames();
+  // PGlite is one session: what queryMany prepared there.
+  const prepared = new Set<string>();
   return {
     async query<Row>(statement: Prisma.Sql) {
       // PGlite runs one statement at a time and waits for any open transaction to finish.
       const result = await pglite.query<Row>(statement.text, statement.values);
       return result.rows;
+    },
+    // In the process there is no round trip to save, but each call's turn (PGlite runs one at a
+    // time) and each statement's planning: prepared once, its plan is kept.
+    async queryMany(statements: Prisma.Sql[]) {
+      if (statements.length === 0) return [];
+      const { text, answers, preparing } = manyStatements(statements, prepared, nameFor);
+      let results: Array<{ rows: unknown[] }>;
+      try {
+        results = await pglite.exec(text);
+      } catch (error) {
+        // The statements prepared before the one that failed stay prepared: ask which.
+        const names = [...preparing];
+        if (names.length > 0) {
+          const found = await pglite.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name = ANY($1)", [names]);
+          for (const { name } of found.rows) prepared.add(name);
+        }
+        throw error;
+      }
+      for (const name of preparing) prepared.add(name);
+      return answers.map((index) => results[index].rows);
     },
   };
 }

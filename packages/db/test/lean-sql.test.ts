@@ -84,18 +84,18 @@ describe.each(["postgres", "pglite"] as const)("leanSql (%s)", (kind) => {
   });
 });
 
-describe("leanSql queryMany (postgres)", () => {
-  let database: TestDatabase;
+describe.each(["postgres", "pglite"] as const)("leanSql queryMany (%s)", (kind) => {
+  let database: TestDatabase | null = null;
   let db: Database;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = await openDatabase({ databaseUrl: database.url, dataDir: "", migrate: true, poolSize: 1 });
+    database = kind === "postgres" ? await createTestDatabase() : null;
+    db = await openDatabase({ databaseUrl: database?.url ?? null, dataDir: database ? "" : "memory://", migrate: true, poolSize: 1 });
     await db.prisma.realm.create({ data: { string_id: "many", name: "Many" } });
   });
   afterAll(async () => {
     await db.close();
-    await database.drop();
+    await database?.drop();
   });
 
   const many = (statements: Prisma.Sql[]) => leanSql(db.prisma).queryMany!(statements);
@@ -121,16 +121,18 @@ describe("leanSql queryMany (postgres)", () => {
     expect(await leanSql(db.prisma).query(Prisma.sql`SELECT id FROM realm WHERE string_id = 'many'`)).toHaveLength(1);
   });
 
-  test("prepares each text once per connection, and a failed batch takes its connection with it", async () => {
+  test("prepares each text once per session, and after a failed batch runs every statement again", async () => {
     const statement = (id: number) => Prisma.sql`SELECT string_id FROM realm WHERE id = ${id} AND string_id <> ${"prepared-once"}`;
     const { id } = await db.prisma.realm.findFirstOrThrow({ where: { string_id: "many" } });
     await many([statement(id), statement(id)]);
     const before = await prepared();
     expect(await many([statement(id)])).toEqual([[{ string_id: "many" }]]);
     expect(await prepared()).toEqual(before);
-    // Division by zero fails the batch; the pool's one connection is replaced and prepares afresh.
-    await expect(many([statement(id), Prisma.sql`SELECT 1 / ${0}::int AS never`])).rejects.toThrow(/division by zero/);
-    expect(await prepared()).toEqual([]);
-    expect(await many([statement(id)])).toEqual([[{ string_id: "many" }]]);
+    // Division by zero fails the batch. Postgres's pool replaces its one connection (which then
+    // prepares afresh); PGlite's session keeps what it prepared and knows it.
+    const fresh = Prisma.sql`SELECT string_id FROM realm WHERE id = ${id} AND string_id <> ${"prepared-before-a-failure"}`;
+    await expect(many([fresh, Prisma.sql`SELECT 1 / ${0}::int AS never`])).rejects.toThrow(/division by zero/);
+    if (kind === "postgres") expect(await prepared()).toEqual([]);
+    expect(await many([statement(id), fresh, Prisma.sql`SELECT 1 / ${1}::int AS once`])).toEqual([[{ string_id: "many" }], [{ string_id: "many" }], [{ once: 1 }]]);
   });
 });
