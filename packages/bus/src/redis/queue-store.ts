@@ -156,7 +156,7 @@ export class RedisQueueStore implements QueueStore {
   private flushAppends(): void {
     const pending = this.pendingAppends;
     this.pendingAppends = [];
-    this.appendTogether(pending.map(({ sourceId, appends }) => ({ sourceId, appends }))).then(
+    this.appendTogether(pending).then(
       () => pending.forEach((each) => each.resolve()),
       (error: unknown) => pending.forEach((each) => each.reject(error)),
     );

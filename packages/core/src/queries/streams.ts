@@ -82,9 +82,11 @@ export async function accessStreamByName(db: Reader, actor: Actor, name: string)
  * and comes back with `stream occupy`; a private one is deactivated when its last subscriber goes.
  */
 export async function occupiedStreams(db: Pick<Tx, "$queryRaw">, realmId: number): Promise<StreamModel[]> {
-  return db.$queryRaw<StreamModel[]>`
-    SELECT st.* FROM stream st
-    WHERE st.realm_id = ${realmId} AND NOT st.deactivated
-      AND EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.is_user_active)
-    ORDER BY st.id`;
+  return db.$queryRaw<StreamModel[]>`SELECT st.* FROM stream st WHERE ${occupiedStreamsOf(realmId)} ORDER BY st.id`;
+}
+
+/** The condition on `stream st` that makes it one of the realm's occupied streams. */
+export function occupiedStreamsOf(realmId: number): Prisma.Sql {
+  return Prisma.sql`st.realm_id = ${realmId} AND NOT st.deactivated
+    AND EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.is_user_active)`;
 }

@@ -15,6 +15,7 @@ import { getAlertWords } from "../queries/alert-words.ts";
 import { getRealmPresences } from "../queries/presence.ts";
 import { getUserStatuses } from "../queries/user-status.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
+import { occupiedStreamsOf } from "../queries/streams.ts";
 import { botDomain, isSystemBot } from "../actions/system-bots.ts";
 import { EMOJISETS, NOTIFICATION_SOUNDS } from "../actions/settings.ts";
 import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
@@ -179,10 +180,7 @@ async function publicStreams(prisma: PrismaClient, realmId: number, ctx: ServerC
 async function occupiedStreamsFor(prisma: PrismaClient, actor: Actor, ctx: ServerContext): Promise<Array<{ stream: StreamModel; subscribed: boolean }>> {
   const read = <Row>(columns: "st.id" | "st.*") => prisma.$queryRaw<Array<Row & { subscribed: boolean }>>`
     SELECT ${Prisma.raw(columns)}, EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.user_id = ${actor.id} AND s.active) AS subscribed
-    FROM stream st
-    WHERE st.realm_id = ${actor.realm_id} AND NOT st.deactivated
-      AND EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.is_user_active)
-    ORDER BY st.id`;
+    FROM stream st WHERE ${occupiedStreamsOf(actor.realm_id)} ORDER BY st.id`;
   if (ctx.realmState) {
     const [ids, streams] = await Promise.all([read<{ id: number }>("st.id"), ctx.realmState.streams(actor.realm_id)]);
     if (ids.every((row) => streams.has(row.id))) return ids.map((row) => ({ stream: streams.get(row.id)!, subscribed: row.subscribed }));
