@@ -78,6 +78,50 @@ describe.each(MODES)("GET /events before Express (%s)", (mode) => {
     expect((await poll(alice, queueId)).body.result).toBe("success");
   });
 
+  test("the query is read as the ordinary route reads it; anything unusual is the ordinary route's, with the same answer", async () => {
+    const queueId = await register(alice);
+    const empty = { result: "success", msg: "", events: [], queue_id: queueId };
+    const rawPoll = (search: string) => alice.client.raw("get", `/events?${search}`).set("X-Request-Id", "hot-query-1");
+    const encoded = encodeURIComponent(queueId);
+    const { served, declined } = hotRoute().stats;
+    // Served here: the id encoded or not, parameters in any order, empty pieces.
+    for (const search of [`queue_id=${encoded}&last_event_id=-1&dont_block=true`, `dont_block=true&&queue_id=${queueId}&`]) {
+      const res = await rawPoll(search);
+      expect(res.body).toEqual(empty);
+      expect(res.headers["x-request-id"]).toBe("hot-query-1");
+    }
+    expect(hotRoute().stats).toMatchObject({ served: served + 2, declined });
+    // Declined, and answered by Express as it always was: an encoded name, a parameter given
+    // twice, one the hot route does not know, a value that does not decode, a "+" for a space.
+    const unusual = [
+      `queue%5Fid=${encoded}&dont_block=true`,
+      `queue_id=${encoded}&queue_id=${encoded}&dont_block=true`,
+      `queue_id=${encoded}&dont_block=true&client=test`,
+      `queue_id=${encoded}&dont_block=%E0%A4%A`,
+      `queue_id=${encoded}&dont_block=true+`,
+    ];
+    const answers: unknown[] = [];
+    for (const search of unusual) {
+      const res = await rawPoll(search);
+      expect(res.headers["x-request-id"]).toBe("hot-query-1");
+      answers.push(res.body.result === "success" ? res.body : res.body.code);
+    }
+    expect(answers).toEqual([empty, empty, empty, "BAD_REQUEST", empty]);
+    expect(hotRoute().stats).toMatchObject({ served: served + 2, declined: declined + unusual.length });
+  });
+
+  test("a poll answered from its announcement carries the request's id, and every event once", async () => {
+    const queueId = await register(alice);
+    const held = alice.client.raw("get", `/events?queue_id=${encodeURIComponent(queueId)}&last_event_id=-1`).set("X-Request-Id", "held-poll-1");
+    await new Promise((r) => setTimeout(r, 100));
+    await alice.client.post("/messages", { type: "private", to: JSON.stringify([alice.id]), content: "caf\u00e9 \u2028 \ud83d\ude00" });
+    const woken = await held;
+    expect(woken.headers["x-request-id"]).toBe("held-poll-1");
+    expect(Number(woken.headers["content-length"])).toBe(Buffer.byteLength(woken.text));
+    expect(woken.body.queue_id).toBe(queueId);
+    expect(woken.body.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content])).toEqual([[0, "caf\u00e9 \u2028 \ud83d\ude00"]]);
+  });
+
   test("many polls at once are answered, each with its own queue", async () => {
     // Created one after another: what is at once here is the polls. Twenty user creations at once
     // waited out the database pool's 1.5 s on a loaded CI machine and were answered 503.

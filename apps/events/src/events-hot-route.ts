@@ -4,7 +4,8 @@
 // (no copy of the user that still holds, an unusual parameter, a queue that is not the user's)
 // goes to the ordinary route, which answers as it always has, errors included.
 import type { ServerResponse } from "node:http";
-import { hotRoute, tagRequestUser, type HotRoute, type HotSettle } from "@chat/http";
+import { answerHeaders, hotRoute, tagRequestUser, type HotRoute, type HotSettle } from "@chat/http";
+import type { AnnouncedEvents } from "@chat/bus";
 import type { Actor } from "@chat/core";
 import { LongPoll, readEventsJson, type PollOutcome, type PollServices } from "./long-poll.ts";
 import type { PollAuthenticator } from "./poll-auth.ts";
@@ -15,17 +16,61 @@ export interface EventsHotRouteServices extends PollServices {
 
 const QUEUE_ID = /^[\x21-\x7e]{1,100}$/;
 const EVENT_ID = /^(-1|0|[1-9][0-9]{0,9})$/;
-const PARAMETERS = new Set(["queue_id", "last_event_id", "dont_block"]);
 
-/** The poll's parameters if they are plainly what the ordinary route would read; else undefined. */
-function pollParameters(query: Record<string, string | string[] | undefined>): { queueId: string; lastEventId: number; dontBlock: boolean } | undefined {
-  for (const name of Object.keys(query)) if (!PARAMETERS.has(name)) return undefined;
-  const { queue_id: queueId, last_event_id: lastEventId = "-1", dont_block: dontBlock = "false" } = query;
-  if (typeof queueId !== "string" || !QUEUE_ID.test(queueId)) return undefined;
-  if (typeof lastEventId !== "string" || !EVENT_ID.test(lastEventId) || Number(lastEventId) > 2 ** 31 - 1) return undefined;
+interface PollParameters {
+  queueId: string;
+  lastEventId: number;
+  dontBlock: boolean;
+}
+
+/**
+ * The poll's parameters, read from the query string as sent, if they are plainly what the
+ * ordinary route would read; else undefined. Read here rather than by node:querystring, whose
+ * object and strings were a good part of a re-poll's garbage: anything unusual (another
+ * parameter, one given twice, a name that is encoded, a value that does not decode) is declined.
+ */
+function pollParameters(search: string): PollParameters | undefined {
+  let queueId: string | undefined;
+  let lastEventId: string | undefined;
+  let dontBlock: string | undefined;
+  for (let start = 0; start < search.length; ) {
+    let end = search.indexOf("&", start);
+    if (end === -1) end = search.length;
+    // As querystring: empty pieces ("a=1&&b=2") are nothing.
+    if (end > start) {
+      const equals = search.indexOf("=", start);
+      const nameEnd = equals === -1 || equals > end ? end : equals;
+      const name = search.slice(start, nameEnd);
+      const value = queryValue(search, nameEnd === end ? end : nameEnd + 1, end);
+      if (value === undefined) return undefined;
+      if (name === "queue_id" && queueId === undefined) queueId = value;
+      else if (name === "last_event_id" && lastEventId === undefined) lastEventId = value;
+      else if (name === "dont_block" && dontBlock === undefined) dontBlock = value;
+      else return undefined;
+    }
+    start = end + 1;
+  }
+  if (queueId === undefined || !QUEUE_ID.test(queueId)) return undefined;
+  lastEventId ??= "-1";
+  if (!EVENT_ID.test(lastEventId) || Number(lastEventId) > 2 ** 31 - 1) return undefined;
+  dontBlock ??= "false";
   if (dontBlock !== "true" && dontBlock !== "false") return undefined;
   return { queueId, lastEventId: Number(lastEventId), dontBlock: dontBlock === "true" };
 }
+
+/** A query value decoded as querystring decodes it ("+" is a space), or undefined if it does not decode. */
+function queryValue(search: string, start: number, end: number): string | undefined {
+  const raw = search.slice(start, end);
+  if (raw.indexOf("%") === -1 && raw.indexOf("+") === -1) return raw;
+  try {
+    return decodeURIComponent(raw.replaceAll("+", " "));
+  } catch {
+    return undefined;
+  }
+}
+
+const ANSWER_HEAD = Buffer.from('{"result":"success","msg":"","events":[');
+const ANSWER_QUEUE_ID = Buffer.from('],"queue_id":');
 
 /** A poll answered by the hot route: its outcome is written here, or the request goes to Express. */
 class HotPoll extends LongPoll<string> {
@@ -33,10 +78,26 @@ class HotPoll extends LongPoll<string> {
     services: EventsHotRouteServices,
     private readonly res: ServerResponse,
     private readonly settleRequest: HotSettle,
-    params: { queueId: string; lastEventId: number; dontBlock: boolean },
+    params: PollParameters,
     userId: number,
   ) {
     super(services, readEventsJson, params.queueId, params.lastEventId, params.dontBlock, userId);
+  }
+
+  protected override settleAnnounced(events: AnnouncedEvents): void {
+    // Written as bytes: the events' shared text is encoded once for every poll it answers.
+    const { res } = this;
+    const queueId = JSON.stringify(this.queueId);
+    const length = ANSWER_HEAD.length + events.jsonByteLength() + ANSWER_QUEUE_ID.length + queueId.length + 1;
+    const body = Buffer.allocUnsafe(length);
+    let at = ANSWER_HEAD.copy(body, 0);
+    at += events.writeJson(body, at);
+    at += ANSWER_QUEUE_ID.copy(body, at);
+    // ASCII: the hot route serves only queue ids of printable ASCII.
+    at += body.write(queueId, at, "latin1");
+    body.write("}", at, "latin1");
+    sendJson(res, body, this.services.waiters.draining);
+    this.settleRequest(res.req, res, true);
   }
 
   protected settle(outcome: PollOutcome<string> | undefined, error: unknown): void {
@@ -48,14 +109,14 @@ class HotPoll extends LongPoll<string> {
     else if (outcome === "closed") this.settleRequest(res.req, res, true);
     else {
       // The events as the queue keeps them, JSON text with their ids: never parsed and written again.
-      sendJsonText(res, `{"result":"success","msg":"","events":[${outcome.join(",")}],"queue_id":${JSON.stringify(this.queueId)}}`, this.services.waiters.draining);
+      sendJson(res, `{"result":"success","msg":"","events":[${outcome.join(",")}],"queue_id":${JSON.stringify(this.queueId)}}`, this.services.waiters.draining);
       this.settleRequest(res.req, res, true);
     }
   }
 }
 
 export function eventsHotRoute(services: EventsHotRouteServices): HotRoute {
-  const begin = (res: ServerResponse, settle: HotSettle, params: { queueId: string; lastEventId: number; dontBlock: boolean }, actor: Actor) => {
+  const begin = (res: ServerResponse, settle: HotSettle, params: PollParameters, actor: Actor) => {
     tagRequestUser(res.req, actor.id);
     // Polls are not rate limited (rate-limit.ts exempts them): a client re-polls after every answer.
     new HotPoll(services, res, settle, params, actor.id).start(res);
@@ -63,8 +124,8 @@ export function eventsHotRoute(services: EventsHotRouteServices): HotRoute {
   return hotRoute({
     method: "GET",
     path: "/api/v1/events",
-    serve({ req, query }, res, settle) {
-      const params = pollParameters(query);
+    serve({ req, search }, res, settle) {
+      const params = pollParameters(search);
       if (params === undefined) {
         settle(req, res, false);
         return;
@@ -82,10 +143,11 @@ export function eventsHotRoute(services: EventsHotRouteServices): HotRoute {
     },
   });
 }
-/** A small JSON answer in one write, headers and body together (a Buffer body is a second write). */
-function sendJsonText(res: ServerResponse, body: string, closeConnection: boolean): void {
-  const headers = { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) };
+/** A poll's JSON answer: headers and body. */
+function sendJson(res: ServerResponse, body: string | Buffer, closeConnection: boolean): void {
+  const headers = ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(typeof body === "string" ? Buffer.byteLength(body) : body.length)];
   // Shutting down: the client's next poll opens a connection, to another node.
-  res.writeHead(200, closeConnection ? { ...headers, Connection: "close" } : headers);
+  if (closeConnection) headers.push("Connection", "close");
+  res.writeHead(200, answerHeaders(res.req, headers));
   res.end(body);
 }

@@ -13,7 +13,7 @@ import {
   type StreamPosition,
 } from "@chat/bus";
 import { finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
-import { logger } from "@chat/logger";
+import { httpLogging, logger } from "@chat/logger";
 import { fanoutBatches, fanoutLag } from "@chat/metrics";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
 
@@ -201,7 +201,7 @@ export function createReadFanout(queues: QueueStore): ChangeBatchesHandler {
     await Promise.all(appending);
     recordFanout(items.map((item) => item.position));
     // Beside the request's own line (LOG_LEVEL=http), this follows a request to the queues it reached.
-    if (logger.isLevelEnabled("http")) {
+    if (httpLogging()) {
       items.forEach(({ batch, position }, i) =>
         logger.http("change delivered", { batchId: batch.id, realmId: batch.realmId, requestIds: batch.requestIds, queues: reached[i], position }),
       );

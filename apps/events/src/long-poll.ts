@@ -8,7 +8,7 @@
 // thousand are answered and come back at once.
 import { randomBytes } from "node:crypto";
 import type { EventEmitter } from "node:events";
-import type { QueuedEvent, QueueStore } from "@chat/bus";
+import type { AnnouncedEvents, QueuedEvent, QueueStore } from "@chat/bus";
 import type { LongPollWaiters, Waiter, Woken } from "./waiters.ts";
 
 /** A poll woken within this long of starting to wait is on a busy queue. */
@@ -98,6 +98,11 @@ export abstract class LongPoll<E> implements Waiter, PollRequest {
   /** Called once: the outcome, or the error that ended the poll. */
   protected abstract settle(outcome: PollOutcome<E> | undefined, error: unknown): void;
 
+  /** Called once, instead of settle, when the poll is answered with an announcement's events. */
+  protected settleAnnounced(events: AnnouncedEvents): void {
+    this.settle(this.reader.fromJson(events.json()), undefined);
+  }
+
   /** Begins the poll; `response`'s "close" (the client went away, or the answer went) ends it. */
   start(response: EventEmitter | null): void {
     if (response !== null) {
@@ -146,9 +151,9 @@ export abstract class LongPoll<E> implements Waiter, PollRequest {
     } else if (typeof woken === "object" && woken.firstId === this.lastEventId + 1) {
       // The announcement brought what follows the client's last event: no need to read it back,
       // nor, when the client polls again after these, to read the queue then (answered-queues.ts).
-      const texts = woken.json();
-      waiters.answered?.answeredFromAnnouncement(this.queueId, this.userId, woken.firstId + texts.length - 1);
-      this.end(this.reader.fromJson(texts));
+      waiters.answered?.answeredFromAnnouncement(this.queueId, this.userId, woken.firstId + woken.count - 1);
+      this.ended = true;
+      this.settleAnnounced(woken);
     } else {
       this.read(AFTER_WAKE);
     }

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import Redis from "ioredis";
-import { MemoryQueueStore, RedisQueueStore, type QueueStore } from "@chat/bus";
+import { MemoryQueueStore, ReadyEvents, RedisQueueStore, type QueueStore } from "@chat/bus";
 import { pollEvents, readEventsJson, type PollRead } from "../src/long-poll.ts";
 import { LongPollWaiters } from "../src/waiters.ts";
 
@@ -79,7 +79,7 @@ describe.each(stores)("a held poll on the %s queue store", (_name, createStore) 
     await held();
     await new Promise((resolve) => setTimeout(resolve, 120));
     // Events from 7 on, to a client whose last is -1: it lacks 0 to 6, so these are not its answer.
-    waiters.wake(queue.id, { firstId: 7, json: () => ['{"type":"not-this","id":7}'] });
+    waiters.wake(queue.id, new ReadyEvents(7, ['{"type":"not-this","id":7}']));
     await new Promise((resolve) => setTimeout(resolve, 50));
     await queues.append("s1", [{ queueId: queue.id, events: [{ type: "message", n: 0 }] }]);
     expect(((await poll) as string[]).map((text) => JSON.parse(text) as unknown)).toEqual([{ type: "message", n: 0, id: 0 }]);

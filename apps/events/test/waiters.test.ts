@@ -1,6 +1,7 @@
 // The node's registry of waiting polls: waits end at their queue's announcement or after their
 // deadline (never before it), several waiters on one queue are each told once, and a cancelled
 // wait is forgotten wherever it stood in its queue's chain.
+import { ReadyEvents } from "@chat/bus";
 import { LongPollWaiters, type Waiter, type Woken } from "../src/waiters.ts";
 
 class Recorder implements Waiter {
@@ -26,7 +27,7 @@ describe("LongPollWaiters", () => {
     const [a, b, c] = [new Recorder("q1"), new Recorder("q1"), new Recorder("q2")];
     for (const waiter of [a, b, c]) waiters.wait(waiter, Date.now() + 60_000);
     expect(waiters.size).toBe(3);
-    const events = { firstId: 3, json: () => ['{"id":3}'] };
+    const events = new ReadyEvents(3, ['{"id":3}']);
     waiters.wake("q1", events);
     waiters.wake("q1", events);
     expect(a.told.map((t) => t.woken)).toEqual([events]);

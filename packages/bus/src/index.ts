@@ -4,3 +4,4 @@ export type { BusLog } from "./log";
 export * from "./redis";
 export * from "./memory";
 export { changeBatchJson, serializedChangeBatch } from "./batch-json";
+export { ReadyEvents } from "./announced-events";

@@ -213,7 +213,13 @@ export interface QueuedEvent extends EventPayload {
  */
 export interface AnnouncedEvents {
   readonly firstId: number;
+  /** How many events: json().length. */
+  readonly count: number;
   json(): string[];
+  /** The UTF-8 length of json()'s texts joined by commas (a JSON array's members). */
+  jsonByteLength(): number;
+  /** Writes json()'s texts joined by commas into `target` at `offset` as UTF-8 (jsonByteLength() bytes); their length. */
+  writeJson(target: Buffer, offset: number): number;
 }
 
 export type QueueReadyListener = (queueId: string, events?: AnnouncedEvents) => void;

@@ -805,7 +805,14 @@ export function busContract(harness: BusHarness): void {
         [q1.id, 1],
         [q2.id, 0],
       ]);
-      for (const [id, events] of announced) expect(events!.json()).toEqual(await queues.readJson(id, events!.firstId - 1));
+      for (const [id, events] of announced) {
+        expect(events!.json()).toEqual(await queues.readJson(id, events!.firstId - 1));
+        expect(events!.count).toBe(events!.json().length);
+        // As bytes (how the hot route answers): the same texts joined, as UTF-8, at the offset given.
+        const bytes = Buffer.alloc(events!.jsonByteLength() + 4, "_");
+        expect(events!.writeJson(bytes, 2)).toBe(events!.jsonByteLength());
+        expect(bytes.toString("utf8")).toBe(`__${events!.json().join(",")}__`);
+      }
       expect(JSON.parse(announced[0][1]!.json()[0])).toEqual({ ...shared, id: 1 });
 
       // A source id applied already: announced again, with nothing to send along.

@@ -4,7 +4,7 @@ import express, { Router, type ErrorRequestHandler, type Express, type Request, 
 import { JsonableError, serviceUnavailableFor } from "@chat/core";
 import { logger } from "@chat/logger";
 import { multipartBody } from "./multipart.ts";
-import { requestIdOf } from "./request-tracking.ts";
+import { requestIdOf, sendRequestId } from "./request-tracking.ts";
 import { endpoint, serve, successBody, type Endpoint } from "./endpoints.ts";
 import { optionsRouter } from "./http-options.ts";
 
@@ -163,6 +163,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const trustedProxies = options.trustedProxies ?? ["loopback"];
   app.set("trust proxy", trustedProxies.length === 0 ? false : trustedProxies);
   app.set("query parser", "simple");
+  app.use(sendRequestId);
   // Before the body parser: an OPTIONS answer reads nothing but the path.
   app.use(optionsRouter([...healthEndpoints, ...(options.endpoints ?? [])], sendNotFound));
   app.use(express.urlencoded({ extended: false, limit: "5mb", parameterLimit: 10_000 }));

@@ -8,18 +8,35 @@ import querystring from "node:querystring";
 import qs from "qs";
 import { serviceUnavailableFor } from "@chat/core";
 import { bodyErrorJson } from "./app.ts";
-import { tagHotRoute } from "./request-tracking.ts";
+import { answerHeaders, tagHotRoute } from "./request-tracking.ts";
 
 /** As express.urlencoded is configured (app.ts): larger bodies go to Express, which refuses them. */
 const MAX_FORM_BYTES = 5 * 1024 * 1024;
 const MAX_FORM_PARAMETERS = 10_000;
 
 export interface HotRequest {
-  req: IncomingMessage;
-  /** The query string as Express's "simple" parser gives it (node:querystring). */
-  query: querystring.ParsedUrlQuery;
+  readonly req: IncomingMessage;
+  /** The query string as sent, without its `?` ("" for none). */
+  readonly search: string;
+  /** The query string as Express's "simple" parser gives it (node:querystring), parsed when first read. */
+  readonly query: querystring.ParsedUrlQuery;
   /** A POST's form body, parsed as express.urlencoded({ extended: false }) parses it. */
-  body: Record<string, unknown> | undefined;
+  readonly body: Record<string, unknown> | undefined;
+}
+
+/** A hot route's request: a route that reads its few parameters itself never has the query parsed. */
+class ParsedHotRequest implements HotRequest {
+  private parsedQuery: querystring.ParsedUrlQuery | undefined = undefined;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly search: string,
+    readonly body: Record<string, unknown> | undefined,
+  ) {}
+
+  get query(): querystring.ParsedUrlQuery {
+    return (this.parsedQuery ??= querystring.parse(this.search));
+  }
 }
 
 export interface HotRouteSpec {
@@ -102,9 +119,9 @@ export function withHotRoutes(app: RequestListener, routes: HotRoute[]): Request
     }
     const { route, settle } = entry;
     tagHotRoute(req, route.path);
-    const query = querystring.parse(question === -1 ? "" : url.slice(question + 1));
+    const search = question === -1 ? "" : url.slice(question + 1);
     if (route.method === "GET") {
-      startHotRoute(route, { req, query, body: undefined }, res, settle);
+      startHotRoute(route, new ParsedHotRequest(req, search, undefined), res, settle);
       return;
     }
     readBody(req).then(
@@ -119,7 +136,7 @@ export function withHotRoutes(app: RequestListener, routes: HotRoute[]): Request
         // Handed over parsed should Express answer it: its body parser leaves a request whose
         // body was read as it is.
         (req as IncomingMessage & { body?: unknown }).body = body;
-        startHotRoute(route, { req, query, body }, res, settle);
+        startHotRoute(route, new ParsedHotRequest(req, search, body), res, settle);
       },
       (error: unknown) => settle(req, res, false, error),
     );
@@ -160,7 +177,7 @@ function answerFailure(route: HotRoute, res: ServerResponse, error: unknown): bo
   const unavailable = serviceUnavailableFor(error);
   if (unavailable === null) return false;
   route.stats.served++;
-  res.writeHead(unavailable.status, { ...unavailable.headers, "Content-Type": "application/json; charset=utf-8" });
+  res.writeHead(unavailable.status, answerHeaders(res.req, [...Object.entries(unavailable.headers).flat(), "Content-Type", "application/json; charset=utf-8"]));
   res.end(JSON.stringify(unavailable.toJSON()));
   return true;
 }
@@ -169,6 +186,6 @@ function answerFailure(route: HotRoute, res: ServerResponse, error: unknown): bo
 export function sendJsonBody(res: ServerResponse, status: number, body: string): void {
   // Encoded once: a page of messages is a 58 KiB string of many joined pieces.
   const bytes = Buffer.from(body, "utf8");
-  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": bytes.length });
+  res.writeHead(status, answerHeaders(res.req, ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(bytes.length)]));
   res.end(bytes);
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Actor, ChangeOrigin } from "@chat/core";
-import { logger } from "@chat/logger";
+import { httpLogging, logger } from "@chat/logger";
 import { httpRequestDuration, httpRequestsInFlight } from "@chat/metrics";
 
 const HOT_ROUTE = Symbol("hot route");
@@ -44,6 +44,23 @@ export function originOf(req: IncomingMessage, actor: Pick<Actor, "realm_id">): 
   return { realmId: actor.realm_id, requestId: requestIdOf(req) };
 }
 
+/** Sets the request's id (trackRequest gave it one) on its response: Express's first middleware. */
+export function sendRequestId(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  const requestId = (req as Tagged)[REQUEST_ID];
+  if (requestId !== undefined) res.setHeader("X-Request-Id", requestId);
+  next();
+}
+
+/**
+ * Headers for an answer written without Express (hot routes), as a flat list of names and values
+ * (writeHead's quickest form), with the request's id when it has one.
+ */
+export function answerHeaders(req: IncomingMessage, headers: string[]): string[] {
+  const requestId = (req as Tagged)[REQUEST_ID];
+  if (requestId !== undefined) headers.push("X-Request-Id", requestId);
+  return headers;
+}
+
 /** The pattern that answered: Express's route (mount path included), a hot route's path, or "unmatched". */
 export function routeLabel(req: IncomingMessage): string {
   const tagged = req as Tagged;
@@ -68,9 +85,10 @@ type Tracked = Tagged & { [STARTED]?: number; [TRACKED_URL]?: string; [TRACKING]
 export function trackRequest(req: IncomingMessage, res: ServerResponse, options: TrackingOptions): void {
   const given = req.headers["x-request-id"];
   const requestId = typeof given === "string" && ACCEPTED_REQUEST_ID.test(given) ? given : randomUUID();
+  // Sent back by whatever answers (requestIdHeader): set here, it would take every answer off
+  // Node's quicker path for headers given all at once.
   (req as Tagged)[REQUEST_ID] = requestId;
-  res.setHeader("X-Request-Id", requestId);
-  const tracking = (options.measure ? MEASURE : 0) | (logger.isLevelEnabled("http") ? LOG : 0);
+  const tracking = (options.measure ? MEASURE : 0) | (httpLogging() ? LOG : 0);
   if (tracking === 0) return;
   // On the request, with one listener for all: ten thousand long polls are held at once, and a
   // closure, its context and a once-wrapper each showed in their memory.

@@ -10,3 +10,19 @@ export const logger = winston.createLogger({
 });
 
 export type Logger = typeof logger;
+
+let httpLevelOf: string | undefined;
+let httpEnabled = false;
+
+/**
+ * Whether `logger.http` lines are written (LOG_LEVEL=http or finer): asked for every request.
+ * winston's isLevelEnabled builds an array of its transports each time it is asked, so the answer
+ * is kept until the logger's level changes (its transports are fixed at creation).
+ */
+export function httpLogging(): boolean {
+  if (httpLevelOf !== logger.level) {
+    httpLevelOf = logger.level;
+    httpEnabled = logger.isLevelEnabled("http");
+  }
+  return httpEnabled;
+}

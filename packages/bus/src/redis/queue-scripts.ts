@@ -20,15 +20,18 @@ declare module "ioredis" {
   interface RedisCommander<Context> {
     /**
      * Appends to many queues of one realm in one call, each queue at most once per source id, and
-     * announces them. KEYS: the realm's poll and deadline sets, its info hash and its queue log,
-     * then per queue its hash, events and sources. ARGV: now, dedupe window, max events, the
-     * queue-ready channel, the most bytes of event text an announcement carries, the source ids
-     * (their count first), the distinct events' JSON (their count first), then per queue (in KEYS
-     * order) its id and its number of parts, and per part (in order) its source's 1-based index,
-     * its event count and each event's 1-based text index. Answers the number of queues that got
-     * events.
+     * announces them. KEYS: the realm's poll and deadline sets, its info hash and its queue log.
+     * ARGV: now, dedupe window, max events, the queue-ready channel, the most bytes of event text
+     * an announcement carries, the realm's key tag (each queue's keys are named from it), the
+     * source ids (their count first), the distinct events' JSON (their count first), then the
+     * queues, a line each of fields separated by spaces: its id and its number of parts, and per
+     * part (in order) its source's 1-based index, its event count and each event's 1-based text
+     * index. Answers the number of queues that got events.
      */
-    busQueueAppendMany(numKeys: number, ...keysAndArgs: (string | number)[]): Result<number, Context>;
+    busQueueAppendMany(
+      pollKey: string, deadlineKey: string, infoKey: string, logKey: string,
+      ...args: (string | number)[]
+    ): Result<number, Context>;
     /**
      * The user's least recently polled queues past `limit`, never `keepId` (the caller deletes
      * them); ids of queues already gone are dropped from the user's set.
@@ -45,10 +48,11 @@ declare module "ioredis" {
     ): Result<string[] | null, Context>;
     /**
      * Acknowledges events of many queues of one realm, as a read does, without answering them.
-     * KEYS: the realm's poll and deadline sets, then per queue its hash and events. ARGV: now, then
-     * per queue its id, owner and last event id. Answers the ids of queues missing or another's.
+     * KEYS: the realm's poll and deadline sets. ARGV: now, the realm's key tag, and a line
+     * "<queue id> <last event id>" per queue. Answers the ids of queues missing or not the user's
+     * their id names.
      */
-    busQueueAcknowledgeMany(numKeys: number, ...keysAndArgs: (string | number)[]): Result<string[], Context>;
+    busQueueAcknowledgeMany(pollKey: string, deadlineKey: string, now: number, realmTag: string, acks: string): Result<string[], Context>;
     /** 1 if deleted; 0 if missing or (when expiring, given the time) not idle for its timeout. */
     busQueueDelete(
       queueKey: string, eventsKey: string, sourcesKey: string, infoKey: string, pollKey: string, deadlineKey: string,
@@ -130,8 +134,9 @@ local window = tonumber(ARGV[2])
 local maxEvents = tonumber(ARGV[3])
 local channel = ARGV[4]
 local maxAnnouncedBytes = tonumber(ARGV[5])
-local sourceCount = tonumber(ARGV[6])
-local sourceBase = 6
+local tag = ARGV[6]
+local sourceCount = tonumber(ARGV[7])
+local sourceBase = 7
 local variants = tonumber(ARGV[sourceBase + sourceCount + 1])
 local textBase = sourceBase + sourceCount + 1
 local announced = {}
@@ -139,21 +144,25 @@ local others = {}
 -- Each distinct text without its closing brace, once: a queue's copy is one concatenation.
 local opened = {}
 for v = 1, variants do opened[v] = string.sub(ARGV[textBase + v], 1, -2) end
-local i = textBase + 1 + variants
-local k = 5
-while i <= #ARGV do
-  local queueId = ARGV[i]
-  local parts = tonumber(ARGV[i + 1])
-  local queueKey = KEYS[k]
-  local eventsKey = KEYS[k + 1]
-  local sourcesKey = KEYS[k + 2]
-  -- Its parts: [source, first ARGV index of its text indexes, event count].
+-- A line per queue (given as one argument: as hundreds of arguments they cost the node several
+-- times more to send than the events did): its fields are its id, its number of parts, and per part
+-- its source's index, its event count and each event's text index.
+for line in string.gmatch(ARGV[textBase + variants + 1], '[^\\n]+') do
+  local fields = {}
+  for field in string.gmatch(line, '%S+') do fields[#fields + 1] = field end
+  local queueId = fields[1]
+  local parts = tonumber(fields[2])
+  -- Named from the realm's tag as keys.ts names them (see ACKNOWLEDGE_MANY).
+  local queueKey = tag .. 'q:' .. queueId
+  local eventsKey = tag .. 'qe:' .. queueId
+  local sourcesKey = tag .. 'qs:' .. queueId
+  -- Its parts: [source, index in fields of its first text index, event count].
   local list = {}
   local sources = {}
-  local at = i + 2
+  local at = 3
   for p = 1, parts do
-    local source = ARGV[sourceBase + tonumber(ARGV[at])]
-    local count = tonumber(ARGV[at + 1])
+    local source = ARGV[sourceBase + tonumber(fields[at])]
+    local count = tonumber(fields[at + 1])
     list[p] = { source, at + 2, count }
     sources[p] = source
     at = at + 2 + count
@@ -196,7 +205,7 @@ while i <= #ARGV do
       local id = first
       for _, part in ipairs(fresh) do
         for j = 0, part[3] - 1 do
-          local index = tonumber(ARGV[part[2] + j])
+          local index = tonumber(fields[part[2] + j])
           entry[#entry + 1] = index - 1
           args[#args + 1] = id
           args[#args + 1] = opened[index] .. ',"id":' .. string.format('%d', id) .. '}'
@@ -211,8 +220,6 @@ while i <= #ARGV do
       announced[#announced + 1] = entry
     end
   end
-  i = at
-  k = k + 3
 end
 if #announced == 0 and #others == 0 then return 0 end
 local textBytes = 0
@@ -284,18 +291,21 @@ acknowledge(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[1], ARGV[2])
 return redis.call('ZRANGE', KEYS[2], 0, -1)
 `;
 
-// KEYS: the realm's poll and deadline sets, then per queue its hash and events. ARGV: now, then
-// per queue its id, owner and last event id. Answers the ids of the queues missing or not their
-// owner's, which are left as they are.
+// KEYS: the realm's poll and deadline sets. ARGV: now, the realm's key tag, then one line per queue,
+// "<queue id> <last event id>". Each queue's own keys are named here from the tag, as keys.ts
+// names them (BusKeys.queue, queueEvents), as BullMQ's scripts name a job's keys: they share the
+// tag, so the slot, of the declared keys. Given as arguments they were most of what an
+// acknowledgment cost the node to send (two key names each, made and encoded per poll). Answers the
+// ids of the queues missing or not the user's their id names, which are left as they are.
 const ACKNOWLEDGE_MANY = `${ACKNOWLEDGE}
+local now, tag = ARGV[1], ARGV[2]
 local missing = {}
-for i = 0, (#KEYS - 2) / 2 - 1 do
-  local queueKey, eventsKey = KEYS[3 + 2 * i], KEYS[4 + 2 * i]
-  local queueId, ownerId, lastEventId = ARGV[2 + 3 * i], ARGV[3 + 3 * i], ARGV[4 + 3 * i]
-  if redis.call('HGET', queueKey, 'userId') ~= ownerId then
+for queueId, lastEventId in string.gmatch(ARGV[3], '([^ \\n]+) ([^\\n]+)') do
+  local queueKey = tag .. 'q:' .. queueId
+  if redis.call('HGET', queueKey, 'userId') ~= string.match(queueId, '^%d+:(%d+):') then
     missing[#missing + 1] = queueId
   else
-    acknowledge(queueKey, eventsKey, KEYS[1], KEYS[2], queueId, lastEventId, ARGV[1])
+    acknowledge(queueKey, tag .. 'qe:' .. queueId, KEYS[1], KEYS[2], queueId, lastEventId, now)
   end
 end
 return missing
@@ -342,9 +352,9 @@ export function defineQueueScripts(redis: RedisClient): void {
   if (defined.has(redis)) return;
   defined.add(redis);
   redis.defineCommand("busQueueEvict", { numberOfKeys: 4, lua: EVICT });
-  redis.defineCommand("busQueueAppendMany", { lua: APPEND_MANY });
+  redis.defineCommand("busQueueAppendMany", { numberOfKeys: 4, lua: APPEND_MANY });
   redis.defineCommand("busQueueRead", { numberOfKeys: 4, lua: READ });
-  redis.defineCommand("busQueueAcknowledgeMany", { lua: ACKNOWLEDGE_MANY });
+  redis.defineCommand("busQueueAcknowledgeMany", { numberOfKeys: 2, lua: ACKNOWLEDGE_MANY });
   redis.defineCommand("busQueueDelete", { numberOfKeys: 8, lua: DELETE });
   redis.defineCommand("busQueueLogSince", { numberOfKeys: 2, lua: LOG_SINCE });
 }

@@ -1,7 +1,7 @@
 import { chunked, DEDUPE_WINDOW_MS, DEFAULT_MAX_EVENTS_PER_QUEUE, DEFAULT_MAX_QUEUES_PER_USER, newQueueId } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAck, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore, type QueueTarget } from "../types";
-import { MAX_ANNOUNCED_TEXT_BYTES, SplicedEvents } from "../announced-events";
+import { AnnouncedTexts, MAX_ANNOUNCED_TEXT_BYTES, SplicedEvents } from "../announced-events";
 import { connectRedis, type RedisClient, type RedisTarget } from "./connection";
 import { BusKeys, queueOwner, type QueueOwner } from "./keys";
 import { throwFirstError } from "./results";
@@ -19,8 +19,6 @@ const IDLE_SCAN_BATCH = 500;
 const REALM_COPY_IDLE_MS = 10 * 60_000;
 /** Queues one append script call fills at most. */
 const APPEND_QUEUES_PER_CALL = 100;
-/** The store's scripts whose keys are counted in their first argument. */
-const MANY_KEY_SCRIPTS = ["busQueueAppendMany", "busQueueAcknowledgeMany"];
 
 /**
  * Event queues in Redis. Per queue: a hash (`q:`), a sorted set of events scored by id (`qe:`) and
@@ -52,14 +50,11 @@ export class RedisQueueStore implements QueueStore {
     this.maxEventsPerQueue = options.maxEventsPerQueue ?? DEFAULT_MAX_EVENTS_PER_QUEUE;
     this.maxQueuesPerUser = options.maxQueuesPerUser ?? DEFAULT_MAX_QUEUES_PER_USER;
     // Auto-pipelined: when a message reaches a big stream a thousand woken polls read their queues
-    // in the same turn, and a write each cost more than the rest of a poll.
-    // A cluster client pipelines commands by the node of their first argument, which for these
-    // scripts of many keys is their number of keys: sent in a pipeline with other commands, one of
-    // them could go to the wrong node. They are sent on their own (each keeps to one slot).
-    this.redis = connectRedis(this.target, "queue store", this.log, {
-      enableAutoPipelining: true,
-      ...(this.target.clusterNodes !== undefined ? { autoPipeliningIgnoredCommands: MANY_KEY_SCRIPTS } : {}),
-    });
+    // in the same turn, and a write each cost more than the rest of a poll. A cluster client
+    // pipelines commands by the node of their first argument, so every script here declares a
+    // fixed number of keys (ioredis then routes by the first key): a script whose key count came
+    // first could go to the wrong node (cluster contract test).
+    this.redis = connectRedis(this.target, "queue store", this.log, { enableAutoPipelining: true });
     defineQueueScripts(this.redis);
   }
 
@@ -192,29 +187,28 @@ export class RedisQueueStore implements QueueStore {
         const variants = new Map<EventPayload, number>();
         const texts: string[] = [];
         const sources = new Map<string, number>();
-        const keys: string[] = [k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.queueInfo(realmId), k.queueLog(realmId)];
-        const perQueue: (string | number)[] = [];
+        const lines: string[] = [];
         for (const [queueId, parts] of chunk) {
-          keys.push(k.queue(realmId, queueId), k.queueEvents(realmId, queueId), k.queueSources(realmId, queueId));
-          perQueue.push(queueId, parts.length);
+          let line = `${queueId} ${parts.length}`;
           for (const { sourceId, events } of parts) {
             let source = sources.get(sourceId);
             if (source === undefined) sources.set(sourceId, (source = sources.size + 1));
-            perQueue.push(source, events.length);
+            line += ` ${source} ${events.length}`;
             for (const event of events) {
               let index = variants.get(event);
               if (index === undefined) {
                 texts.push(eventJsonWithoutId(event));
                 variants.set(event, (index = texts.length));
               }
-              perQueue.push(index);
+              line += ` ${index}`;
             }
           }
+          lines.push(line);
         }
         return this.redis.busQueueAppendMany(
-          keys.length, ...keys,
-          now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, k.queueReadyChannel(), MAX_ANNOUNCED_TEXT_BYTES,
-          sources.size, ...sources.keys(), texts.length, ...texts, ...perQueue,
+          k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.queueInfo(realmId), k.queueLog(realmId),
+          now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, k.queueReadyChannel(), MAX_ANNOUNCED_TEXT_BYTES, k.realmTag(realmId),
+          sources.size, ...sources.keys(), texts.length, ...texts, lines.join("\n"),
         );
       }),
     );
@@ -245,20 +239,16 @@ export class RedisQueueStore implements QueueStore {
     const missing: string[] = [];
     for (const ack of acks) {
       const owner = queueOwner(ack.queueId);
-      if (owner === null) missing.push(ack.queueId);
+      // A queue's id names its user: one named for another is not this user's queue.
+      if (owner === null || owner.userId !== ack.ownerId) missing.push(ack.queueId);
       else (byRealm.get(owner.realmId) ?? byRealm.set(owner.realmId, []).get(owner.realmId)!).push(ack);
     }
     const k = this.keys;
     // One call per realm (its keys share a slot), in calls of bounded size.
     const calls = [...byRealm].flatMap(([realmId, realmAcks]) =>
       chunked(realmAcks, APPEND_QUEUES_PER_CALL).map((chunk) => {
-        const keys = [k.queuesByPoll(realmId), k.queuesByDeadline(realmId)];
-        const args: (string | number)[] = [now];
-        for (const { queueId, lastEventId, ownerId } of chunk) {
-          keys.push(k.queue(realmId, queueId), k.queueEvents(realmId, queueId));
-          args.push(queueId, ownerId, lastEventId);
-        }
-        return this.redis.busQueueAcknowledgeMany(keys.length, ...keys, ...args);
+        const lines = chunk.map(({ queueId, lastEventId }) => `${queueId} ${lastEventId}`).join("\n");
+        return this.redis.busQueueAcknowledgeMany(k.queuesByPoll(realmId), k.queuesByDeadline(realmId), now, k.realmTag(realmId), lines);
       }),
     );
     for (const gone of await Promise.all(calls)) missing.push(...gone);
@@ -461,10 +451,11 @@ function* announcedQueues(message: unknown): Generator<[string, AnnouncedEvents 
   if (typeof message !== "object" || message === null) return;
   const { texts, queues, ids } = message as { texts?: unknown; queues?: unknown; ids?: unknown };
   if (Array.isArray(texts) && Array.isArray(queues)) {
+    const shared = new AnnouncedTexts(texts as string[]);
     for (const entry of queues) {
       if (!Array.isArray(entry) || typeof entry[0] !== "string" || typeof entry[1] !== "number") continue;
       const [queueId, firstId, ...indexes] = entry as [string, number, ...number[]];
-      yield [queueId, new SplicedEvents(firstId, texts as string[], indexes)];
+      yield [queueId, new SplicedEvents(firstId, shared, indexes)];
     }
   }
   if (Array.isArray(ids)) for (const queueId of ids) if (typeof queueId === "string") yield [queueId, undefined];
