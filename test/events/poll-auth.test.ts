@@ -119,6 +119,24 @@ describeOnPostgres("poll authentication trusts checked copies until Postgres say
     expect(auth.authenticateNow(req)?.id).toBe(user.id);
   });
 
+  test("a registration's login is kept: the client's next registration and its DELETE run no statement, and are refused once a deactivation is heard", async () => {
+    const user = await createTestUser(server, "Registering Client");
+    await actorRowsSettled(server);
+    let before = { ...pollAuth(server).stats };
+    const first = await register(user);
+    expect(since(pollAuth(server), before)).toMatchObject({ statements: 0, logins: 1 });
+    before = { ...pollAuth(server).stats };
+    const second = await register(user);
+    expect((await user.client.delete("/events", { queue_id: first })).body.result).toBe("success");
+    expect(since(pollAuth(server), before)).toEqual({ trusted: 2, statements: 0, checked: 0, logins: 0 });
+    const heard = actorRowNotified(server, `u${user.id}`);
+    expect((await server.owner.delete(`/users/${user.id}`)).body.result).toBe("success");
+    await heard;
+    for (const refused of [await user.client.delete("/events", { queue_id: second }), await user.client.post("/register", {})]) {
+      expect([refused.status, refused.body]).toEqual([401, expect.objectContaining({ result: "error", code: "USER_DEACTIVATED" })]);
+    }
+  });
+
   test("a new API key: once its notification arrives, the old key's next poll is refused by the ordinary route", async () => {
     const { user, queueId } = await trustedPoller(server, "Rekeyed Trusted Poller");
     const heard = actorRowNotified(server, `u${user.id}`);

@@ -43,9 +43,9 @@ export async function startEventTier(services: EventServices): Promise<EventTier
   const router = createRouter();
   // This node's copy of what /register shows every member of a realm.
   const ctx = { ...services.ctx, realmState: services.ctx.realmState ?? new RealmStateCache(services.prisma) };
-  router.use(eventRoutes({ ...services, ctx }, waiters));
   const actorRows = listenForActorRows(services.listen);
   const auth = new PollAuthenticator(services.prisma, new ActorCache(), services.ctx.externalHost, actorRows.validity);
+  router.use(eventRoutes({ ...services, ctx }, waiters, auth));
   const hotRoutes = [eventsHotRoute({ queues: services.bus.queues, waiters, auth, heartbeatMs: services.heartbeatMs })];
   return {
     router,

@@ -16,8 +16,10 @@ import {
   type RegisterOptions,
   defaultEventsNarrow,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, requestProtocol, requireUser, route, schema, serve, success, successBody, successJsonBytes } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, requestProtocol, route, schema, serve, success, successBody, successJsonBytes } from "@chat/http";
+import type { PollAuthenticator } from "./poll-auth.ts";
 import type { QueueSettings } from "./queue-settings.ts";
+import { requireUserKnownToNode } from "./trusted-user.ts";
 import type { EventServices } from "./services.ts";
 import { pollEvents, readEvents } from "./long-poll.ts";
 import type { LongPollWaiters } from "./waiters.ts";
@@ -89,13 +91,13 @@ export const eventEndpoints = {
   }),
 };
 
-export function eventRoutes(services: EventServices, waiters: LongPollWaiters): Router {
+export function eventRoutes(services: EventServices, waiters: LongPollWaiters, auth: PollAuthenticator): Router {
   const router = Router();
   const { prisma, bus, ctx } = services;
   // /register's statements, raw ones on the driver (lean-reader.ts).
   const registerDb = withLeanRawQueries(prisma);
   const { queues, changes } = bus;
-  router.use(["/register", "/events"], requireUser({ prisma, externalHost: ctx.externalHost, rateLimits: services.rateLimits }));
+  router.use(["/register", "/events"], requireUserKnownToNode(auth, { prisma, externalHost: ctx.externalHost, rateLimits: services.rateLimits }));
 
   serve(
     router,
