@@ -122,6 +122,25 @@ describe.each(MODES)("GET /events before Express (%s)", (mode) => {
     expect(woken.body.events.map((e: { id: number; message: { content: string } }) => [e.id, e.message.content])).toEqual([[0, "caf\u00e9 \u2028 \ud83d\ude00"]]);
   });
 
+  test("DELETE /events: the plain request (its queue id in the query or the body) is served before Express; anything else is the ordinary route's", async () => {
+    const deleteRoute = server.running.hotRoutes.find((route) => route.method === "DELETE" && route.path === "/api/v1/events")!;
+    const bob = await createTestUser(server, "Bob Deleter");
+    const [inQuery, inBody, bobs, extra] = [await register(alice), await register(alice), await register(bob), await register(alice)];
+    const { served, declined } = deleteRoute.stats;
+    const byQuery = await alice.client.raw("delete", `/events?queue_id=${encodeURIComponent(inQuery)}`).set("X-Request-Id", "delete-1");
+    expect([byQuery.status, byQuery.body, byQuery.headers["x-request-id"]]).toEqual([200, { result: "success", msg: "" }, "delete-1"]);
+    expect((await alice.client.delete("/events", { queue_id: inBody })).body).toEqual({ result: "success", msg: "" });
+    expect(deleteRoute.stats).toMatchObject({ served: served + 2, declined });
+    for (const gone of [inQuery, inBody]) expect((await poll(alice, gone)).body.code).toBe("BAD_EVENT_QUEUE_ID");
+    // Another's queue, one already gone, and another parameter: Express answers, as it always did.
+    expect((await alice.client.delete("/events", { queue_id: bobs })).body).toMatchObject({ result: "error", code: "BAD_EVENT_QUEUE_ID" });
+    expect((await alice.client.delete("/events", { queue_id: inBody })).body).toMatchObject({ result: "error", code: "BAD_EVENT_QUEUE_ID" });
+    expect((await alice.client.delete("/events", { queue_id: extra, client: "test" })).body).toEqual({ result: "success", msg: "" });
+    expect(deleteRoute.stats).toMatchObject({ served: served + 2, declined: declined + 3 });
+    expect((await poll(bob, bobs)).body.result).toBe("success");
+    expect((await poll(alice, extra)).body.code).toBe("BAD_EVENT_QUEUE_ID");
+  });
+
   test("many polls at once are answered, each with its own queue", async () => {
     // Created one after another: what is at once here is the polls. Twenty user creations at once
     // waited out the database pool's 1.5 s on a loaded CI machine and were answered 503.

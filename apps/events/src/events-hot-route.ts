@@ -4,7 +4,7 @@
 // (no copy of the user that still holds, an unusual parameter, a queue that is not the user's)
 // goes to the ordinary route, which answers as it always has, errors included.
 import type { ServerResponse } from "node:http";
-import { answerHeaders, hotRoute, tagRequestUser, type HotRoute, type HotSettle } from "@chat/http";
+import { answerHeaders, countHotRequest, hotRoute, sendJsonBody, tagRequestUser, type HotRoute, type HotSettle, type RateLimits } from "@chat/http";
 import type { AnnouncedEvents } from "@chat/bus";
 import type { Actor } from "@chat/core";
 import { LongPoll, readEventsJson, type PollOutcome, type PollServices } from "./long-poll.ts";
@@ -12,6 +12,7 @@ import type { PollAuthenticator } from "./poll-auth.ts";
 
 export interface EventsHotRouteServices extends PollServices {
   auth: PollAuthenticator;
+  rateLimits: RateLimits;
 }
 
 const QUEUE_ID = /^[\x21-\x7e]{1,100}$/;
@@ -61,9 +62,10 @@ function pollParameters(search: string): PollParameters | undefined {
 /** A query value decoded as querystring decodes it ("+" is a space), or undefined if it does not decode. */
 function queryValue(search: string, start: number, end: number): string | undefined {
   const raw = search.slice(start, end);
-  if (raw.indexOf("%") === -1 && raw.indexOf("+") === -1) return raw;
+  const plus = raw.indexOf("+") !== -1;
+  if (!plus && raw.indexOf("%") === -1) return raw;
   try {
-    return decodeURIComponent(raw.replaceAll("+", " "));
+    return decodeURIComponent(plus ? raw.replaceAll("+", " ") : raw);
   } catch {
     return undefined;
   }
@@ -143,6 +145,46 @@ export function eventsHotRoute(services: EventsHotRouteServices): HotRoute {
     },
   });
 }
+/**
+ * DELETE /events (a client closing, or the event benchmark's registrations) answered before
+ * Express: only the plain request, the queue id alone (in the query or a form body) of a queue of
+ * the user's, as the node's copy of the user (poll-auth.ts); anything else is the ordinary route's.
+ */
+export function deleteQueueHotRoute(services: EventsHotRouteServices): HotRoute {
+  return hotRoute({
+    method: "DELETE",
+    path: "/api/v1/events",
+    async handle({ req, search, body }, res) {
+      const queueId = deletedQueueId(search, body);
+      if (queueId === undefined) return false;
+      const actor = await services.auth.authenticate(req);
+      if (actor === undefined) return false;
+      tagRequestUser(req, actor.id);
+      if (!(await countHotRequest(services.rateLimits, req, actor.id))) return false;
+      const queue = await services.queues.get(queueId);
+      // Gone or another's: the ordinary route says BAD_EVENT_QUEUE_ID.
+      if (queue === null || queue.userId !== actor.id) return false;
+      await services.queues.delete(queueId);
+      sendJsonBody(res, 200, DELETED);
+      return true;
+    },
+  });
+}
+
+const DELETED = JSON.stringify({ result: "success", msg: "" });
+
+/** The queue id of a plain DELETE: `queue_id` alone, once, in the query or the body; else undefined. */
+function deletedQueueId(search: string, body: Record<string, unknown> | undefined): string | undefined {
+  const inBody = body === undefined ? [] : Object.keys(body);
+  if (inBody.length > 0) {
+    if (search !== "" || inBody.length !== 1 || typeof body!.queue_id !== "string") return undefined;
+    return QUEUE_ID.test(body!.queue_id) ? body!.queue_id : undefined;
+  }
+  if (!search.startsWith("queue_id=") || search.indexOf("&") !== -1) return undefined;
+  const queueId = queryValue(search, "queue_id=".length, search.length);
+  return queueId !== undefined && QUEUE_ID.test(queueId) ? queueId : undefined;
+}
+
 /** A poll's JSON answer: headers and body. */
 function sendJson(res: ServerResponse, body: string | Buffer, closeConnection: boolean): void {
   const headers = ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(typeof body === "string" ? Buffer.byteLength(body) : body.length)];

@@ -6,7 +6,7 @@ import { ActorCache, RealmStateCache } from "@chat/core";
 import type { HotRoute } from "@chat/http";
 import { measureAtScrape } from "@chat/metrics";
 import { listenForActorRows } from "./actor-row-listener.ts";
-import { eventsHotRoute } from "./events-hot-route.ts";
+import { deleteQueueHotRoute, eventsHotRoute } from "./events-hot-route.ts";
 import { PollAuthenticator } from "./poll-auth.ts";
 import { createReadFanout } from "./fanout.ts";
 import { eventRoutes } from "./routes.ts";
@@ -46,7 +46,8 @@ export async function startEventTier(services: EventServices): Promise<EventTier
   const actorRows = listenForActorRows(services.listen);
   const auth = new PollAuthenticator(services.prisma, new ActorCache(), services.ctx.externalHost, actorRows.validity);
   router.use(eventRoutes({ ...services, ctx }, waiters, auth));
-  const hotRoutes = [eventsHotRoute({ queues: services.bus.queues, waiters, auth, heartbeatMs: services.heartbeatMs })];
+  const hotServices = { queues: services.bus.queues, waiters, auth, heartbeatMs: services.heartbeatMs, rateLimits: services.rateLimits };
+  const hotRoutes = [eventsHotRoute(hotServices), deleteQueueHotRoute(hotServices)];
   return {
     router,
     hotRoutes,

@@ -104,10 +104,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const root = role === "events" ? undefined : fileRoutes(apiServices);
     expressApp = createHttpApp({ api, root, trustedProxies: config.trustedProxies, readiness, endpoints: servedEndpoints(role) });
     const app = withHotRoutes(expressApp, hotRoutes);
+    const tracking = { measure: observing };
     server = createJsonHttpServer((req, res) => {
       // Shutting down: no connection is kept for another request.
       if (draining) res.setHeader("Connection", "close");
-      trackRequest(req, res, { measure: observing });
+      trackRequest(req, res, tracking);
       app(req, res);
     });
     // Long polls hold a request for up to the heartbeat wait; keep sockets open past it.

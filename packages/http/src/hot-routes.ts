@@ -40,7 +40,8 @@ class ParsedHotRequest implements HotRequest {
 }
 
 export interface HotRouteSpec {
-  method: "GET" | "POST";
+  /** A GET has no body; a POST has a form body; a DELETE has a form body or none. */
+  method: "GET" | "POST" | "DELETE";
   /** Matched exactly (Express would also accept other spellings, which go to Express). */
   path: string;
   /** Answers and resolves true, or resolves false without touching `res`. */
@@ -113,14 +114,15 @@ export function withHotRoutes(app: RequestListener, routes: HotRoute[]): Request
     const question = url.indexOf("?");
     const entry = byKey.get(`${req.method} ${question === -1 ? url : url.slice(0, question)}`);
     // A GET's body would be a parameter source too (Zulip reads both): only Express reads those.
-    if (entry === undefined || (entry.route.method === "GET" ? hasBody(req) : !isPlainForm(req))) {
+    const bodyless = entry !== undefined && entry.route.method !== "POST" && !hasBody(req);
+    if (entry === undefined || (entry.route.method === "GET" ? !bodyless : !bodyless && !isPlainForm(req))) {
       app(req, res);
       return;
     }
     const { route, settle } = entry;
     tagHotRoute(req, route.path);
     const search = question === -1 ? "" : url.slice(question + 1);
-    if (route.method === "GET") {
+    if (bodyless) {
       startHotRoute(route, new ParsedHotRequest(req, search, undefined), res, settle);
       return;
     }

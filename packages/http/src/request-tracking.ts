@@ -21,6 +21,18 @@ type Tagged = IncomingMessage & {
   baseUrl?: string;
 };
 
+/**
+ * A new request id, shaped as a UUID: this process's random first 24 characters, then a count.
+ * Unique per process and, by the random part, across processes; a random UUID per request cost a
+ * node answering thousands of long polls a second more than the rest of its tracking.
+ */
+const REQUEST_ID_PREFIX = randomUUID().slice(0, 24);
+let requestCount = 0;
+function newRequestId(): string {
+  requestCount = (requestCount + 1) % 2 ** 48;
+  return REQUEST_ID_PREFIX + requestCount.toString(16).padStart(12, "0");
+}
+
 /** A request id a client may choose: a token that is safe in a log line and a header. */
 const ACCEPTED_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -84,7 +96,7 @@ type Tracked = Tagged & { [STARTED]?: number; [TRACKED_URL]?: string; [TRACKING]
 
 export function trackRequest(req: IncomingMessage, res: ServerResponse, options: TrackingOptions): void {
   const given = req.headers["x-request-id"];
-  const requestId = typeof given === "string" && ACCEPTED_REQUEST_ID.test(given) ? given : randomUUID();
+  const requestId = typeof given === "string" && ACCEPTED_REQUEST_ID.test(given) ? given : newRequestId();
   // Sent back by whatever answers (requestIdHeader): set here, it would take every answer off
   // Node's quicker path for headers given all at once.
   (req as Tagged)[REQUEST_ID] = requestId;

@@ -369,7 +369,7 @@ export class RedisQueueStore implements QueueStore {
         this.log("malformed queue-ready message", error);
         return;
       }
-      for (const [queueId, events] of announcedQueues(parsed)) {
+      forEachAnnouncedQueue(parsed, (queueId, events) => {
         for (const listener of this.listeners) {
           try {
             listener(queueId, events);
@@ -377,7 +377,7 @@ export class RedisQueueStore implements QueueStore {
             this.log("queue-ready listener failed", error);
           }
         }
-      }
+      });
     });
     await this.subscriber.subscribe(this.keys.queueReadyChannel());
   }
@@ -440,12 +440,12 @@ export class RedisQueueStore implements QueueStore {
  * A queue-ready message, as the append script publishes it: the queues that got events, with the
  * events unless their texts are too long to send along ({texts, queues: [[id, first id, ...text
  * indexes]], ids}); or a plain array of queue ids (announcements without events: evictions,
- * redelivered batches, dropped queues). Yields the queues it names, each with its events when it
- * carries them.
+ * redelivered batches, dropped queues). Calls `each` with each queue it names, and its events when
+ * it carries them.
  */
-function* announcedQueues(message: unknown): Generator<[string, AnnouncedEvents | undefined]> {
+function forEachAnnouncedQueue(message: unknown, each: (queueId: string, events: AnnouncedEvents | undefined) => void): void {
   if (Array.isArray(message)) {
-    for (const queueId of message) if (typeof queueId === "string") yield [queueId, undefined];
+    for (const queueId of message) if (typeof queueId === "string") each(queueId, undefined);
     return;
   }
   if (typeof message !== "object" || message === null) return;
@@ -454,11 +454,10 @@ function* announcedQueues(message: unknown): Generator<[string, AnnouncedEvents 
     const shared = new AnnouncedTexts(texts as string[]);
     for (const entry of queues) {
       if (!Array.isArray(entry) || typeof entry[0] !== "string" || typeof entry[1] !== "number") continue;
-      const [queueId, firstId, ...indexes] = entry as [string, number, ...number[]];
-      yield [queueId, new SplicedEvents(firstId, shared, indexes)];
+      each(entry[0], new SplicedEvents(entry[1], shared, (entry as number[]).slice(2)));
     }
   }
-  if (Array.isArray(ids)) for (const queueId of ids) if (typeof queueId === "string") yield [queueId, undefined];
+  if (Array.isArray(ids)) for (const queueId of ids) if (typeof queueId === "string") each(queueId, undefined);
 }
 
 /** `id` is assigned by the script; one the caller left in the payload would be a duplicate key. */
