@@ -33,12 +33,12 @@ declare module "ioredis" {
       ...args: (string | number)[]
     ): Result<number, Context>;
     /**
-     * The user's least recently polled queues past `limit`, never `keepId` (the caller deletes
-     * them); ids of queues already gone are dropped from the user's set.
+     * Makes a queue; answers the user's least recently polled queues past `limit`, never the new
+     * one (the caller deletes them). Ids of queues already gone are dropped from the user's set.
      */
-    busQueueEvict(
-      userQueuesKey: string, infoKey: string, pollKey: string, deadlineKey: string,
-      limit: number, keepId: string,
+    busQueueCreate(
+      queueKey: string, infoKey: string, logKey: string, pollKey: string, deadlineKey: string, userQueuesKey: string,
+      queueId: string, userId: number, realmId: number, nowMs: number, idleTimeoutMs: number | "", info: string, limit: number,
     ): Result<string[], Context>;
     /** Remaining events as JSON, or null if the queue is gone. */
     /** Given an owner ('' for any), null also if the queue is another user's. */
@@ -243,26 +243,53 @@ redis.call('PUBLISH', channel, message)
 return #announced
 `;
 
-// A user's queues past the limit, least recently polled first (KEYS: the user's set, the realm's
-// info hash, poll and deadline sets; ARGV: limit, the id to keep).
-const EVICT = `${QUEUE_INFO}
-local limit = tonumber(ARGV[1])
-local live = {}
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local info = redis.call('HGET', KEYS[2], id)
-  if not info then
-    redis.call('SREM', KEYS[1], id)
-  elseif id ~= ARGV[2] then
-    local _, _, timeout = unpackInfo(info)
-    live[#live + 1] = { id = id, polled = lastPoll(id, timeout, KEYS[3], KEYS[4]) }
+// A user's queues past the limit, least recently polled first; ids of queues already gone are
+// dropped from the user's set.
+const EVICT_FUNCTION = `${QUEUE_INFO}
+local function evict(userQueuesKey, infoKey, pollKey, deadlineKey, limitArg, keepId)
+  local limit = tonumber(limitArg)
+  local live = {}
+  for _, id in ipairs(redis.call('SMEMBERS', userQueuesKey)) do
+    local info = redis.call('HGET', infoKey, id)
+    if not info then
+      redis.call('SREM', userQueuesKey, id)
+    elseif id ~= keepId then
+      local _, _, timeout = unpackInfo(info)
+      live[#live + 1] = { id = id, polled = lastPoll(id, timeout, pollKey, deadlineKey) }
+    end
   end
+  local evicted = {}
+  local excess = #live + 1 - limit
+  if excess <= 0 then return evicted end
+  table.sort(live, function(a, b) return a.polled < b.polled end)
+  for i = 1, excess do evicted[#evicted + 1] = live[i].id end
+  return evicted
 end
-local evicted = {}
-local excess = #live + 1 - limit
-if excess <= 0 then return evicted end
-table.sort(live, function(a, b) return a.polled < b.polled end)
-for i = 1, excess do evicted[#evicted + 1] = live[i].id end
-return evicted
+`;
+
+// Makes a queue (its hash, its settings in the realm's hash, its line in the queue log, the
+// user's set and the poll or deadline set) and answers the user's queues past the limit, which
+// the caller deletes. One script rather than a transaction of six commands: a registration's
+// commands each cost the node more than Redis. KEYS: the queue's hash, the realm's info hash,
+// queue log, poll and deadline sets, the user's set. ARGV: the id, user, realm, now, the idle
+// timeout ('' for the default), the packed settings, the most queues a user keeps.
+const CREATE = `${EVICT_FUNCTION}
+local queueKey, infoKey, logKey, pollKey, deadlineKey, userQueuesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local id, now, timeout, info = ARGV[1], ARGV[4], ARGV[5], ARGV[6]
+if timeout == '' then
+  redis.call('HSET', queueKey, 'userId', ARGV[2], 'realmId', ARGV[3], 'lastPollMs', now, 'nextId', 0)
+else
+  redis.call('HSET', queueKey, 'userId', ARGV[2], 'realmId', ARGV[3], 'lastPollMs', now, 'nextId', 0, 'idleTimeoutMs', timeout)
+end
+redis.call('HSET', infoKey, id, info)
+redis.call('XADD', logKey, 'MAXLEN', '~', ${QUEUE_LOG_LENGTH}, '*', 'c', id, 'i', info)
+redis.call('SADD', userQueuesKey, id)
+if timeout == '' then
+  redis.call('ZADD', pollKey, now, id)
+else
+  redis.call('ZADD', deadlineKey, tonumber(now) + tonumber(timeout), id)
+end
+return evict(userQueuesKey, infoKey, pollKey, deadlineKey, ARGV[7], id)
 `;
 
 // A queue with its own idle timeout is kept by its deadline (KEYS[4]), any other by its last poll (KEYS[3]).
@@ -351,7 +378,7 @@ const defined = new WeakSet<RedisClient>();
 export function defineQueueScripts(redis: RedisClient): void {
   if (defined.has(redis)) return;
   defined.add(redis);
-  redis.defineCommand("busQueueEvict", { numberOfKeys: 4, lua: EVICT });
+  redis.defineCommand("busQueueCreate", { numberOfKeys: 6, lua: CREATE });
   redis.defineCommand("busQueueAppendMany", { numberOfKeys: 4, lua: APPEND_MANY });
   redis.defineCommand("busQueueRead", { numberOfKeys: 4, lua: READ });
   redis.defineCommand("busQueueAcknowledgeMany", { numberOfKeys: 2, lua: ACKNOWLEDGE_MANY });

@@ -30,6 +30,7 @@ const APPEND_QUEUES_PER_CALL = 100;
 export class RedisQueueStore implements QueueStore {
   private readonly target: RedisTarget;
   private readonly redis: RedisClient;
+  private readonly batched: RedisClient;
   private readonly keys: BusKeys;
   private readonly log: BusLog;
   private readonly maxEventsPerQueue: number;
@@ -49,13 +50,18 @@ export class RedisQueueStore implements QueueStore {
     this.target = options.clusterNodes === undefined ? { url: options.url } : { clusterNodes: options.clusterNodes };
     this.maxEventsPerQueue = options.maxEventsPerQueue ?? DEFAULT_MAX_EVENTS_PER_QUEUE;
     this.maxQueuesPerUser = options.maxQueuesPerUser ?? DEFAULT_MAX_QUEUES_PER_USER;
-    // Auto-pipelined: when a message reaches a big stream a thousand woken polls read their queues
-    // in the same turn, and a write each cost more than the rest of a poll. A cluster client
-    // pipelines commands by the node of their first argument, so every script here declares a
-    // fixed number of keys (ioredis then routes by the first key): a script whose key count came
-    // first could go to the wrong node (cluster contract test).
-    this.redis = connectRedis(this.target, "queue store", this.log, { enableAutoPipelining: true });
+    // Two connections. Reads, appends and acknowledgments are auto-pipelined: when a message
+    // reaches a big stream a thousand woken polls may read their queues in the same turn, and a
+    // write each cost more than the rest of a poll. A cluster client pipelines commands by the
+    // node of their first argument, so every script here declares a fixed number of keys (ioredis
+    // then routes by the first key): a script whose key count came first could go to the wrong
+    // node (cluster contract test). Everything else (a registration's create, a delete) is a
+    // command or two at a time, for which an auto-pipeline each (measured: about twice the CPU of
+    // a plain command) is only cost.
+    this.redis = connectRedis(this.target, "queue store", this.log);
+    this.batched = connectRedis(this.target, "queue store (pipelined)", this.log, { enableAutoPipelining: true });
     defineQueueScripts(this.redis);
+    defineQueueScripts(this.batched);
   }
 
   async create(options: QueueOptions): Promise<QueueInfo> {
@@ -66,25 +72,14 @@ export class RedisQueueStore implements QueueStore {
     const since = options.since ?? STREAM_START;
     const info = packQueueInfo(options.allPublicStreams, since, options.idleTimeoutMs, settings);
     const k = this.keys;
-    const multi = this.redis
-      .multi()
-      .hset(k.queue(realmId, id), {
-        userId,
-        realmId,
-        lastPollMs: now,
-        nextId: 0,
-        ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
-      })
-      .hset(k.queueInfo(realmId), id, info)
-      .xadd(k.queueLog(realmId), "MAXLEN", "~", QUEUE_LOG_LENGTH, "*", "c", id, "i", info)
-      .sadd(k.userQueues(realmId, userId), id);
-    if (options.idleTimeoutMs !== undefined) multi.zadd(k.queuesByDeadline(realmId), now + options.idleTimeoutMs, id);
-    else multi.zadd(k.queuesByPoll(realmId), now, id);
-    multi.busQueueEvict(k.userQueues(realmId, userId), k.queueInfo(realmId), k.queuesByPoll(realmId), k.queuesByDeadline(realmId), this.maxQueuesPerUser, id);
-    // The realm is listed for the idle sweep; another slot's key, so not in the transaction.
-    const [results] = await Promise.all([multi.exec(), this.redis.sadd(k.realmsWithQueues(), realmId)]);
-    throwFirstError(results);
-    const evicted = (results?.[results.length - 1]?.[1] ?? []) as string[];
+    const [evicted] = await Promise.all([
+      this.redis.busQueueCreate(
+        k.queue(realmId, id), k.queueInfo(realmId), k.queueLog(realmId), k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.userQueues(realmId, userId),
+        id, userId, realmId, now, options.idleTimeoutMs ?? "", info, this.maxQueuesPerUser,
+      ),
+      // The realm is listed for the idle sweep; another slot's key, so not in the script.
+      this.redis.sadd(k.realmsWithQueues(), realmId),
+    ]);
     if (evicted.length > 0) {
       const pipeline = this.redis.pipeline();
       for (const queueId of evicted) this.deleteCommand(pipeline, { realmId, userId }, queueId, "", "");
@@ -205,7 +200,7 @@ export class RedisQueueStore implements QueueStore {
           }
           lines.push(line);
         }
-        return this.redis.busQueueAppendMany(
+        return this.batched.busQueueAppendMany(
           k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.queueInfo(realmId), k.queueLog(realmId),
           now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, k.queueReadyChannel(), MAX_ANNOUNCED_TEXT_BYTES, k.realmTag(realmId),
           sources.size, ...sources.keys(), texts.length, ...texts, lines.join("\n"),
@@ -227,7 +222,7 @@ export class RedisQueueStore implements QueueStore {
     const owner = queueOwner(queueId);
     if (owner === null) return null;
     const { realmId } = owner;
-    return this.redis.busQueueRead(
+    return this.batched.busQueueRead(
       this.keys.queue(realmId, queueId), this.keys.queueEvents(realmId, queueId), this.keys.queuesByPoll(realmId), this.keys.queuesByDeadline(realmId),
       lastEventId, Date.now(), queueId, ownerId ?? "",
     );
@@ -248,7 +243,7 @@ export class RedisQueueStore implements QueueStore {
     const calls = [...byRealm].flatMap(([realmId, realmAcks]) =>
       chunked(realmAcks, APPEND_QUEUES_PER_CALL).map((chunk) => {
         const lines = chunk.map(({ queueId, lastEventId }) => `${queueId} ${lastEventId}`).join("\n");
-        return this.redis.busQueueAcknowledgeMany(k.queuesByPoll(realmId), k.queuesByDeadline(realmId), now, k.realmTag(realmId), lines);
+        return this.batched.busQueueAcknowledgeMany(k.queuesByPoll(realmId), k.queuesByDeadline(realmId), now, k.realmTag(realmId), lines);
       }),
     );
     for (const gone of await Promise.all(calls)) missing.push(...gone);
@@ -332,13 +327,13 @@ export class RedisQueueStore implements QueueStore {
 
   /** Resolves when Redis answers a PING on this store's connection. */
   async ping(): Promise<void> {
-    await this.redis.ping();
+    await Promise.all([this.redis.ping(), this.batched.ping()]);
   }
 
   async close(): Promise<void> {
     this.listeners.length = 0;
     this.missedListeners.length = 0;
-    await Promise.all([this.subscriber?.quit(), this.redis.quit()].map((p) => p?.catch(() => undefined)));
+    await Promise.all([this.subscriber?.quit(), this.redis.quit(), this.batched.quit()].map((p) => p?.catch(() => undefined)));
   }
 
   private async subscribe(): Promise<void> {
