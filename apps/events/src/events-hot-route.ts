@@ -5,7 +5,7 @@
 // goes to the ordinary route, which answers as it always has, errors included.
 import type { ServerResponse } from "node:http";
 import { answerHeaders, countHotRequest, hotRoute, sendJsonBody, tagRequestUser, type HotRoute, type HotSettle, type RateLimits } from "@chat/http";
-import type { AnnouncedEvents } from "@chat/bus";
+import { queueOwner, type AnnouncedEvents } from "@chat/bus";
 import type { Actor } from "@chat/core";
 import { LongPoll, readEventsJson, type PollOutcome, type PollServices } from "./long-poll.ts";
 import type { PollAuthenticator } from "./poll-auth.ts";
@@ -160,11 +160,11 @@ export function deleteQueueHotRoute(services: EventsHotRouteServices): HotRoute 
       const actor = await services.auth.authenticate(req);
       if (actor === undefined) return false;
       tagRequestUser(req, actor.id);
+      // A queue id names its user: another's is the ordinary route's (BAD_EVENT_QUEUE_ID), as is
+      // one already gone, which the delete finds (with no read of the queue before it).
+      if (queueOwner(queueId)?.userId !== actor.id) return false;
       if (!(await countHotRequest(services.rateLimits, req, actor.id))) return false;
-      const queue = await services.queues.get(queueId);
-      // Gone or another's: the ordinary route says BAD_EVENT_QUEUE_ID.
-      if (queue === null || queue.userId !== actor.id) return false;
-      await services.queues.delete(queueId);
+      if (!(await services.queues.delete(queueId))) return false;
       sendJsonBody(res, 200, DELETED);
       return true;
     },

@@ -70,10 +70,17 @@ export class SplicedEvents implements AnnouncedEvents {
 
 /** Events whose JSON (ids included) is at hand already. */
 export class ReadyEvents implements AnnouncedEvents {
+  private joined: Buffer | undefined = undefined;
+
   constructor(
     readonly firstId: number,
     private readonly texts: readonly string[],
   ) {}
+
+  /** The texts joined by commas, encoded once for both the length and the write. */
+  private joinedBytes(): Buffer {
+    return (this.joined ??= Buffer.from(this.texts.join(","), "utf8"));
+  }
 
   get count(): number {
     return this.texts.length;
@@ -84,10 +91,10 @@ export class ReadyEvents implements AnnouncedEvents {
   }
 
   jsonByteLength(): number {
-    return Buffer.byteLength(this.texts.join(","));
+    return this.joinedBytes().length;
   }
 
   writeJson(target: Buffer, offset: number): number {
-    return target.write(this.texts.join(","), offset, "utf8");
+    return this.joinedBytes().copy(target, offset);
   }
 }
