@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import Redis from "ioredis";
 import { startRedisCluster, type TestRedisCluster } from "../../../test/support/redis-cluster.ts";
 import { BusKeys, createRedisBus, createRedisClient, type RedisBusOptions, type RedisClient, type RedisTarget } from "../src";
+import { defineQueueScripts } from "../src/redis/queue-scripts";
 import { busContract } from "./bus-contract";
 import { batch, collectingLog, sleep, waitFor } from "./helpers";
 
@@ -300,6 +301,46 @@ function redisBusTests(raw: () => RedisClient, createBus: (options: Omit<RedisBu
         expect((await fanout.queues.queuesOfUsers(1, [1, 2, 3])).map((q) => q.id).sort()).toEqual([first.id, unseen.id, last.id].sort());
       } finally {
         await Promise.all([fanout.close(), other.close()]);
+      }
+    });
+
+    // The idle sweep scans the realm's sets, then deletes with a script that checks again: a queue
+    // polled in between must survive. The contract tests cannot put a poll in that gap, so the
+    // script is called here as the sweep calls it, with the scan's time.
+    it("the sweep's delete keeps a queue polled since the scan, by its deadline or by its last poll", async () => {
+      const prefix = `${filePrefix}idle-recheck:`;
+      const keys = new BusKeys(prefix);
+      const { queues, close } = createBus({ prefix, log: collectingLog() });
+      const redis = raw();
+      defineQueueScripts(redis);
+      const deleteIfIdle = (queueId: string, userId: number, now: number, defaultIdleMs: number) =>
+        redis.busQueueDelete(
+          keys.queue(1, queueId), keys.queueEvents(1, queueId), keys.queueSources(1, queueId), keys.queueInfo(1),
+          keys.queuesByPoll(1), keys.queuesByDeadline(1), keys.userQueues(1, userId), keys.queueLog(1),
+          queueId, now, defaultIdleMs,
+        );
+      try {
+        const ordinary = await queues.create({ userId: 1, realmId: 1, allPublicStreams: false, settings: {} });
+        const ownTimeout = await queues.create({ userId: 2, realmId: 1, allPublicStreams: false, settings: {}, idleTimeoutMs: 60_000 });
+        // The scan's time: both were made before it. Polled 20 ms or more after it, each is idle at
+        // 10 ms past its idle time counted from the scan, but not counted from the poll.
+        const scannedAt = Date.now();
+        await sleep(20);
+        await queues.acknowledge([
+          { queueId: ordinary.id, lastEventId: -1, ownerId: 1 },
+          { queueId: ownTimeout.id, lastEventId: -1, ownerId: 2 },
+        ]);
+        expect(await deleteIfIdle(ordinary.id, 1, scannedAt + 30_010, 30_000)).toBe(0);
+        expect(await deleteIfIdle(ownTimeout.id, 2, scannedAt + 60_010, 0)).toBe(0);
+        expect(await queues.get(ordinary.id)).not.toBeNull();
+        expect(await queues.get(ownTimeout.id)).not.toBeNull();
+        // Past them, both go.
+        expect(await deleteIfIdle(ordinary.id, 1, Date.now() + 30_001, 30_000)).toBe(1);
+        expect(await deleteIfIdle(ownTimeout.id, 2, Date.now() + 60_001, 0)).toBe(1);
+        expect(await queues.get(ordinary.id)).toBeNull();
+        expect(await queues.get(ownTimeout.id)).toBeNull();
+      } finally {
+        await close();
       }
     });
   });
