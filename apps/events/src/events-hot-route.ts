@@ -4,7 +4,7 @@
 // (no copy of the user that still holds, an unusual parameter, a queue that is not the user's)
 // goes to the ordinary route, which answers as it always has, errors included.
 import type { ServerResponse } from "node:http";
-import { answerHeaders, countHotRequest, hotRoute, sendJsonBody, tagRequestUser, type HotRoute, type HotSettle, type RateLimits } from "@chat/http";
+import { countHotRequest, hotRoute, sendJsonBody, tagRequestUser, type HotRoute, type HotSettle, type RateLimits } from "@chat/http";
 import { queueOwner, type AnnouncedEvents } from "@chat/bus";
 import type { Actor } from "@chat/core";
 import { LongPoll, readEventsJson, type PollOutcome, type PollServices } from "./long-poll.ts";
@@ -185,11 +185,8 @@ function deletedQueueId(search: string, body: Record<string, unknown> | undefine
   return queueId !== undefined && QUEUE_ID.test(queueId) ? queueId : undefined;
 }
 
-/** A poll's JSON answer: headers and body. */
+/** A poll's JSON answer. */
 function sendJson(res: ServerResponse, body: string | Buffer, closeConnection: boolean): void {
-  const headers = ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(typeof body === "string" ? Buffer.byteLength(body) : body.length)];
   // Shutting down: the client's next poll opens a connection, to another node.
-  if (closeConnection) headers.push("Connection", "close");
-  res.writeHead(200, answerHeaders(res.req, headers));
-  res.end(body);
+  sendJsonBody(res, 200, body, closeConnection ? ["Connection", "close"] : []);
 }

@@ -113,9 +113,15 @@ export function withHotRoutes(app: RequestListener, routes: HotRoute[]): Request
     const url = req.url ?? "/";
     const question = url.indexOf("?");
     const entry = byKey.get(`${req.method} ${question === -1 ? url : url.slice(0, question)}`);
-    // A GET's body would be a parameter source too (Zulip reads both): only Express reads those.
-    const bodyless = entry !== undefined && entry.route.method !== "POST" && !hasBody(req);
-    if (entry === undefined || (entry.route.method === "GET" ? !bodyless : !bodyless && !isPlainForm(req))) {
+    if (entry === undefined) {
+      app(req, res);
+      return;
+    }
+    // A GET has no body (one would be a parameter source too, as Zulip reads both: only Express
+    // reads those), a POST a plain form, a DELETE either.
+    const { method } = entry.route;
+    const bodyless = method !== "POST" && !hasBody(req);
+    if (!bodyless && (method === "GET" || !isPlainForm(req))) {
       app(req, res);
       return;
     }
@@ -184,10 +190,11 @@ function answerFailure(route: HotRoute, res: ServerResponse, error: unknown): bo
   return true;
 }
 
-/** A JSON body, as Express's res.json would send it. */
-export function sendJsonBody(res: ServerResponse, status: number, body: string): void {
+/** A JSON body, as Express's res.json would send it, after `headers` (a flat list of names and values, added to). */
+export function sendJsonBody(res: ServerResponse, status: number, body: string | Buffer, headers: string[] = []): void {
   // Encoded once: a page of messages is a 58 KiB string of many joined pieces.
-  const bytes = Buffer.from(body, "utf8");
-  res.writeHead(status, answerHeaders(res.req, ["Content-Type", "application/json; charset=utf-8", "Content-Length", String(bytes.length)]));
+  const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
+  headers.push("Content-Type", "application/json; charset=utf-8", "Content-Length", String(bytes.length));
+  res.writeHead(status, answerHeaders(res.req, headers));
   res.end(bytes);
 }

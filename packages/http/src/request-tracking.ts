@@ -97,8 +97,8 @@ type Tracked = Tagged & { [STARTED]?: number; [TRACKED_URL]?: string; [TRACKING]
 export function trackRequest(req: IncomingMessage, res: ServerResponse, options: TrackingOptions): void {
   const given = req.headers["x-request-id"];
   const requestId = typeof given === "string" && ACCEPTED_REQUEST_ID.test(given) ? given : newRequestId();
-  // Sent back by whatever answers (requestIdHeader): set here, it would take every answer off
-  // Node's quicker path for headers given all at once.
+  // Sent back by whatever answers (sendRequestId in Express, answerHeaders in hot routes): set
+  // here, it would take every answer off Node's quicker path for headers given all at once.
   (req as Tagged)[REQUEST_ID] = requestId;
   const tracking = (options.measure ? MEASURE : 0) | (httpLogging() ? LOG : 0);
   if (tracking === 0) return;

@@ -102,11 +102,10 @@ export class RedisQueueStore implements QueueStore {
   async get(queueId: string): Promise<QueueInfo | null> {
     const owner = queueOwner(queueId);
     if (owner === null) return null;
-    // Both of the realm's slot, in one write (auto-pipelined).
-    const [fields, info] = await Promise.all([
-      this.redis.hmget(this.keys.queue(owner.realmId, queueId), "lastPollMs", "idleTimeoutMs"),
-      this.redis.hget(this.keys.queueInfo(owner.realmId), queueId),
-    ]);
+    // Both of the realm's slot, in one write.
+    const replies = await this.redis.pipeline().hmget(this.keys.queue(owner.realmId, queueId), "lastPollMs", "idleTimeoutMs").hget(this.keys.queueInfo(owner.realmId), queueId).exec();
+    throwFirstError(replies);
+    const [fields, info] = replies!.map(([, value]) => value) as [Array<string | null>, string | null];
     if (fields[0] === null || info === null) return null;
     const [allPublicStreams, since, , settings] = unpackQueueInfo(info);
     return {
