@@ -537,6 +537,9 @@ export function busContract(harness: BusHarness): void {
         { queueId: q2.id, events: [event(1)] },
       ]);
       await queues.append("s2", [{ queueId: q1.id, events: [event(3)] }]);
+      // One event of one source, as a fan-out appends to each queue, again: nothing added.
+      await queues.append("s2", [{ queueId: q1.id, events: [event(4)] }]);
+      await queues.append("s1", [{ queueId: q2.id, events: [event(5)] }]);
       expect((await queues.read(q1.id, -1))!.map((e) => [e.id, e.n])).toEqual([[0, 1], [1, 2], [2, 3]]);
       expect((await queues.read(q2.id, -1))!.map((e) => [e.id, e.n])).toEqual([[0, 1]]);
     });

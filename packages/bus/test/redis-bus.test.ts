@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import Redis from "ioredis";
 import { startRedisCluster, type TestRedisCluster } from "../../../test/support/redis-cluster.ts";
 import { BusKeys, createRedisBus, createRedisClient, type RedisBusOptions, type RedisClient, type RedisTarget } from "../src";
+import { DEDUPE_WINDOW_MS } from "../src/defaults";
 import { defineQueueScripts } from "../src/redis/queue-scripts";
 import { busContract } from "./bus-contract";
 import { batch, collectingLog, sleep, waitFor } from "./helpers";
@@ -301,6 +302,44 @@ function redisBusTests(raw: () => RedisClient, createBus: (options: Omit<RedisBu
         expect((await fanout.queues.queuesOfUsers(1, [1, 2, 3])).map((q) => q.id).sort()).toEqual([first.id, unseen.id, last.id].sort());
       } finally {
         await Promise.all([fanout.close(), other.close()]);
+      }
+    });
+
+    // A queue remembers each source it applied (so a batch delivered twice adds nothing twice) for
+    // the dedupe window, and forgets older ones as it grows: its set of sources stays bounded. The
+    // append script has a path for one event of one source per queue (a fan-out's) and one for
+    // any other line; both are held to it, the store's clock moved past the window in between.
+    it("a queue forgets the sources it applied once they are past the dedupe window, on either append path", async () => {
+      const prefix = `${filePrefix}sources-window:`;
+      const keys = new BusKeys(prefix);
+      const { queues, close } = createBus({ prefix, log: collectingLog() });
+      const clock = jest.spyOn(Date, "now");
+      const event = (n: number) => ({ type: "test", n });
+      try {
+        const single = await queues.create({ userId: 1, realmId: 1, allPublicStreams: false, settings: {} });
+        const pairs = await queues.create({ userId: 2, realmId: 1, allPublicStreams: false, settings: {} });
+        const sources = (queueId: string) => raw().zcard(keys.queueSources(1, queueId));
+        const start = Date.now();
+        clock.mockReturnValue(start);
+        for (let i = 0; i < 20; i++) {
+          await queues.append(`old${i}`, [{ queueId: single.id, events: [event(i)] }]);
+          await queues.append(`old${i}`, [{ queueId: pairs.id, events: [event(i), event(i)] }]);
+        }
+        expect(await sources(single.id)).toBe(20);
+        expect(await sources(pairs.id)).toBe(20);
+        clock.mockReturnValue(start + DEDUPE_WINDOW_MS + 1000);
+        for (let i = 0; i < 16; i++) {
+          await queues.append(`new${i}`, [{ queueId: single.id, events: [event(i)] }]);
+          await queues.append(`new${i}`, [{ queueId: pairs.id, events: [event(i), event(i)] }]);
+        }
+        // Only sources within the window are left: each queue crossed a multiple of 16 events.
+        expect(await sources(single.id)).toBeLessThanOrEqual(16);
+        expect(await sources(pairs.id)).toBeLessThanOrEqual(16);
+        expect(await queues.lastEventId(single.id)).toBe(35);
+        expect(await queues.lastEventId(pairs.id)).toBe(71);
+      } finally {
+        clock.mockRestore();
+        await close();
       }
     });
 
