@@ -144,25 +144,49 @@ local others = {}
 -- Each distinct text without its closing brace, once: a queue's copy is one concatenation.
 local opened = {}
 for v = 1, variants do opened[v] = string.sub(ARGV[textBase + v], 1, -2) end
+-- Adds the events (their text indexes, in order) to a queue that exists and whose sources have
+-- not reached it, or drops the queue if they would take it past the limit. False if dropped.
+local function addEvents(queueId, queueKey, eventsKey, sourcesKey, indexes)
+  local n = #indexes
+  if maxEvents > 0 and redis.call('ZCARD', eventsKey) + n > maxEvents then
+    deleteQueue(queueKey, eventsKey, sourcesKey, KEYS[3], KEYS[1], KEYS[2], KEYS[4], queueId)
+    others[#others + 1] = queueId
+    return false
+  end
+  local first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
+  -- Sources past the window are dropped every 16th event, not on every append: the set stays
+  -- small, and a source id is never reused.
+  if math.floor((first + n) / 16) > math.floor(first / 16) then
+    redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
+  end
+  local entry = { queueId, first }
+  local args = {}
+  for j, index in ipairs(indexes) do
+    local id = first + j - 1
+    entry[#entry + 1] = index - 1
+    args[#args + 1] = id
+    args[#args + 1] = opened[index] .. ',"id":' .. string.format('%d', id) .. '}'
+    if #args >= 1000 then
+      redis.call('ZADD', eventsKey, unpack(args))
+      args = {}
+    end
+  end
+  if #args > 0 then redis.call('ZADD', eventsKey, unpack(args)) end
+  announced[#announced + 1] = entry
+  return true
+end
 -- One queue getting one event of one source, as every queue of a fan-out does: no table of
--- fields or parts, and the source marked and tested in one command (ZADD NX). The script's time
--- is mostly Lua's rather than its commands': this path took a fan-out's append from about 13.4
--- to 10.8 µs of Redis per queue.
+-- fields or parts, and the source marked and tested in one command (ZADD NX; a queue dropped for
+-- overflowing takes the mark with it). The script's time is mostly Lua's rather than its
+-- commands': this path took a fan-out's append from about 13.4 to 10.8 µs of Redis per queue.
 local function appendOne(queueId, source, index)
   local queueKey = tag .. 'q:' .. queueId
   if redis.call('EXISTS', queueKey) == 0 then return end
-  local eventsKey = tag .. 'qe:' .. queueId
   local sourcesKey = tag .. 'qs:' .. queueId
   if redis.call('ZADD', sourcesKey, 'NX', now, source) == 0 then
     others[#others + 1] = queueId
-  elseif maxEvents > 0 and redis.call('ZCARD', eventsKey) + 1 > maxEvents then
-    deleteQueue(queueKey, eventsKey, sourcesKey, KEYS[3], KEYS[1], KEYS[2], KEYS[4], queueId)
-    others[#others + 1] = queueId
   else
-    local id = redis.call('HINCRBY', queueKey, 'nextId', 1) - 1
-    if (id + 1) % 16 == 0 then redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window) end
-    redis.call('ZADD', eventsKey, id, opened[index] .. ',"id":' .. string.format('%d', id) .. '}')
-    announced[#announced + 1] = { queueId, id, index - 1 }
+    addEvents(queueId, queueKey, tag .. 'qe:' .. queueId, sourcesKey, { index })
   end
 end
 -- Any other line: its fields are its id, its number of parts, and per part its source's index,
@@ -174,7 +198,7 @@ local function appendParts(line)
   local parts = tonumber(fields[2])
   -- Named from the realm's tag as keys.ts names them (see ACKNOWLEDGE_MANY).
   local queueKey = tag .. 'q:' .. queueId
-  local eventsKey = tag .. 'qe:' .. queueId
+  if redis.call('EXISTS', queueKey) == 0 then return end
   local sourcesKey = tag .. 'qs:' .. queueId
   -- Its parts: [source, index in fields of its first text index, event count].
   local list = {}
@@ -187,58 +211,25 @@ local function appendParts(line)
     sources[p] = source
     at = at + 2 + count
   end
-  if redis.call('EXISTS', queueKey) == 0 then
-    -- gone: nothing to add or announce
-  else
-    -- The parts whose source has not reached the queue yet (nor came twice in this call).
-    local applied = redis.call('ZMSCORE', sourcesKey, unpack(sources))
-    local fresh = {}
-    local seen = {}
-    local n = 0
-    for p = 1, parts do
-      if not applied[p] and not seen[list[p][1]] then
-        seen[list[p][1]] = true
-        fresh[#fresh + 1] = list[p]
-        n = n + list[p][3]
-      end
+  -- The parts whose source has not reached the queue yet (nor came twice in this call), their
+  -- events' text indexes in order, and the marks of their sources.
+  local applied = redis.call('ZMSCORE', sourcesKey, unpack(sources))
+  local seen = {}
+  local indexes = {}
+  local marks = {}
+  for p = 1, parts do
+    local source, from, count = list[p][1], list[p][2], list[p][3]
+    if not applied[p] and not seen[source] then
+      seen[source] = true
+      marks[#marks + 1] = now
+      marks[#marks + 1] = source
+      for j = 0, count - 1 do indexes[#indexes + 1] = tonumber(fields[from + j]) end
     end
-    if #fresh == 0 then
-      others[#others + 1] = queueId
-    elseif maxEvents > 0 and redis.call('ZCARD', eventsKey) + n > maxEvents then
-      deleteQueue(queueKey, eventsKey, sourcesKey, KEYS[3], KEYS[1], KEYS[2], KEYS[4], queueId)
-      others[#others + 1] = queueId
-    else
-      local marks = {}
-      for _, part in ipairs(fresh) do
-        marks[#marks + 1] = now
-        marks[#marks + 1] = part[1]
-      end
-      redis.call('ZADD', sourcesKey, unpack(marks))
-      local first = redis.call('HINCRBY', queueKey, 'nextId', n) - n
-      -- Sources past the window are dropped every 16th event, not on every append: the set stays
-      -- small, and a source id is never reused.
-      if math.floor((first + n) / 16) > math.floor(first / 16) then
-        redis.call('ZREMRANGEBYSCORE', sourcesKey, '-inf', now - window)
-      end
-      local entry = { queueId, first }
-      local args = {}
-      local id = first
-      for _, part in ipairs(fresh) do
-        for j = 0, part[3] - 1 do
-          local index = tonumber(fields[part[2] + j])
-          entry[#entry + 1] = index - 1
-          args[#args + 1] = id
-          args[#args + 1] = opened[index] .. ',"id":' .. string.format('%d', id) .. '}'
-          id = id + 1
-          if #args >= 1000 then
-            redis.call('ZADD', eventsKey, unpack(args))
-            args = {}
-          end
-        end
-      end
-      if #args > 0 then redis.call('ZADD', eventsKey, unpack(args)) end
-      announced[#announced + 1] = entry
-    end
+  end
+  if #marks == 0 then
+    others[#others + 1] = queueId
+  elseif addEvents(queueId, queueKey, tag .. 'qe:' .. queueId, sourcesKey, indexes) then
+    redis.call('ZADD', sourcesKey, unpack(marks))
   end
 end
 -- A line per queue, given as one argument: as hundreds of arguments they cost the node several
