@@ -1,7 +1,7 @@
 // The slice of messaging this foundation carries: POST /messages to a stream or privately, stored
 // with a row per recipient and an outbox record in the same transaction.
 import { bulkAddSubscriptions, createStream } from "@chat/core";
-import { eventRecipients, type EventRecipient } from "@chat/bus";
+import { forEachEventRecipient, type EventRecipient } from "@chat/bus";
 import { waitForEvent } from "../support/events.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import type { ApiClient } from "../support/client.ts";
@@ -226,7 +226,8 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
     for (const batch of published) expect(rows.find((row) => String(row.id) === batch.id)!.events).toStrictEqual(batch.events);
     const [routed] = rows.find((row) => String(row.id) === published[0].id)!.events as Array<{ event: { message: { rendered_content: string; id: number } }; users: EventRecipient[] }>;
     expect(routed.event.message.rendered_content).toContain(`"quoted" ünïcödé &lt;b&gt;`);
-    const recipients = [...eventRecipients(routed.users)];
+    const recipients: Array<{ id: number; flags: string[] | null }> = [];
+    forEachEventRecipient(routed.users, (id, flags) => recipients.push({ id, flags }));
     expect(recipients.find((u) => u.id === bobId)!.flags).toEqual(["mentioned"]);
     expect(recipients.find((u) => u.id === aliceId)!.flags).toEqual(["read"]);
     // Everyone else in general shares no flags: one group.

@@ -41,12 +41,12 @@ function pollParameters(search: string): PollParameters | undefined {
     if (end > start) {
       const equals = search.indexOf("=", start);
       const nameEnd = equals === -1 || equals > end ? end : equals;
-      const name = search.slice(start, nameEnd);
       const value = queryValue(search, nameEnd === end ? end : nameEnd + 1, end);
       if (value === undefined) return undefined;
-      if (name === "queue_id" && queueId === undefined) queueId = value;
-      else if (name === "last_event_id" && lastEventId === undefined) lastEventId = value;
-      else if (name === "dont_block" && dontBlock === undefined) dontBlock = value;
+      // Names compared in place: a slice of each, per poll, was garbage.
+      if (queueId === undefined && isName(search, start, nameEnd, "queue_id")) queueId = value;
+      else if (lastEventId === undefined && isName(search, start, nameEnd, "last_event_id")) lastEventId = value;
+      else if (dontBlock === undefined && isName(search, start, nameEnd, "dont_block")) dontBlock = value;
       else return undefined;
     }
     start = end + 1;
@@ -57,6 +57,11 @@ function pollParameters(search: string): PollParameters | undefined {
   dontBlock ??= "false";
   if (dontBlock !== "true" && dontBlock !== "false") return undefined;
   return { queueId, lastEventId: Number(lastEventId), dontBlock: dontBlock === "true" };
+}
+
+/** Whether `search` from `start` to `end` is `name`, as sent. */
+function isName(search: string, start: number, end: number, name: string): boolean {
+  return end - start === name.length && search.startsWith(name, start);
 }
 
 /** A query value decoded as querystring decodes it ("+" is a space), or undefined if it does not decode. */
@@ -188,5 +193,5 @@ function deletedQueueId(search: string, body: Record<string, unknown> | undefine
 /** A poll's JSON answer. */
 function sendJson(res: ServerResponse, body: string | Buffer, closeConnection: boolean): void {
   // Shutting down: the client's next poll opens a connection, to another node.
-  sendJsonBody(res, 200, body, closeConnection ? ["Connection", "close"] : []);
+  sendJsonBody(res, 200, body, closeConnection ? ["Connection", "close"] : undefined);
 }

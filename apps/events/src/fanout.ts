@@ -2,7 +2,7 @@
 // written into every queue that should see it. Appends are idempotent per batch id, so a batch
 // redelivered after a crash (or published twice by the outbox sweeper) adds nothing twice.
 import {
-  eventRecipients,
+  forEachEventRecipient,
   isAfterPosition,
   type ChangeBatch,
   type ChangeBatchesHandler,
@@ -107,63 +107,106 @@ function expandForClient(event: EventPayload, settings: QueueSettings): EventPay
 /** The users a batch reaches, and whether it needs the realm's all_public_streams queues. */
 function recipientsOf(batch: ChangeBatch, userIds: Set<number>): boolean {
   let needsPublicQueues = false;
+  const addUser = (id: number) => userIds.add(id);
   for (const routed of batch.events) {
-    for (const { id } of eventRecipients(routed.users)) userIds.add(id);
+    forEachEventRecipient(routed.users, addUser);
     if (routed.allPublicStreams) needsPublicQueues = true;
   }
   return needsPublicQueues;
+}
+
+/**
+ * One queue's append while a batch's appends are gathered. Its events are at first the shape's own
+ * array, shared with every queue of that shape; a second event reaching the queue copies them.
+ * When a message reaches a big stream each queue gets one event, and a list of its own per queue
+ * was garbage made on every send.
+ */
+class GatheredAppend implements QueueAppend {
+  private owned = false;
+
+  constructor(
+    readonly queueId: string,
+    public events: EventPayload[],
+  ) {}
+
+  add(events: EventPayload[]): void {
+    if (events.length === 0) return;
+    if (!this.owned) {
+      this.events = [...this.events];
+      this.owned = true;
+    }
+    this.events.push(...events);
+  }
+}
+
+/** An event's shapes for one kind of queue, by the flags array given and by its content. */
+interface ShapesOfSettings {
+  byArray: Map<string[] | null, EventPayload[]>;
+  byContent: Map<string, EventPayload[]>;
 }
 
 /** What a batch appends to each queue it reaches, given the queues of its realm's users. */
 function batchAppends(batch: ChangeBatch, position: StreamPosition, userQueues: QueueTarget[], publicQueues: QueueTarget[]): QueueAppend[] {
   // A queue created after this batch was published has its change in its /register state already.
   const current = (queue: QueueTarget) => isAfterPosition(position, queue.since);
-  const queuesByUser = new Map<number, QueueTarget[]>();
-  for (const queue of userQueues.filter(current)) {
-    const list = queuesByUser.get(queue.userId) ?? [];
-    list.push(queue);
-    queuesByUser.set(queue.userId, list);
+  // Nearly every user has one queue: the first is kept alone, any others in a list of their own.
+  const firstQueueOf = new Map<number, QueueTarget>();
+  const otherQueuesOf = new Map<number, QueueTarget[]>();
+  for (const queue of userQueues) {
+    if (!current(queue)) continue;
+    if (!firstQueueOf.has(queue.userId)) firstQueueOf.set(queue.userId, queue);
+    else {
+      const others = otherQueuesOf.get(queue.userId);
+      if (others === undefined) otherQueuesOf.set(queue.userId, [queue]);
+      else others.push(queue);
+    }
   }
 
-  const appends = new Map<string, EventPayload[]>();
-  const add = (queueId: string, events: EventPayload[]) => {
-    if (events.length === 0) return;
-    const list = appends.get(queueId) ?? [];
-    list.push(...events);
-    appends.set(queueId, list);
-  };
-
+  const appends = new Map<string, GatheredAppend>();
   for (const routed of batch.events) {
-    const reached = new Set<string>();
+    // Only a public stream's message also goes to all_public_streams queues, once per queue.
+    const reached = routed.allPublicStreams && publicQueues.length > 0 ? new Set<string>() : null;
     // Most queues of a send ask for the same shape (the store gives queues with the same settings
-    // one settings object) and their users share flags: each shape is made once, and the store
-    // serializes each distinct event object once.
-    const shapes = new Map<QueueSettings, Map<string, EventPayload[]>>();
+    // one settings object) and their users share flags (often one array, for a group of users):
+    // each shape is made once, and the store serializes each distinct event object once.
+    const shapes = new Map<QueueSettings, ShapesOfSettings>();
     const shapeFor = (settings: QueueSettings, flags: string[] | null): EventPayload[] => {
-      let byFlags = shapes.get(settings);
-      if (byFlags === undefined) shapes.set(settings, (byFlags = new Map()));
-      const flagsKey = flags === null ? "" : `[${flags.join(",")}`;
-      let events = byFlags.get(flagsKey);
+      let ofSettings = shapes.get(settings);
+      if (ofSettings === undefined) shapes.set(settings, (ofSettings = { byArray: new Map(), byContent: new Map() }));
+      let events = ofSettings.byArray.get(flags);
       if (events === undefined) {
-        const shaped = shapeEvent(routed.event, settings, flags);
-        byFlags.set(flagsKey, (events = shaped ? expandForClient(shaped, settings) : []));
+        const key = flags === null ? "" : `[${flags.join(",")}`;
+        events = ofSettings.byContent.get(key);
+        if (events === undefined) {
+          const shaped = shapeEvent(routed.event, settings, flags);
+          ofSettings.byContent.set(key, (events = shaped ? expandForClient(shaped, settings) : []));
+        }
+        ofSettings.byArray.set(flags, events);
       }
       return events;
     };
-    for (const { id, flags } of eventRecipients(routed.users)) {
-      for (const queue of queuesByUser.get(id) ?? []) {
-        reached.add(queue.id);
-        add(queue.id, shapeFor(queueSettings(queue), flags));
-      }
-    }
-    if (routed.allPublicStreams) {
+    const add = (queue: QueueTarget, flags: string[] | null) => {
+      reached?.add(queue.id);
+      const events = shapeFor(queueSettings(queue), flags);
+      const gathered = appends.get(queue.id);
+      if (gathered !== undefined) gathered.add(events);
+      else if (events.length > 0) appends.set(queue.id, new GatheredAppend(queue.id, events));
+    };
+    forEachEventRecipient(routed.users, (id, flags) => {
+      const first = firstQueueOf.get(id);
+      if (first === undefined) return;
+      add(first, flags);
+      const others = otherQueuesOf.get(id);
+      if (others !== undefined) for (const queue of others) add(queue, flags);
+    });
+    if (reached !== null) {
       for (const queue of publicQueues) {
         if (reached.has(queue.id) || !current(queue)) continue;
-        add(queue.id, shapeFor(queueSettings(queue), []));
+        add(queue, []);
       }
     }
   }
-  return [...appends].map(([queueId, events]) => ({ queueId, events }));
+  return [...appends.values()];
 }
 
 /**

@@ -1,5 +1,5 @@
 export type * from "./types";
-export { CHANGE_GROUPS, eventRecipients, isAfterPosition, STREAM_START } from "./types";
+export { CHANGE_GROUPS, forEachEventRecipient, isAfterPosition, STREAM_START } from "./types";
 export type { BusLog } from "./log";
 export * from "./redis";
 export * from "./memory";

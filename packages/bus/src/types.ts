@@ -13,12 +13,16 @@ export type EventPayload = { type: string } & Record<string, unknown>;
  */
 export type EventRecipient = number | { id: number; flags: string[] } | { ids: number[]; flags: string[] };
 
-/** Each user an event reaches, with their flags if the event carries them. */
-export function* eventRecipients(users: Iterable<EventRecipient>): Generator<{ id: number; flags: string[] | null }> {
+/**
+ * Calls `each` with every user an event reaches, and their flags if the event carries them. A
+ * callback rather than a generator of pairs: a message to a big stream reaches a thousand users,
+ * and an object per user per pass was garbage the fan-out made on every send.
+ */
+export function forEachEventRecipient(users: Iterable<EventRecipient>, each: (id: number, flags: string[] | null) => void): void {
   for (const recipient of users) {
-    if (typeof recipient === "number") yield { id: recipient, flags: null };
-    else if ("ids" in recipient) for (const id of recipient.ids) yield { id, flags: recipient.flags };
-    else yield recipient;
+    if (typeof recipient === "number") each(recipient, null);
+    else if ("ids" in recipient) for (const id of recipient.ids) each(id, recipient.flags);
+    else each(recipient.id, recipient.flags);
   }
 }
 

@@ -8,7 +8,7 @@ import querystring from "node:querystring";
 import qs from "qs";
 import { serviceUnavailableFor } from "@chat/core";
 import { bodyErrorJson } from "./app.ts";
-import { answerHeaders, tagHotRoute } from "./request-tracking.ts";
+import { answerHeaders, requestIdOf, tagHotRoute } from "./request-tracking.ts";
 
 /** As express.urlencoded is configured (app.ts): larger bodies go to Express, which refuses them. */
 const MAX_FORM_BYTES = 5 * 1024 * 1024;
@@ -107,12 +107,18 @@ function readBody(req: IncomingMessage): Promise<string> {
 /** A request listener that tries the hot routes first, then `app`. */
 export function withHotRoutes(app: RequestListener, routes: HotRoute[]): RequestListener {
   if (routes.length === 0) return app;
-  // Each route with its one settle function, shared by its requests.
-  const byKey = new Map(routes.map((route) => [`${route.method} ${route.path}`, { route, settle: settleFor(route, app) }]));
+  // Each route with its one settle function, shared by its requests. Found by comparing the
+  // request line's path in place (a node serves a few hot routes): a key string per request was
+  // garbage on every long poll.
+  const entries = routes.map((route) => ({ route, settle: settleFor(route, app) }));
+  const find = (method: string | undefined, url: string, pathLength: number) => {
+    for (const entry of entries) if (entry.route.method === method && entry.route.path.length === pathLength && url.startsWith(entry.route.path)) return entry;
+    return undefined;
+  };
   return (req, res) => {
     const url = req.url ?? "/";
     const question = url.indexOf("?");
-    const entry = byKey.get(`${req.method} ${question === -1 ? url : url.slice(0, question)}`);
+    const entry = find(req.method, url, question === -1 ? url.length : question);
     if (entry === undefined) {
       app(req, res);
       return;
@@ -191,10 +197,19 @@ function answerFailure(route: HotRoute, res: ServerResponse, error: unknown): bo
 }
 
 /** A JSON body, as Express's res.json would send it, after `headers` (a flat list of names and values, added to). */
-export function sendJsonBody(res: ServerResponse, status: number, body: string | Buffer, headers: string[] = []): void {
+export function sendJsonBody(res: ServerResponse, status: number, body: string | Buffer, headers?: string[]): void {
   // Encoded once: a page of messages is a 58 KiB string of many joined pieces.
   const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-  headers.push("Content-Type", "application/json; charset=utf-8", "Content-Length", String(bytes.length));
-  res.writeHead(status, answerHeaders(res.req, headers));
+  if (headers === undefined) {
+    // The common answer (every long poll's): its list made whole at once, not grown.
+    const requestId = requestIdOf(res.req);
+    const length = String(bytes.length);
+    res.writeHead(status, requestId === undefined ? ["Content-Type", JSON_TYPE, "Content-Length", length] : ["Content-Type", JSON_TYPE, "Content-Length", length, "X-Request-Id", requestId]);
+  } else {
+    headers.push("Content-Type", JSON_TYPE, "Content-Length", String(bytes.length));
+    res.writeHead(status, answerHeaders(res.req, headers));
+  }
   res.end(bytes);
 }
+
+const JSON_TYPE = "application/json; charset=utf-8";

@@ -24,15 +24,22 @@ const QUEUE_ID = /^(\d{1,15}):(\d{1,15}):\d+:[0-9a-f]+$/;
 
 /** The owner a queue id names; null for text that is no queue id of this store (the queue does not exist). */
 export function queueOwner(queueId: string): QueueOwner | null {
+  const realmId = queueRealmId(queueId);
+  if (realmId === null) return null;
+  let at = queueId.indexOf(":") + 1;
+  let userId = 0;
+  for (let c = queueId.charCodeAt(at); c !== 58; c = queueId.charCodeAt(++at)) userId = userId * 10 + (c - 48);
+  return { realmId, userId };
+}
+
+/** The organization a queue id names (queueOwner's realmId), with no object made: every queue of every fan-out asks. */
+export function queueRealmId(queueId: string): number | null {
   // Read digit by digit once the id is known good: every delivery's append and acknowledgment
   // asks, and a match's array and strings each time were garbage.
   if (!QUEUE_ID.test(queueId)) return null;
-  let at = 0;
   let realmId = 0;
-  for (let c = queueId.charCodeAt(at); c !== 58; c = queueId.charCodeAt(++at)) realmId = realmId * 10 + (c - 48);
-  let userId = 0;
-  for (let c = queueId.charCodeAt(++at); c !== 58; c = queueId.charCodeAt(++at)) userId = userId * 10 + (c - 48);
-  return { realmId, userId };
+  for (let at = 0, c = queueId.charCodeAt(0); c !== 58; c = queueId.charCodeAt(++at)) realmId = realmId * 10 + (c - 48);
+  return realmId;
 }
 
 export class BusKeys {

@@ -3,7 +3,7 @@ import { stderrLog, type BusLog } from "../log";
 import { isAfterPosition, STREAM_START, type StreamPosition, type EventPayload, type QueueLimits, type QueueAck, type QueueAppend, type AnnouncedEvents, type QueueReadyListener, type QueuedEvent, type QueueInfo, type QueueOptions, type QueueStore, type QueueTarget } from "../types";
 import { AnnouncedTexts, MAX_ANNOUNCED_TEXT_BYTES, SplicedEvents } from "../announced-events";
 import { connectRedis, type RedisClient, type RedisTarget } from "./connection";
-import { BusKeys, queueOwner, type QueueOwner } from "./keys";
+import { BusKeys, queueOwner, queueRealmId, type QueueOwner } from "./keys";
 import { throwFirstError } from "./results";
 import { defineQueueScripts, packQueueInfo, QUEUE_LOG_LENGTH, unpackQueueInfo } from "./queue-scripts";
 import { RealmQueues } from "./realm-queues";
@@ -156,17 +156,17 @@ export class RedisQueueStore implements QueueStore {
     // APPEND_QUEUES_PER_CALL of them). A fan-out is one realm's, so one group. Ids that name no
     // realm are no queue of this store: appending to them is a no-op. Each queue's parts keep the
     // order of the appends.
-    const byRealm = new Map<number, Map<string, Array<{ sourceId: string; events: EventPayload[] }>>>();
+    const byRealm = new Map<number, Map<string, QueueParts>>();
     for (const { sourceId, appends } of batches) {
       for (const { queueId, events } of appends) {
         if (events.length === 0) continue;
-        const owner = queueOwner(queueId);
-        if (owner === null) continue;
-        let queues = byRealm.get(owner.realmId);
-        if (!queues) byRealm.set(owner.realmId, (queues = new Map()));
-        let parts = queues.get(queueId);
-        if (!parts) queues.set(queueId, (parts = []));
-        parts.push({ sourceId, events });
+        const realmId = queueRealmId(queueId);
+        if (realmId === null) continue;
+        let queues = byRealm.get(realmId);
+        if (!queues) byRealm.set(realmId, (queues = new Map()));
+        const parts = queues.get(queueId);
+        if (parts) parts.add(sourceId, events);
+        else queues.set(queueId, new QueueParts(queueId, sourceId, events));
       }
     }
     if (byRealm.size === 0) return;
@@ -174,38 +174,58 @@ export class RedisQueueStore implements QueueStore {
     const k = this.keys;
     // In calls of bounded size, so that no one script holds Redis for long, and the first queues
     // are woken (each call announces its own) while Redis appends to the rest.
-    const calls = [...byRealm].flatMap(([realmId, queues]) =>
-      chunked([...queues], APPEND_QUEUES_PER_CALL).map((chunk) => {
+    const calls: Promise<unknown>[] = [];
+    for (const [realmId, queues] of byRealm) {
+      for (const chunk of chunked([...queues.values()], APPEND_QUEUES_PER_CALL)) {
         // Each distinct event object (the fan-out shapes one per kind of queue) is serialized and
         // sent once, and each source id once.
         const variants = new Map<EventPayload, number>();
         const texts: string[] = [];
         const sources = new Map<string, number>();
+        const indexOf = (event: EventPayload): number => {
+          let index = variants.get(event);
+          if (index === undefined) {
+            texts.push(eventJsonWithoutId(event));
+            variants.set(event, (index = texts.length));
+          }
+          return index;
+        };
+        const sourceOf = (sourceId: string): number => {
+          let source = sources.get(sourceId);
+          if (source === undefined) sources.set(sourceId, (source = sources.size + 1));
+          return source;
+        };
+        // A fan-out's line is `<queue> 1 <source> 1 <text>` for nearly every queue: those ends are
+        // made once each, so a queue's line is one string joined to its id, not one per part of it.
+        const singleEnds = new Map<number, Map<number, string>>();
         const lines: string[] = [];
-        for (const [queueId, parts] of chunk) {
-          let line = `${queueId} ${parts.length}`;
-          for (const { sourceId, events } of parts) {
-            let source = sources.get(sourceId);
-            if (source === undefined) sources.set(sourceId, (source = sources.size + 1));
-            line += ` ${source} ${events.length}`;
-            for (const event of events) {
-              let index = variants.get(event);
-              if (index === undefined) {
-                texts.push(eventJsonWithoutId(event));
-                variants.set(event, (index = texts.length));
-              }
-              line += ` ${index}`;
-            }
+        for (const parts of chunk) {
+          if (parts.more === null && parts.events.length === 1) {
+            const source = sourceOf(parts.sourceId);
+            const index = indexOf(parts.events[0]);
+            let ofSource = singleEnds.get(source);
+            if (ofSource === undefined) singleEnds.set(source, (ofSource = new Map()));
+            let end = ofSource.get(index);
+            if (end === undefined) ofSource.set(index, (end = ` 1 ${source} 1 ${index}`));
+            lines.push(parts.queueId + end);
+            continue;
+          }
+          let line = `${parts.queueId} ${parts.count}`;
+          for (const { sourceId, events } of parts.all()) {
+            line += ` ${sourceOf(sourceId)} ${events.length}`;
+            for (const event of events) line += ` ${indexOf(event)}`;
           }
           lines.push(line);
         }
-        return this.batched.busQueueAppendMany(
-          k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.queueInfo(realmId), k.queueLog(realmId),
-          now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, k.queueReadyChannel(), MAX_ANNOUNCED_TEXT_BYTES, k.realmTag(realmId),
-          sources.size, ...sources.keys(), texts.length, ...texts, lines.join("\n"),
+        calls.push(
+          this.batched.busQueueAppendMany(
+            k.queuesByPoll(realmId), k.queuesByDeadline(realmId), k.queueInfo(realmId), k.queueLog(realmId),
+            now, DEDUPE_WINDOW_MS, this.maxEventsPerQueue, k.queueReadyChannel(), MAX_ANNOUNCED_TEXT_BYTES, k.realmTag(realmId),
+            sources.size, ...sources.keys(), texts.length, ...texts, lines.join("\n"),
+          ),
         );
-      }),
-    );
+      }
+    }
     // Every call runs to its end before a failure is reported: the others' queues have their events.
     const outcomes = await Promise.allSettled(calls);
     const failed = outcomes.find((outcome) => outcome.status === "rejected");
@@ -457,4 +477,31 @@ function forEachAnnouncedQueue(message: unknown, each: (queueId: string, events:
 /** `id` is assigned by the script; one the caller left in the payload would be a duplicate key. */
 function eventJsonWithoutId(event: EventPayload): string {
   return JSON.stringify({ ...event, id: undefined });
+}
+
+/**
+ * What one append call gives one queue: its first source's events, and any later sources' in
+ * order. One object per queue: a fan-out gives each queue one part.
+ */
+class QueueParts {
+  more: Array<{ sourceId: string; events: EventPayload[] }> | null = null;
+
+  constructor(
+    readonly queueId: string,
+    readonly sourceId: string,
+    readonly events: EventPayload[],
+  ) {}
+
+  get count(): number {
+    return this.more === null ? 1 : this.more.length + 1;
+  }
+
+  add(sourceId: string, events: EventPayload[]): void {
+    (this.more ??= []).push({ sourceId, events });
+  }
+
+  /** Every part, in order. */
+  all(): Array<{ sourceId: string; events: EventPayload[] }> {
+    return [{ sourceId: this.sourceId, events: this.events }, ...(this.more ?? [])];
+  }
 }
