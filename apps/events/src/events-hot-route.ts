@@ -193,5 +193,5 @@ function deletedQueueId(search: string, body: Record<string, unknown> | undefine
 /** A poll's JSON answer. */
 function sendJson(res: ServerResponse, body: string | Buffer, closeConnection: boolean): void {
   // Shutting down: the client's next poll opens a connection, to another node.
-  sendJsonBody(res, 200, body, closeConnection ? ["Connection", "close"] : undefined);
+  sendJsonBody(res, 200, body, closeConnection ? ["Connection", "close"] : []);
 }

@@ -8,7 +8,7 @@ import querystring from "node:querystring";
 import qs from "qs";
 import { serviceUnavailableFor } from "@chat/core";
 import { bodyErrorJson } from "./app.ts";
-import { answerHeaders, requestIdOf, tagHotRoute } from "./request-tracking.ts";
+import { answerHeaders, tagHotRoute } from "./request-tracking.ts";
 
 /** As express.urlencoded is configured (app.ts): larger bodies go to Express, which refuses them. */
 const MAX_FORM_BYTES = 5 * 1024 * 1024;
@@ -197,19 +197,10 @@ function answerFailure(route: HotRoute, res: ServerResponse, error: unknown): bo
 }
 
 /** A JSON body, as Express's res.json would send it, after `headers` (a flat list of names and values, added to). */
-export function sendJsonBody(res: ServerResponse, status: number, body: string | Buffer, headers?: string[]): void {
+export function sendJsonBody(res: ServerResponse, status: number, body: string | Buffer, headers: string[] = []): void {
   // Encoded once: a page of messages is a 58 KiB string of many joined pieces.
   const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : body;
-  if (headers === undefined) {
-    // The common answer (every long poll's): its list made whole at once, not grown.
-    const requestId = requestIdOf(res.req);
-    const length = String(bytes.length);
-    res.writeHead(status, requestId === undefined ? ["Content-Type", JSON_TYPE, "Content-Length", length] : ["Content-Type", JSON_TYPE, "Content-Length", length, "X-Request-Id", requestId]);
-  } else {
-    headers.push("Content-Type", JSON_TYPE, "Content-Length", String(bytes.length));
-    res.writeHead(status, answerHeaders(res.req, headers));
-  }
+  headers.push("Content-Type", "application/json; charset=utf-8", "Content-Length", String(bytes.length));
+  res.writeHead(status, answerHeaders(res.req, headers));
   res.end(bytes);
 }
-
-const JSON_TYPE = "application/json; charset=utf-8";

@@ -195,19 +195,11 @@ export class RedisQueueStore implements QueueStore {
           if (source === undefined) sources.set(sourceId, (source = sources.size + 1));
           return source;
         };
-        // A fan-out's line is `<queue> 1 <source> 1 <text>` for nearly every queue: those ends are
-        // made once each, so a queue's line is one string joined to its id, not one per part of it.
-        const singleEnds = new Map<number, Map<number, string>>();
         const lines: string[] = [];
         for (const parts of chunk) {
+          // A fan-out's every queue: `<queue> 1 <source> 1 <text>` made at once, not grown part by part.
           if (parts.more === null && parts.events.length === 1) {
-            const source = sourceOf(parts.sourceId);
-            const index = indexOf(parts.events[0]);
-            let ofSource = singleEnds.get(source);
-            if (ofSource === undefined) singleEnds.set(source, (ofSource = new Map()));
-            let end = ofSource.get(index);
-            if (end === undefined) ofSource.set(index, (end = ` 1 ${source} 1 ${index}`));
-            lines.push(parts.queueId + end);
+            lines.push(`${parts.queueId} 1 ${sourceOf(parts.sourceId)} 1 ${indexOf(parts.events[0])}`);
             continue;
           }
           let line = `${parts.queueId} ${parts.count}`;
