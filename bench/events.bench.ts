@@ -7,7 +7,6 @@
 //     time until the last of them has it (median of the rounds), and the events process's CPU per
 //     delivery, the client's next poll included. Ceiling: a bare Node server holding 1,000 polls
 //     and answering them all at once, its rounds taken turn about with ours.
-import http from "node:http";
 import { startProcess, type ServerProcess } from "../test/support/processes.ts";
 import { createRedisPrefix, createTestDatabase, REDIS_URL } from "../test/support/services.ts";
 import { startBareFanout } from "./lib/bare-fanout.ts";
@@ -104,17 +103,30 @@ export async function benchEvents(): Promise<boolean> {
       pollers.push({ user, queueId: queue_id, lastEventId: last_event_id });
     });
     const sender = users[0];
-    const arrivals = new Map<string, number[]>();
-    const pollAgent = newPollAgent();
-    const polls = pollForever(eventsUrl, pollers, (events) => {
+    // Both sides' clients do the same work per answer: parse it, and read each event's round from
+    // its content.
+    const arrivalRecorder = (record: (round: string, at: number) => void) => (events: Array<Record<string, unknown>>) => {
       const now = performance.now();
       for (const event of events) {
         const content = (event.message as { content?: string } | undefined)?.content;
         if (event.type !== "message" || !content) continue;
         const round = /fanout round (\d+)/.exec(content)?.[1];
-        if (round !== undefined) (arrivals.get(round) ?? arrivals.set(round, []).get(round)!).push(now);
+        if (round !== undefined) record(round, now);
       }
-    }, pollAgent);
+    };
+    const arrivals = new Map<string, number[]>();
+    // A real answer of a round, as it came: what the bare server answers with.
+    let answerBody = "";
+    const pollAgent = newPollAgent();
+    const polls = pollForever(
+      eventsUrl,
+      pollers,
+      arrivalRecorder((round, at) => (arrivals.get(round) ?? arrivals.set(round, []).get(round)!).push(at)),
+      pollAgent,
+      (body) => {
+        if (answerBody === "" && body.includes("fanout round")) answerBody = body;
+      },
+    );
     const sendMs: number[] = [];
     const fanoutRound = async (round: number): Promise<number> => {
       const start = performance.now();
@@ -131,30 +143,33 @@ export async function benchEvents(): Promise<boolean> {
       await new Promise((r) => setTimeout(r, 200));
       return last - start;
     };
+    // Until every poll is held.
+    await new Promise((r) => setTimeout(r, 1000));
+    for (let r = 0; r < FANOUT_WARMUP_ROUNDS; r++) await fanoutRound(1000 + r);
+
     // The ceiling: a bare Node server holding a poll of each user as well, answering them all at
-    // once. Its rounds alternate with ours, so that both meet the same machine: a shared machine's
-    // speed drifted by more than the gap measured between a block of our rounds and a block of its
-    // rounds a minute later. Each side's polls are idle while the other's round runs.
-    const bareFanout = await startBareFanout(JSON.stringify({ result: "success", msg: "", events: [{ type: "message", id: 1, message: { content: "x".repeat(600) } }], queue_id: "x" }));
+    // once with the same bytes as a real answer (body and headers), to the same clients sending
+    // the same requests (path, query and credentials), so that only the server differs. Its rounds
+    // alternate with ours, so that both meet the same machine: a shared machine's speed drifted by
+    // more than the gap measured between a block of our rounds and a block of its rounds a minute
+    // later. Each side's polls are idle while the other's round runs.
+    const bareFanout = await startBareFanout(answerBody, [], { "Content-Type": "application/json; charset=utf-8", "X-Request-Id": "00000000-0000-4000-8000-000000000000" });
     const bareLastMs: number[] = [];
     const lastClientMs: number[] = [];
     let fanoutCpuUs = 0;
     let bareCpuUs = 0;
     try {
       let answered = 0;
-      const bareAgent = new http.Agent({ keepAlive: true, maxSockets: 20_000 });
-      let stopped = false;
       let lastAt = 0;
-      const barePolls = Promise.all(
-        users.map(async () => {
-          while (!stopped) {
-            const res = await request(`${bareFanout.url}/poll`, { agent: bareAgent }).catch(() => null);
-            if (stopped || res === null) return;
-            JSON.parse(res.body);
-            answered++;
-            lastAt = performance.now();
-          }
+      const bareAgent = newPollAgent();
+      const barePolls = pollForever(
+        bareFanout.url,
+        pollers.map((poller) => ({ ...poller })),
+        arrivalRecorder((_round, at) => {
+          answered++;
+          lastAt = at;
         }),
+        bareAgent,
       );
       const bareRound = async (): Promise<number> => {
         answered = 0;
@@ -165,12 +180,12 @@ export async function benchEvents(): Promise<boolean> {
         await new Promise((r) => setTimeout(r, 200));
         return lastAt - start;
       };
-      // Until every poll is held.
-      await new Promise((r) => setTimeout(r, 1000));
-      for (let r = 0; r < FANOUT_WARMUP_ROUNDS; r++) {
-        await fanoutRound(1000 + r);
-        await bareRound();
+      // Until every bare poll is held (each opens its connection first).
+      for (let tries = 0; Number((await request(`${bareFanout.url}/held`, { method: "POST", body: "" })).body) < USERS; tries++) {
+        if (tries === 300) throw new Error("the bare polls were not all held within 30 s");
+        await new Promise((r) => setTimeout(r, 100));
       }
+      for (let r = 0; r < FANOUT_WARMUP_ROUNDS; r++) await bareRound();
       const fanoutCpuStart = eventsCpu();
       const bareCpuStart = processCpuMs(bareFanout.pid);
       const fanoutRedisStart = redisCpuMs();
@@ -183,11 +198,12 @@ export async function benchEvents(): Promise<boolean> {
       fanoutCpuUs = ((eventsCpu() - fanoutCpuStart) * 1000) / (FANOUT_ROUNDS * USERS);
       bareCpuUs = ((processCpuMs(bareFanout.pid) - bareCpuStart) * 1000) / (FANOUT_ROUNDS * USERS);
       process.stdout.write(`  Redis CPU per delivery: ${(((redisCpuMs() - fanoutRedisStart) * 1000) / (FANOUT_ROUNDS * USERS)).toFixed(1)} µs; send alone ${percentile(sendMs, 50).toFixed(1)} ms (median)\n`);
+      if (process.env.BENCH_VERBOSE) process.stdout.write(`  ours ${lastClientMs.map((x) => x.toFixed(0)).join(" ")}\n  bare ${bareLastMs.map((x) => x.toFixed(0)).join(" ")}\n`);
       const pairwise = lastClientMs.map((ours, i) => bareLastMs[i] / ours);
       process.stdout.write(`  rounds taken turn about; ratio of each round to the bare round after it, median ${percentile(pairwise, 50).toFixed(2)}\n`);
-      stopped = true;
+      barePolls.stop();
       bareAgent.destroy();
-      await barePolls;
+      await barePolls.done;
     } finally {
       await bareFanout.close();
     }

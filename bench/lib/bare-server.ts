@@ -29,8 +29,8 @@ export function startBareServer(body: string): Promise<BareServer> {
 }
 
 /** Runs `script` (a server that prints its port once it listens) with `body` in a file of its own. */
-export function spawnBareServer(script: string, body: string, nodeArgs: string[] = []): Promise<BareServer> {
-  const child = spawn(process.execPath, [...nodeArgs, "-e", script], { env: { BARE_BODY_FILE: bodyFile(body) }, stdio: ["ignore", "pipe", "inherit"] });
+export function spawnBareServer(script: string, body: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<BareServer> {
+  const child = spawn(process.execPath, [...nodeArgs, "-e", script], { env: { ...env, BARE_BODY_FILE: bodyFile(body) }, stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   return new Promise((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`bare server exited with ${code}`)));

@@ -23,13 +23,15 @@ export interface Poller {
 
 /**
  * Holds one long poll per poller until `stop`, polling again as soon as each answers; `onEvents`
- * sees every answer's events. Resolves once every poll has ended.
+ * sees every answer's events, and `onBody` (if given) its body as it came. Resolves once every
+ * poll has ended.
  */
 export function pollForever(
   baseUrl: string,
   pollers: Poller[],
   onEvents: (events: Array<Record<string, unknown>>) => void,
   agent: http.Agent,
+  onBody?: (body: string) => void,
 ): { stop: () => void; done: Promise<void> } {
   let stopped = false;
   const done = Promise.all(
@@ -49,6 +51,7 @@ export function pollForever(
           continue;
         }
         if (res.status !== 200) throw new Error(`GET /events: ${res.status} ${res.body}`);
+        onBody?.(res.body);
         const { events } = JSON.parse(res.body) as { events: Array<Record<string, unknown> & { id: number }> };
         if (events.length > 0) poller.lastEventId = events[events.length - 1].id;
         onEvents(events);

@@ -8,10 +8,14 @@
 import type { QueueAck, QueueStore } from "@chat/bus";
 import { logger } from "@chat/logger";
 
-/** Acknowledgments wait this long to go with others. */
-const ACK_DELAY_MS = 20;
-/** Past this many waiting, they go at once. */
-const MAX_PENDING_ACKS = 500;
+/**
+ * Acknowledgments wait this long to go with others: after a fan-out's burst of answers and polls
+ * rather than in it (where Redis and this process are busy delivering), and a busy queue's several
+ * as one. Nothing waits on them: they only drop events the client already has, and record the poll.
+ */
+export const ACK_DELAY_MS = 1000;
+/** Past this many queues waiting, they go at once. */
+const MAX_PENDING_ACKS = 10_000;
 /**
  * Answered queues remembered at most: a client that never polls again leaves its entry, and past
  * this many all are forgotten (their next polls read, as always).
@@ -25,13 +29,15 @@ interface Answered {
 
 export class AnsweredQueues {
   private readonly answered = new Map<string, Answered>();
-  private pending: QueueAck[] = [];
+  /** By queue: a queue acknowledged again before they go sends only its latest. */
+  private pending = new Map<string, QueueAck>();
   private timer: NodeJS.Timeout | undefined = undefined;
 
   /** `recheck` makes the polls of these queues read them (gone, another's, or the acknowledgment failed). */
   constructor(
     private readonly queues: QueueStore,
     private readonly recheck: (queueIds: string[]) => void,
+    private readonly ackDelayMs = ACK_DELAY_MS,
   ) {}
 
   /** A poll of `userId` was answered with the queue's events through `lastEventId`, all from their announcement. */
@@ -60,9 +66,10 @@ export class AnsweredQueues {
     if (answered === undefined) return false;
     this.answered.delete(queueId);
     if (answered.userId !== userId || answered.lastEventId !== lastEventId) return false;
-    this.pending.push({ queueId, lastEventId, ownerId: userId });
-    if (this.pending.length >= MAX_PENDING_ACKS) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), ACK_DELAY_MS).unref();
+    const waiting = this.pending.get(queueId);
+    if (waiting === undefined || waiting.lastEventId < lastEventId) this.pending.set(queueId, { queueId, lastEventId, ownerId: userId });
+    if (this.pending.size >= MAX_PENDING_ACKS) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.ackDelayMs).unref();
     return true;
   }
 
@@ -70,9 +77,9 @@ export class AnsweredQueues {
   flush(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    const acks = this.pending;
-    if (acks.length === 0) return;
-    this.pending = [];
+    if (this.pending.size === 0) return;
+    const acks = [...this.pending.values()];
+    this.pending.clear();
     this.queues.acknowledge(acks).then(
       (missing) => {
         if (missing.length > 0) this.recheck(missing);

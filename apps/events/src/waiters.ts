@@ -38,11 +38,15 @@ export class LongPollWaiters {
   /** The queues whose polls may wait without reading them (answered-queues.ts); none without a store. */
   answered: AnsweredQueues | null = null;
 
-  static async attach(queues: QueueStore): Promise<LongPollWaiters> {
+  static async attach(queues: QueueStore, ackDelayMs?: number): Promise<LongPollWaiters> {
     const waiters = new LongPollWaiters();
-    waiters.answered = new AnsweredQueues(queues, (queueIds) => {
-      for (const queueId of queueIds) waiters.wake(queueId);
-    });
+    waiters.answered = new AnsweredQueues(
+      queues,
+      (queueIds) => {
+        for (const queueId of queueIds) waiters.wake(queueId);
+      },
+      ackDelayMs,
+    );
     await queues.onReady((queueId, events) => waiters.wake(queueId, events));
     // Each poll reads its queue again when woken, and waits again if nothing is there.
     queues.onAnnouncementsMissed(() => waiters.wakeAll());
@@ -102,10 +106,11 @@ export class LongPollWaiters {
     }
   }
 
-  /** Answers every held poll now, and every later one at once (shutdown). */
+  /** Answers every held poll now, and every later one at once (shutdown); waiting acknowledgments go too. */
   drain(): void {
     this.draining = true;
     this.wakeAll();
+    this.answered?.flush();
   }
 
   /** Wakes every waiting poll (shutdown, or announcements missed), so each reads its queue again. */
