@@ -5,8 +5,9 @@
 //     events process's CPU per register. Ceiling: a bare Node server answering the same bytes.
 //   - Fan-out: 1,000 users each long-poll their queue; a message to the stream they all read; the
 //     time until the last of them has it (median of the rounds), and the events process's CPU per
-//     delivery, the client's next poll included. Ceiling: a bare Node server holding 1,000 polls
-//     and answering them all at once, its rounds taken turn about with ours.
+//     delivery, the client's next poll included. Ceiling: a bare Node server holding the same
+//     clients' same polls and answering them all at once with a real answer's bytes, its rounds
+//     taken turn about with ours.
 import { startProcess, type ServerProcess } from "../test/support/processes.ts";
 import { createRedisPrefix, createTestDatabase, REDIS_URL } from "../test/support/services.ts";
 import { startBareFanout } from "./lib/bare-fanout.ts";
