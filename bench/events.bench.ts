@@ -147,6 +147,7 @@ export async function benchEvents(): Promise<boolean> {
     // Until every poll is held.
     await new Promise((r) => setTimeout(r, 1000));
     for (let r = 0; r < FANOUT_WARMUP_ROUNDS; r++) await fanoutRound(1000 + r);
+    if (answerBody === "") throw new Error("no answer of a fan-out round was captured for the bare ceiling");
 
     // The ceiling: a bare Node server holding a poll of each user as well, answering them all at
     // once with the same bytes as a real answer (body and headers), to the same clients sending

@@ -13,7 +13,7 @@ import { logger } from "@chat/logger";
  * rather than in it (where Redis and this process are busy delivering), and a busy queue's several
  * as one. Nothing waits on them: they only drop events the client already has, and record the poll.
  */
-export const ACK_DELAY_MS = 1000;
+const ACK_DELAY_MS = 1000;
 /** Past this many queues waiting, they go at once. */
 const MAX_PENDING_ACKS = 10_000;
 /**
