@@ -1,6 +1,7 @@
 // Custom emoji (POST, GET and DELETE /realm/emoji): Zulip 3.x's name and permission rules, the
 // image resized and served, and the emoji usable in messages and reactions, in both modes.
 import sharp from "sharp";
+import { MAX_EMOJI_FRAMES } from "@chat/core";
 import { fetchPublic, imagePart, makeAnimatedGif, makeJpeg, makePng, notAnImage, uploadFiles } from "../support/images.ts";
 import { sendStreamMessage } from "../support/messages.ts";
 import { STORAGE_SETUPS, startStorageTestServer, type StorageTestServer } from "../support/storage.ts";
@@ -159,6 +160,11 @@ describe.each(STORAGE_SETUPS)("custom emoji ($mode, $backend storage)", ({ mode,
 
     test("a file that is not an image", async () => {
       await expectRefused(add(member, "not_image", notAnImage(), "x.gif", "image/gif"), "Could not decode image; did you upload an image file?", "BAD_IMAGE");
+    });
+
+    test("an animation of more frames than an emoji may have: each would be scaled to 64×64, however small it came", async () => {
+      const frames = MAX_EMOJI_FRAMES + 1;
+      await expectRefused(add(member, "too_many_frames", await makeAnimatedGif(frames, 1, 1), "x.gif", "image/gif"), `Animated emoji can have at most ${MAX_EMOJI_FRAMES} frames.`, "BAD_IMAGE");
     });
 
     test("a file past MAX_IMAGE_UPLOAD_SIZE_MIB", async () => {

@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { deflateSync } from "node:zlib";
 import sharp from "sharp";
 import { FileTooLargeError } from "@chat/storage";
-import { BadImageError, imageTooLargeError, MAX_IMAGE_PIXELS, readBoundedBuffer, resizeAvatar, resizeEmoji } from "../src/lib/images.ts";
+import { BadImageError, imageTooLargeError, MAX_EMOJI_FRAMES, MAX_IMAGE_PIXELS, readBoundedBuffer, resizeAvatar, resizeEmoji } from "../src/lib/images.ts";
 
 const solid = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: "#3366cc" } });
 
@@ -125,6 +125,33 @@ describe("images", () => {
     expect(gif.length).toBeLessThan(2000);
     await expect(resizeEmoji(gif)).rejects.toMatchObject({ message: "Image size exceeds limit." });
     await expect(resizeEmoji(gifClaiming(1000, 2))).resolves.toMatchObject({ extension: "gif" });
+  });
+
+  test("an emoji's frames are bounded before any is decoded: what it costs is its output, however small each frame came", async () => {
+    // 8,000 one-pixel frames: 184 KB, within the pixel bound, 3.8 s of scaling each to 64×64.
+    const bomb = gifClaiming(1, 8000);
+    expect(bomb.length).toBeLessThan(200_000);
+    const refusal = resizeEmoji(bomb);
+    await expect(refusal).rejects.toBeInstanceOf(BadImageError);
+    await expect(refusal).rejects.toMatchObject({ message: `Animated emoji can have at most ${MAX_EMOJI_FRAMES} frames.`, code: "BAD_IMAGE", status: 400 });
+    await expect(resizeEmoji(gifClaiming(1, MAX_EMOJI_FRAMES + 1))).rejects.toMatchObject({ code: "BAD_IMAGE" });
+    // Frames that differ from the one before (identical ones the encoder merges).
+    const atTheBound = await resizeEmoji(await animatedGif(MAX_EMOJI_FRAMES, 2, 2));
+    expect(await sharp(atTheBound.data, { animated: true }).metadata()).toMatchObject({ format: "gif", width: 64, pageHeight: 64, pages: MAX_EMOJI_FRAMES });
+    // An avatar decodes only the first frame, so many frames cost it nothing.
+    expect((await resizeAvatar(bomb)).original.pages).toBe(8000);
+  });
+
+  test("images wait their turn by requester: one member's burst does not hold back another's one image", async () => {
+    const slow = await solid(3000, 3000).png().toBuffer();
+    const quick = await solid(40, 40).png().toBuffer();
+    const finished: string[] = [];
+    const track = (name: string, work: Promise<unknown>) => work.then(() => finished.push(name));
+    const burst = Array.from({ length: 6 }, (_, i) => track(`a${i}`, resizeAvatar(slow, "1:10")));
+    const other = track("b", resizeEmoji(quick, "1:11"));
+    await Promise.all([...burst, other]);
+    // Two run at once: b waits for at most one more of a's (first in, first out made it the last).
+    expect(finished.indexOf("b")).toBeLessThanOrEqual(3);
   });
 
   test("many at once wait their turn and all finish, refusals included", async () => {

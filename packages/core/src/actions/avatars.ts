@@ -43,7 +43,7 @@ export async function withAvatarFiles<T>(storage: FileStorage, realmId: number, 
  */
 export async function uploadAvatar(services: FileActionServices, actor: Actor, upload: Buffer, requestId?: string): Promise<UserProfile> {
   checkAvatarChangesAllowed(actor);
-  const images = await resizeAvatar(upload);
+  const images = await resizeAvatar(upload, `${actor.realm_id}:${actor.id}`);
   // Files of an earlier upload are the user's current avatar until the change commits; they are
   // overwritten, and removed only if they were not the avatar before.
   return withAvatarFiles(services.storage, actor.realm_id, actor.id, actor.avatar_source === "U", images, () =>

@@ -78,7 +78,7 @@ export async function addRealmEmoji(tx: Tx, events: EventRecorder, actor: Actor,
  * is drawn first so the file can carry it; if the row does not commit, the files are removed.
  */
 export async function uploadRealmEmoji(services: FileActionServices, actor: Actor, name: string, upload: Buffer, requestId?: string): Promise<void> {
-  const image = await resizeEmoji(upload);
+  const image = await resizeEmoji(upload, `${actor.realm_id}:${actor.id}`);
   const [{ id }] = await services.prisma.$queryRaw<Array<{ id: number }>>`SELECT nextval(pg_get_serial_sequence('realm_emoji', 'id'))::int AS id`;
   const fileName = `${id}.${image.extension}`;
   const key = customEmojiStorageKey(actor.realm_id, fileName);
