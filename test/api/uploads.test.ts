@@ -106,6 +106,27 @@ describe.each(STORAGE_SETUPS)("uploads ($mode, $backend storage)", ({ mode, back
     expect((await asUser(alice)(unknown.body.uri)).headers["content-type"]).toMatch(/^application\/x-made-up/);
   });
 
+  test("the type comes from the name the file is served under, not the name as sent", async () => {
+    // Sent as "x.html" and a zero-width space, declared image/png: the served name is x.html.
+    const sent = await upload(alice.client, "<script>alert(1)</script>", "x.html\u200b", "image/png");
+    expect(sent.body.result).toBe("success");
+    expect(sent.body.uri.endsWith("/x.html")).toBe(true);
+    const res = await asUser(alice)(sent.body.uri);
+    expect(res.headers["content-type"]).toMatch(/^text\/html/);
+    expect(res.headers["content-disposition"]).toMatch(/^attachment; filename="x.html"/);
+    const row = await server.running.services.db.prisma.attachment.findFirstOrThrow({ where: { path_id: sent.body.uri.slice("/user_uploads/".length) } });
+    expect(row.content_type).toBe("text/html");
+  });
+
+  test("a file stored before that, under a name whose type differs, is served by its name", async () => {
+    const sent = await upload(alice.client, "<b>hi</b>", "old.html", "text/html");
+    const pathId = sent.body.uri.slice("/user_uploads/".length);
+    await server.running.services.db.prisma.attachment.updateMany({ where: { path_id: pathId }, data: { content_type: "image/png" } });
+    const res = await asUser(alice)(sent.body.uri);
+    expect(res.headers["content-type"]).toMatch(/^text\/html/);
+    expect(res.headers["content-disposition"]).toMatch(/^attachment;/);
+  });
+
   test("credentials: HTTP Basic or Zulip's api_key parameter; none is 401, a wrong key 401", async () => {
     const uri = await uploaded(alice, "secret");
     expect((await fetchFile(`${uri}?api_key=${alice.client.credentials!.apiKey}`)).text).toBe("secret");

@@ -7,6 +7,7 @@ import {
   accessAttachment,
   attachmentByPathId,
   contentDisposition,
+  contentTypeFor,
   discardUploadedFile,
   fileNameOfPathId,
   isInlineType,
@@ -65,8 +66,10 @@ async function sendFile(services: ApiServices, req: Request, res: Response, file
   }
   const object = await services.storage.get(uploadStorageKey(file.path_id), range);
   if (!object) throw fileNotFound();
-  const contentType = file.content_type ?? "application/octet-stream";
   const fileName = fileNameOfPathId(file.path_id);
+  // The name served decides where it says anything, for files stored before their type was
+  // taken from that name too.
+  const contentType = contentTypeFor(fileName, file.content_type ?? "application/octet-stream");
   res.set({
     "Content-Type": contentType,
     "Content-Disposition": contentDisposition(isInlineType(contentType), fileName),

@@ -7,7 +7,7 @@ import type { FileStorage } from "@chat/storage";
 import { JsonableError } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { deleteFilesQuietly, type FileActionServices } from "../lib/stored-files.ts";
-import { contentTypeFor, newPathId, uploadStorageKey } from "../lib/uploads.ts";
+import { contentTypeFor, fileNameOfPathId, newPathId, uploadStorageKey } from "../lib/uploads.ts";
 import { usedUploadSpace } from "../queries/attachments.ts";
 import { quotaExceeded, recordUpload, removeAttachment, takeUnclaimedUploads, type NewUpload } from "./attachments.ts";
 
@@ -46,7 +46,10 @@ export async function uploadLimit(services: FileServices, actor: Actor): Promise
 export async function storeUploadedFile(services: FileServices, actor: Actor, file: Readable, info: { filename: string; mimeType: string }, maxBytes: number): Promise<NewUpload> {
   const fileName = info.filename.trim() === "" ? "uploaded-file" : info.filename;
   const pathId = newPathId(actor.realm_id, fileName);
-  const contentType = contentTypeFor(fileName, info.mimeType);
+  // From the name it is served under (its path id's end), not the name as sent: "x.html" and a
+  // zero-width space says nothing as sent, the part's "image/png" would win, and the file would
+  // be shown inline as an image yet saved as x.html.
+  const contentType = contentTypeFor(fileNameOfPathId(pathId), info.mimeType);
   const stored = await services.storage.put(uploadStorageKey(pathId), file, { contentType, maxBytes });
   return { pathId, fileName, contentType, size: stored.size };
 }
