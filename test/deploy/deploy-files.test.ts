@@ -72,6 +72,8 @@ describe("Kubernetes manifests", () => {
       }
       if (roleOf(deployment) !== "worker") expect(ports.get("http")).toBe(config.port);
     }
+    // A probe comes from the kubelet, not from inside the pod: the metrics port must not be on loopback.
+    expect(config.metricsBindAddress).toBe("0.0.0.0");
   });
 
   test("a pod's grace period covers its shutdown delay, its preStop pause and the drain", () => {

@@ -77,3 +77,50 @@ test("the embedded server (no Redis) checks its database only", async () => {
     await server.stop();
   }
 });
+
+/** The local address each of `ports` listens on, as the kernel has it (`ss`): what a remote host could reach. */
+async function listenAddresses(ports: number[]): Promise<Map<number, string>> {
+  const { execFileSync } = await import("node:child_process");
+  const found = new Map<number, string>();
+  for (const line of execFileSync("ss", ["-ltnH"], { encoding: "utf8" }).split("\n")) {
+    const local = line.trim().split(/\s+/)[3];
+    if (!local) continue;
+    const at = local.lastIndexOf(":");
+    const port = Number(local.slice(at + 1));
+    if (ports.includes(port)) found.set(port, local.slice(0, at));
+  }
+  return found;
+}
+
+describe("the operators' port and DEV_MODE stay off the network unless told", () => {
+  test("METRICS_PORT listens on loopback while the API listens on BIND_ADDRESS; METRICS_BIND_ADDRESS opens it", async () => {
+    const base = { ROLE: "all", PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "0.0.0.0", DATA_DIR: "memory://" };
+    const closed = await startProcess(base);
+    try {
+      const addresses = await listenAddresses([closed.port!, closed.metricsPort!]);
+      expect(addresses.get(closed.metricsPort!)).toBe("127.0.0.1");
+      expect(addresses.get(closed.port!)).toMatch(/^(0\.0\.0\.0|\*|\[::\])$/);
+      expect((await getJson(closed.metricsPort!, "/health/live")).status).toBe(200);
+    } finally {
+      await closed.stop();
+    }
+    const open = await startProcess({ ...base, METRICS_BIND_ADDRESS: "0.0.0.0" });
+    try {
+      expect((await listenAddresses([open.metricsPort!])).get(open.metricsPort!)).toMatch(/^(0\.0\.0\.0|\*)$/);
+    } finally {
+      await open.stop();
+    }
+  });
+
+  test("DEV_MODE on a non-loopback address stops at start with what to do; DEV_MODE_ALLOW_REMOTE lets it run", async () => {
+    const env = { ROLE: "all", PORT: "0", BIND_ADDRESS: "0.0.0.0", DATA_DIR: "memory://", DEV_MODE: "true" };
+    await expect(startProcess(env)).rejects.toThrow(/exited with 2 before it was ready[\s\S]*DEV_MODE_ALLOW_REMOTE=true/);
+    const allowed = await startProcess({ ...env, DEV_MODE_ALLOW_REMOTE: "true" });
+    try {
+      const res = await fetch(`http://127.0.0.1:${allowed.port}/api/v1/dev_fetch_api_key`, { method: "POST", body: new URLSearchParams({ username: "owner@example.com" }) });
+      expect(res.status).toBe(200);
+    } finally {
+      await allowed.stop();
+    }
+  });
+});

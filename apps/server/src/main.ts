@@ -126,7 +126,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const address = server?.address();
   const port = address && typeof address === "object" ? address.port : null;
   // Metrics and health on a port of its own, never public: the worker's only HTTP.
-  const opsServer = config.metricsPort === null ? null : await startOpsServer(config.metricsPort, config.bindAddress, readiness);
+  const opsServer = config.metricsPort === null ? null : await startOpsServer(config.metricsPort, config.metricsBindAddress, readiness);
   const metricsPort = opsServer ? (opsServer.address() as AddressInfo).port : null;
   if (isClusterWorker()) {
     // The primary announces readiness once every process listens.

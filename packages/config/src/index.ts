@@ -13,6 +13,12 @@ export interface Config {
   port: number;
   /** A port of its own for /health/* (and the worker's only HTTP), never public through the load balancer; null: none. */
   metricsPort: number | null;
+  /**
+   * The metrics port's address: loopback unless set, since what it serves is unauthenticated
+   * (every route's counts, the queues' sizes). Kubernetes probes and a Prometheus in another pod
+   * need it on the pod's address (the manifests set it).
+   */
+  metricsBindAddress: string;
   bindAddress: string;
   /** Postgres URL; null runs the embedded PGlite database under dataDir. */
   databaseUrl: string | null;
@@ -22,6 +28,11 @@ export interface Config {
   redisClusterNodes: string[] | null;
   redisPrefix: string;
   dataDir: string;
+  /**
+   * Development server: POST /dev_fetch_api_key hands out any user's API key, the owner's
+   * included, to anyone who can reach the port. It therefore starts only on a loopback address,
+   * unless DEV_MODE_ALLOW_REMOTE says, as a second explicit setting, that it may be reached.
+   */
   devMode: boolean;
   /** The host name clients use; a realm is served at `<subdomain>.<externalHost>`. */
   externalHost: string;
@@ -96,7 +107,10 @@ export interface UploadConfig {
   maxFileBytes: number;
   /** Largest avatar or custom emoji image (Zulip: 5 MiB each). */
   maxImageBytes: number;
-  /** Total bytes each realm's uploads may use; 0 is no quota (Zulip's realm.upload_quota_gb). */
+  /**
+   * Total bytes each realm's uploads may use; 0 is no quota (Zulip's realm.upload_quota_gb). 5 GiB
+   * by default (Zulip Cloud's free plan): more than a trial uses, and a member cannot fill the disk.
+   */
   realmQuotaBytes: number;
   /** Unreferenced uploads older than this are deleted by the worker (Zulip: 3 weeks). */
   unclaimedGraceHours: number;
@@ -132,6 +146,12 @@ function readInt(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/** 127.0.0.0/8, ::1 (also as an IPv4-mapped address) or localhost: reachable from this host only. */
+function isLoopbackAddress(address: string): boolean {
+  const host = address.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  return host === "localhost" || host === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 function readBool(env: Env, name: string, fallback: boolean): boolean {
@@ -232,18 +252,28 @@ export function loadConfig(env: Env = process.env): Config {
   const port = readInt(env, "PORT", 9991, 0, 65535);
   // "memory://" keeps the embedded database in memory (tests, throwaway demos).
   const dataDir = readString(env, "DATA_DIR", "./data");
+  const bindAddress = readString(env, "BIND_ADDRESS", "0.0.0.0");
+  const devMode = readBool(env, "DEV_MODE", false);
+  const devModeAllowRemote = readBool(env, "DEV_MODE_ALLOW_REMOTE", false);
+  if (devMode && !devModeAllowRemote && !isLoopbackAddress(bindAddress)) {
+    throw new ConfigError(
+      `DEV_MODE=true hands any user's API key to whoever can reach the server, and BIND_ADDRESS=${bindAddress} is not a loopback address: ` +
+        "bind 127.0.0.1, or set DEV_MODE_ALLOW_REMOTE=true if every host that can reach it is trusted",
+    );
+  }
   return {
     role,
     processes,
     port,
     metricsPort: env.METRICS_PORT === undefined || env.METRICS_PORT === "" ? null : readInt(env, "METRICS_PORT", 0, 0, 65535),
-    bindAddress: readString(env, "BIND_ADDRESS", "0.0.0.0"),
+    metricsBindAddress: readString(env, "METRICS_BIND_ADDRESS", "127.0.0.1"),
+    bindAddress,
     databaseUrl,
     redisUrl,
     redisClusterNodes,
     redisPrefix,
     dataDir: dataDir === "memory://" ? dataDir : path.resolve(dataDir),
-    devMode: readBool(env, "DEV_MODE", false),
+    devMode,
     externalHost: readString(env, "EXTERNAL_HOST", `localhost:${port}`).toLowerCase(),
     bootstrap: {
       realmName: readString(env, "BOOTSTRAP_REALM_NAME", "Team Chat"),
@@ -274,7 +304,7 @@ export function loadConfig(env: Env = process.env): Config {
     uploads: {
       maxFileBytes: readInt(env, "MAX_FILE_UPLOAD_SIZE_MIB", 25, 1, 1024 * 1024) * MIB,
       maxImageBytes: readInt(env, "MAX_IMAGE_UPLOAD_SIZE_MIB", 5, 1, 1024) * MIB,
-      realmQuotaBytes: readInt(env, "REALM_UPLOAD_QUOTA_MIB", 0, 0, 1024 * 1024 * 1024) * MIB,
+      realmQuotaBytes: readInt(env, "REALM_UPLOAD_QUOTA_MIB", 5120, 0, 1024 * 1024 * 1024) * MIB,
       unclaimedGraceHours: readInt(env, "UNCLAIMED_UPLOAD_GRACE_HOURS", 21 * 24, 1, 10 * 365 * 24),
     },
     outgoingWebhooks: {

@@ -9,6 +9,9 @@ describe("loadConfig", () => {
       processes: 1,
       port: 9991,
       metricsPort: null,
+      // Unauthenticated counts of everything: loopback unless an operator says otherwise.
+      metricsBindAddress: "127.0.0.1",
+      bindAddress: "0.0.0.0",
       databaseUrl: null,
       redisUrl: null,
       redisClusterNodes: null,
@@ -26,6 +29,8 @@ describe("loadConfig", () => {
       ROLE: "events",
       PORT: "8080",
       METRICS_PORT: "9100",
+      METRICS_BIND_ADDRESS: "0.0.0.0",
+      BIND_ADDRESS: "127.0.0.1",
       DATABASE_URL: "postgres://u@db:5432/chat",
       REDIS_URL: "redis://cache:6379/2",
       DEV_MODE: "true",
@@ -40,6 +45,8 @@ describe("loadConfig", () => {
       processes: 2,
       port: 8080,
       metricsPort: 9100,
+      metricsBindAddress: "0.0.0.0",
+      bindAddress: "127.0.0.1",
       databaseUrl: "postgres://u@db:5432/chat",
       redisUrl: "redis://cache:6379/2",
       devMode: true,
@@ -48,6 +55,25 @@ describe("loadConfig", () => {
       eventHeartbeatSeconds: 20,
     });
     expect(config.bootstrap.ownerPassword).toBe("long-enough");
+  });
+
+  test("DEV_MODE, which hands out any user's API key, starts only on a loopback address unless DEV_MODE_ALLOW_REMOTE says so", () => {
+    for (const address of ["0.0.0.0", "::", "192.0.2.2", "fd00::2", "127.example.com"]) {
+      expect(() => loadConfig({ DEV_MODE: "true", BIND_ADDRESS: address })).toThrow(ConfigError);
+      expect(() => loadConfig({ DEV_MODE: "true", BIND_ADDRESS: address })).toThrow(/DEV_MODE_ALLOW_REMOTE=true/);
+      expect(loadConfig({ DEV_MODE: "true", BIND_ADDRESS: address, DEV_MODE_ALLOW_REMOTE: "true" }).devMode).toBe(true);
+      expect(loadConfig({ DEV_MODE: "false", BIND_ADDRESS: address }).devMode).toBe(false);
+    }
+    // The default address is every address.
+    expect(() => loadConfig({ DEV_MODE: "true" })).toThrow(ConfigError);
+    for (const address of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "::ffff:127.0.0.1"]) {
+      expect(loadConfig({ DEV_MODE: "true", BIND_ADDRESS: address }).devMode).toBe(true);
+    }
+  });
+
+  test("the default upload quota: 5 GiB an organization, 0 for none", () => {
+    expect(loadConfig({}).uploads.realmQuotaBytes).toBe(5 * 1024 * 1024 * 1024);
+    expect(loadConfig({ REALM_UPLOAD_QUOTA_MIB: "0" }).uploads.realmQuotaBytes).toBe(0);
   });
 
   test("a Redis Cluster instead of one Redis server: its seed nodes, as listed", () => {
