@@ -1,6 +1,8 @@
 // Bots their owners manage, as Zulip 3.x has them: POST/GET/PATCH/DELETE /bots, a bot's and one's
 // own API key, reactivation, avatars, and what realm_bots and realm_users show, checked against a
 // fresh /register after every change (verifyAction), in both modes.
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import sharp from "sharp";
 import { createRealm, createUser } from "@chat/core";
 import type { ApiClient, ApiResponse } from "../support/client.ts";
@@ -666,6 +668,180 @@ describe.each(MODES)("bots (%s)", (mode) => {
     });
   });
 
+  // Issue 31: a bot created bots it owned, and deactivating the person above it left them running.
+  describe("bots do not manage bots; a person's deactivation reaches every bot they control", () => {
+    const BOT_REFUSAL = { result: "error", msg: "This endpoint does not accept bot requests.", code: "BAD_REQUEST" };
+
+    /** Every row a refused request could touch. */
+    const snapshot = () =>
+      Promise.all([
+        prisma().userProfile.findMany({ orderBy: { id: "asc" } }),
+        prisma().service.findMany({ orderBy: { id: "asc" } }),
+        prisma().botConfigData.findMany(),
+        prisma().subscription.findMany({ orderBy: { id: "asc" } }),
+        prisma().userGroup.findMany({ orderBy: { id: "asc" } }),
+      ]);
+
+    test("every /bots endpoint answers a bot, an administrator bot too, with Zulip's error and changes nothing", async () => {
+      const plain = await createBot(member, 1);
+      const privileged = await createBot(member, 3);
+      // Zulip lets bots be administrators: the refusal does not depend on the role.
+      await ok(server.owner.patch(`/users/${privileged.id}`, { role: 200 }));
+      const target = await createBot(member, 1);
+      for (const actor of [plain, privileged]) {
+        const requests: Array<[string, () => Promise<ApiResponse>]> = [
+          ["GET /bots", () => actor.client.get("/bots")],
+          ["POST /bots", () => actor.client.post("/bots", botParams(1))],
+          ["POST /bots (outgoing webhook)", () => actor.client.post("/bots", botParams(3))],
+          ["PATCH /bots/{id}", () => actor.client.patch(`/bots/${target.id}`, { full_name: `Hijacked ${count++}` })],
+          ["PATCH /bots/{id} (owner)", () => actor.client.patch(`/bots/${target.id}`, { bot_owner_id: admin.id })],
+          ["PATCH /bots/{id} (itself)", () => actor.client.patch(`/bots/${actor.id}`, { full_name: `Self ${count++}` })],
+          ["DELETE /bots/{id}", () => actor.client.delete(`/bots/${target.id}`)],
+          ["DELETE /bots/{id} (itself)", () => actor.client.delete(`/bots/${actor.id}`)],
+          ["POST /bots/{id}/api_key/regenerate", () => actor.client.post(`/bots/${target.id}/api_key/regenerate`)],
+          ["POST /bots/{id}/api_key/regenerate (itself)", () => actor.client.post(`/bots/${actor.id}/api_key/regenerate`)],
+          // Zulip's other human-only endpoints this server has.
+          ["POST /user_groups/create", () => actor.client.post("/user_groups/create", { name: `bot group ${count++}`, description: "d", members: [member.id] })],
+          ["POST /users/me/enter-sends", () => actor.client.post("/users/me/enter-sends", { enter_sends: true })],
+        ];
+        for (const [what, send] of requests) {
+          const before = await snapshot();
+          const res = await send();
+          expect({ what, status: res.status, body: res.body }).toEqual({ what, status: 400, body: BOT_REFUSAL });
+          expect(await snapshot()).toEqual(before);
+        }
+        // A bot's avatar upload with POST /bots is refused before its body is read.
+        const before = await counts();
+        const image = await makePng(20, 20);
+        const answer = await uploadFiles(actor.client, "/bots", [imagePart(image)], { full_name: `Pictured ${count}`, short_name: `pictured${count++}` });
+        expect({ status: answer.status, body: answer.json }).toEqual({ status: 400, body: BOT_REFUSAL });
+        expect(await counts()).toEqual(before);
+      }
+      // The bots still work, and the target is as it was.
+      await ok(plain.client.get("/users/me"));
+      await ok(server.client(target.email, target.apiKey).get("/users/me"));
+    });
+
+    test("deactivating a person deactivates every bot they control, however made, each with realm_user and realm_bot remove", async () => {
+      // Made first, so that the deactivated users' list stays in id order (as a fresh /register sends it)
+      // when the applied events append to it.
+      const retired = await createBot(member, 1);
+      const person = await createTestUser(server, `Chain Owner ${count++}`);
+      await prisma().userProfile.update({ where: { id: retired.id }, data: { bot_owner_id: person.id } });
+      const first = await createBot(person, 3);
+      // Bots owned by bots, as bots could make them before /bots refused them.
+      const second = await createBot(member, 1);
+      const third = await createBot(member, 4, { service_name: "helloworld" });
+      await prisma().userProfile.update({ where: { id: second.id }, data: { bot_owner_id: first.id } });
+      await prisma().userProfile.update({ where: { id: third.id }, data: { bot_owner_id: second.id } });
+      // Below a bot already deactivated.
+      await ok(person.client.delete(`/bots/${retired.id}`));
+      const belowRetired = await createBot(member, 1);
+      await prisma().userProfile.update({ where: { id: belowRetired.id }, data: { bot_owner_id: retired.id } });
+      // Someone else's bot stays.
+      const unrelated = await createBot(member, 1);
+      for (const bot of [first, second, third, belowRetired]) await ok(bot.client.get("/users/me"));
+
+      const controlled = [first, second, third, belowRetired].map((bot) => bot.id);
+      const events = await verifyAction(admin.client, BOT_EVENTS, () => ok(admin.client.delete(`/users/${person.id}`)));
+      const removed = (type: string) => events.filter((e) => e.type === type && e.op === "remove").map((e) => (type === "realm_user" ? e.person.user_id : e.bot.user_id));
+      expect(removed("realm_user").sort((a, b) => a - b)).toEqual([person.id, ...controlled].sort((a, b) => a - b));
+      expect(removed("realm_bot").sort((a, b) => a - b)).toEqual([...controlled].sort((a, b) => a - b));
+      for (const bot of [first, second, third, belowRetired]) {
+        expect(await userRow(bot.id)).toMatchObject({ is_active: false });
+        expect((await bot.client.get("/users/me")).status).toBe(401);
+        expect(await prisma().subscription.count({ where: { user_id: bot.id, is_user_active: true } })).toBe(0);
+      }
+      expect(await userRow(unrelated.id)).toMatchObject({ is_active: true });
+
+      // A bot's own deactivation reaches what it owns too.
+      const top = await createBot(member, 1);
+      const below = await createBot(member, 1);
+      await prisma().userProfile.update({ where: { id: below.id }, data: { bot_owner_id: top.id } });
+      await ok(member.client.delete(`/bots/${top.id}`));
+      expect(await userRow(below.id)).toMatchObject({ is_active: false });
+    });
+
+    test("migration 0020 gives each bot owned by a bot to the nearest person above it, with a new key, or deactivates it", async () => {
+      const sql = readFileSync(path.resolve(__dirname, "../../prisma/migrations/0020_bots_owned_by_people/migration.sql"), "utf8");
+      const setOwner = (id: number, owner: number | null) => prisma().userProfile.update({ where: { id }, data: { bot_owner_id: owner } });
+      // A person still here, with a chain below one of their bots.
+      const person = await createTestUser(server, `Migrated Owner ${count++}`);
+      const top = await createBot(person, 1);
+      const middle = await createBot(member, 3);
+      const bottom = await createBot(member, 1);
+      await setOwner(middle.id, top.id);
+      await setOwner(bottom.id, middle.id);
+      // A person deactivated, whose deactivation (in the code before) stopped one bot short.
+      const gone = await createTestUser(server, `Migrated Gone ${count++}`);
+      const goneBot = await createBot(gone, 1);
+      await ok(admin.client.delete(`/users/${gone.id}`));
+      const leftRunning = await createBot(member, 1, { default_sending_stream: "general" });
+      await ok(member.client.post("/users/me/subscriptions", { subscriptions: [{ name: "general" }], principals: [leftRunning.id] }));
+      await setOwner(leftRunning.id, goneBot.id);
+      // A chain that reaches no person: its top bot is no one's.
+      const orphanTop = await createBot(member, 1);
+      const orphan = await createBot(member, 1);
+      await setOwner(orphanTop.id, null);
+      await setOwner(orphan.id, orphanTop.id);
+      // A bot owned by a person is left alone.
+      const untouched = await userRow(top.id);
+
+      await prisma().$executeRawUnsafe(sql);
+
+      for (const bot of [middle, bottom]) {
+        const row = await userRow(bot.id);
+        expect(row).toMatchObject({ bot_owner_id: person.id, is_active: true });
+        expect(row.api_key).toMatch(/^[a-zA-Z0-9]{32}$/);
+        expect(row.api_key).not.toBe(bot.apiKey);
+        expect((await bot.client.get("/users/me")).status).toBe(401);
+        await ok(server.client(bot.email, row.api_key).get("/users/me"));
+      }
+      // The person sees them as their own, with the keys that work.
+      const listed = (await ok(person.client.get("/bots"))).bots as Array<{ user_id: number; api_key: string }>;
+      expect(listed.map((b) => b.user_id)).toEqual([top.id, middle.id, bottom.id]);
+      expect(listed[1].api_key).toBe((await userRow(middle.id)).api_key);
+      expect(await userRow(leftRunning.id)).toMatchObject({ bot_owner_id: gone.id, is_active: false });
+      expect((await leftRunning.client.get("/users/me")).status).toBe(401);
+      expect(await prisma().subscription.count({ where: { user_id: leftRunning.id, is_user_active: true } })).toBe(0);
+      expect(await userRow(orphan.id)).toMatchObject({ bot_owner_id: null, is_active: false });
+      expect(await userRow(top.id)).toEqual(untouched);
+      expect(await prisma().userProfile.count({ where: { is_bot: true, bot_owner: { is_bot: true } } })).toBe(0);
+
+      // A second run (the data already consistent) changes nothing.
+      const before = await snapshot();
+      await prisma().$executeRawUnsafe(sql);
+      expect(await snapshot()).toEqual(before);
+    });
+  });
+
+  describe("a new owner gets a new key", () => {
+    test("the old key stops working; the new owner gets the new one in realm_bot add, administrators in realm_bot update", async () => {
+      const bot = await createBot(member, 1);
+      await ok(bot.client.get("/users/me"));
+      const adminQueue = await registerQueue(admin.client, ["realm_bot"]);
+      const events = await verifyAction(other.client, BOT_EVENTS, () => ok(member.client.patch(`/bots/${bot.id}`, { bot_owner_id: other.id })));
+      const row = await userRow(bot.id);
+      expect(row.api_key).toMatch(/^[a-zA-Z0-9]{32}$/);
+      expect(row.api_key).not.toBe(bot.apiKey);
+      expect(events).toContainEqual(expect.objectContaining({ type: "realm_bot", op: "add", bot: expect.objectContaining({ user_id: bot.id, owner_id: other.id, api_key: row.api_key }) }));
+      // The previous owner could read the old key; it is refused now, on this node's cached copy too.
+      expect((await bot.client.get("/users/me")).status).toBe(401);
+      expect((await bot.client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0 })).status).toBe(401);
+      await ok(server.client(bot.email, row.api_key).get("/users/me"));
+      expect(((await ok(member.client.get("/bots"))).bots as Array<{ user_id: number }>).map((b) => b.user_id)).not.toContain(bot.id);
+      expect(await waitForEvent(admin.client, adminQueue, (e) => e.type === "realm_bot" && "api_key" in e.bot)).toMatchObject({ op: "update", bot: { user_id: bot.id, api_key: row.api_key } });
+      // An administrator giving it back: the administrators' realm_bots follow, new key included.
+      const back = await verifyAction(admin.client, ["realm_bot"], () => ok(admin.client.patch(`/bots/${bot.id}`, { bot_owner_id: member.id })));
+      const newest = (await userRow(bot.id)).api_key;
+      expect(newest).not.toBe(row.api_key);
+      expect(back).toContainEqual(expect.objectContaining({ op: "update", bot: { email: bot.email, user_id: bot.id, api_key: newest } }));
+      // The same owner again is no change, and keeps the key.
+      await ok(member.client.patch(`/bots/${bot.id}`, { bot_owner_id: member.id }));
+      expect((await userRow(bot.id)).api_key).toBe(newest);
+    });
+  });
+
   test("a bot authenticates with its key and sends a message; it is a realm user with is_bot", async () => {
     const bot = await createBot(member, 1, { default_sending_stream: "general" });
     const me = await ok(bot.client.get("/users/me"));
@@ -690,5 +866,97 @@ describe("bots on the default EXTERNAL_HOST", () => {
     expect(res.body.result).toBe("success");
     const bot = await server.running.services.db.prisma.userProfile.findUniqueOrThrow({ where: { id: res.body.user_id } });
     expect(bot.email).toBe("local-bot@localhost");
+  });
+});
+
+// Issue 31, item 3: one message triggers every service bot it mentions (a group names many), so the
+// number of bots bounds what a message costs. Small caps here, so they are reached.
+describe.each(MODES)("caps on active bots (%s)", (mode) => {
+  let server: TestServer;
+  let admin: TestUser;
+  let count = 0;
+  const PER_USER = 2;
+  const PER_REALM = 5;
+
+  beforeAll(async () => {
+    server = await startTestServer(mode, { MAX_BOTS_PER_USER: String(PER_USER), MAX_BOTS_PER_REALM: String(PER_REALM) });
+    admin = await createTestUser(server, "Cap Admin", "admin");
+  });
+  afterAll(() => server.stop());
+
+  const prisma = () => server.running.services.db.prisma;
+  const activeBots = () => prisma().userProfile.count({ where: { is_bot: true, is_active: true, bot_owner_id: { not: null } } });
+  const rows = () => prisma().userProfile.findMany({ orderBy: { id: "asc" } });
+  const USER_CAP = `You have reached the limit of ${PER_USER} active bots`;
+  const OWNER_CAP = `The bot's owner has reached the limit of ${PER_USER} active bots`;
+  const NEW_OWNER_CAP = `Failed to change owner, the new owner has reached the limit of ${PER_USER} active bots`;
+  const REALM_CAP = `This organization has reached the limit of ${PER_REALM} active bots`;
+
+  async function ok(res: Promise<ApiResponse> | ApiResponse): Promise<Record<string, any>> {
+    const { body } = await res;
+    if (body.result !== "success") throw new Error(JSON.stringify(body));
+    return body;
+  }
+
+  const create = (user: TestUser) => {
+    const n = ++count;
+    return user.client.post("/bots", { full_name: `Capped ${n}`, short_name: `capped${n}` });
+  };
+
+  async function refused(res: Promise<ApiResponse>, msg: string): Promise<void> {
+    const before = await rows();
+    const answer = await res;
+    expect({ status: answer.status, body: answer.body }).toEqual({ status: 400, body: { result: "error", msg, code: "BAD_REQUEST" } });
+    expect(await rows()).toEqual(before);
+  }
+
+  test("creation, reactivation and a new owner each stay within the user's and the organization's caps", async () => {
+    const first = await createTestUser(server, "Cap First");
+    const second = await createTestUser(server, "Cap Second");
+    const third = await createTestUser(server, "Cap Third");
+    const [a, b] = [await ok(create(first)), await ok(create(first))];
+    await refused(create(first), USER_CAP);
+    // With an avatar too: refused before the image is resized and an id drawn to name its files after.
+    const lastId = () => prisma().$queryRaw<{ id: number }[]>`SELECT last_value::int AS id FROM user_profile_id_seq`.then(([row]) => row.id);
+    const idBefore = await lastId();
+    const withImage = await uploadFiles(first.client, "/bots", [imagePart(await makePng(20, 20))], { full_name: "Capped Picture", short_name: `cappedpic${count++}` });
+    expect({ status: withImage.status, body: withImage.json }).toEqual({ status: 400, body: { result: "error", msg: USER_CAP, code: "BAD_REQUEST" } });
+    expect(await lastId()).toBe(idBefore);
+
+    // A deactivated bot does not count; bringing it back is within the cap, by its owner or an administrator.
+    await ok(first.client.delete(`/bots/${a.user_id}`));
+    const c = await ok(create(first));
+    await refused(first.client.post(`/users/${a.user_id}/reactivate`), USER_CAP);
+    await refused(admin.client.post(`/users/${a.user_id}/reactivate`), OWNER_CAP);
+
+    // A new owner over their cap is refused; a deactivated bot may change hands, then not come back.
+    await ok(create(second));
+    await ok(create(second));
+    await refused(first.client.patch(`/bots/${b.user_id}`, { bot_owner_id: second.id }), NEW_OWNER_CAP);
+    await refused(admin.client.patch(`/bots/${c.user_id}`, { bot_owner_id: second.id, full_name: "Renamed In Vain" }), NEW_OWNER_CAP);
+    await ok(admin.client.patch(`/bots/${a.user_id}`, { bot_owner_id: second.id }));
+    await refused(admin.client.post(`/users/${a.user_id}/reactivate`), OWNER_CAP);
+
+    // The organization: four active, one more is the fifth; a sixth is refused, whoever asks.
+    expect(await activeBots()).toBe(4);
+    await ok(create(third));
+    await refused(create(admin), REALM_CAP);
+    await ok(third.client.delete(`/bots/${(await ok(third.client.get("/bots"))).bots[0].user_id}`));
+    expect(await activeBots()).toBe(4);
+    await ok(create(admin));
+    expect(await activeBots()).toBe(PER_REALM);
+  });
+
+  test("requests at once cannot pass the organization's cap together", async () => {
+    // Make room for exactly one more, then ask for it from four users at the same moment.
+    for (const bot of await prisma().userProfile.findMany({ where: { is_bot: true, is_active: true, bot_owner_id: { not: null } } })) {
+      await ok(admin.client.delete(`/bots/${bot.id}`));
+    }
+    for (let i = 1; i < PER_REALM; i++) await ok(create(await createTestUser(server, `Cap Filler ${i}`)));
+    const racers = await Promise.all([1, 2, 3, 4].map((i) => createTestUser(server, `Cap Runner ${i}`)));
+    const answers = await Promise.all(racers.map((user) => create(user)));
+    expect(answers.map((a) => a.body.result).sort()).toEqual(["error", "error", "error", "success"]);
+    for (const answer of answers.filter((a) => a.body.result === "error")) expect(answer.body).toMatchObject({ msg: REALM_CAP });
+    expect(await activeBots()).toBe(PER_REALM);
   });
 });

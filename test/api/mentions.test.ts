@@ -154,4 +154,100 @@ describe.each(MODES)("mention and alert word flags (%s)", (mode) => {
     expect(flags.get(alice.id)! & (MENTIONED | WILDCARD_MENTIONED)).toBe(MENTIONED);
     expect(flags.get(carol.id)! & (MENTIONED | WILDCARD_MENTIONED)).toBe(0);
   });
+
+  // Zulip's wildcard_mention_allowed: a stream of more than 15 active subscribers takes @**all**
+  // only from those realm.wildcard_mention_policy names; a smaller one from anyone.
+  describe("wildcard_mention_policy", () => {
+    const REFUSED = "You do not have permission to use wildcard mentions in this stream.";
+    let guest: TestUser;
+    let admin: TestUser;
+
+    const setPolicy = async (changes: Record<string, number>) => expect((await server.owner.patch("/realm", changes)).body.result).toBe("success");
+    const attempt = (from: TestUser, content: string, to: string) => from.client.post("/messages", { type: "stream", to, topic: "wildcards", content });
+    const subscribe = async (name: string, users: TestUser[]) =>
+      expect((await server.owner.post("/users/me/subscriptions", { subscriptions: [{ name }], principals: users.map((u) => u.email) })).body.result).toBe("success");
+
+    beforeAll(async () => {
+      guest = await createTestUser(server, "Gus Wildcard", "guest");
+      admin = await createTestUser(server, "Ada Wildcard", "admin");
+      const crowd = await Promise.all(Array.from({ length: 11 }, (_, i) => createTestUser(server, `Crowd Wildcard ${i}`)));
+      // 16 subscribers in "big", 15 in "fifteen".
+      await subscribe("big", [alice, bob, carol, guest, admin, ...crowd]);
+      await subscribe("fifteen", [alice, bob, carol, guest, ...crowd]);
+    });
+    afterEach(() => setPolicy({ wildcard_mention_policy: 1, waiting_period_threshold: 0 }));
+
+    test("nobody: refused past 15 subscribers, administrators included, and nothing is written", async () => {
+      await setPolicy({ wildcard_mention_policy: 6 });
+      const before = await server.running.services.db.prisma.message.count();
+      for (const [user, content] of [[bob, "@**all** hello"], [bob, "@**everyone** hi"], [bob, "@**stream** hey"], [admin, "@**all** hello"]] as const) {
+        const res = await attempt(user, content, "big");
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ result: "error", msg: REFUSED, code: "BAD_REQUEST" });
+      }
+      expect(await server.running.services.db.prisma.message.count()).toBe(before);
+      // At 15 subscribers anyone may; silent wildcards and other mentions are not wildcard mentions.
+      expect((await attempt(bob, "@**all** small room", "fifteen")).body.result).toBe("success");
+      expect((await attempt(bob, "@_**all** quietly", "big")).body.result).toBe("success");
+      expect((await attempt(bob, "@**Carol Mention** just you", "big")).body.result).toBe("success");
+      // Private messages have no wildcard mentions to refuse.
+      expect((await bob.client.post("/messages", { type: "private", to: JSON.stringify([alice.id]), content: "@**all**" })).body.result).toBe("success");
+    });
+
+    test("a deactivated subscriber does not count", async () => {
+      await setPolicy({ wildcard_mention_policy: 6 });
+      const extra = await createTestUser(server, "Extra Wildcard");
+      await subscribe("fifteen", [extra]);
+      expect((await attempt(bob, "@**all** now sixteen", "fifteen")).body.msg).toBe(REFUSED);
+      expect((await server.owner.delete(`/users/${extra.id}`)).body.result).toBe("success");
+      expect((await attempt(bob, "@**all** fifteen again", "fifteen")).body.result).toBe("success");
+    });
+
+    test.each([
+      [5, "administrators"],
+      [4, "stream administrators (organization administrators here)"],
+    ])("policy %i, %s: members refused, administrators allowed", async (policy) => {
+      await setPolicy({ wildcard_mention_policy: policy });
+      expect((await attempt(bob, "@**all** please", "big")).body.msg).toBe(REFUSED);
+      expect((await attempt(admin, "@**all** please", "big")).body.result).toBe("success");
+      // The owner is an administrator, though not subscribed.
+      expect((await server.owner.post("/messages", { type: "stream", to: "big", topic: "wildcards", content: "@**all** owner" })).body.result).toBe("success");
+    });
+
+    test("members: guests refused, members allowed", async () => {
+      await setPolicy({ wildcard_mention_policy: 2 });
+      expect((await attempt(guest, "@**all** hi", "big")).body.msg).toBe(REFUSED);
+      expect((await attempt(bob, "@**all** hi", "big")).body.result).toBe("success");
+      await setPolicy({ wildcard_mention_policy: 1 });
+      expect((await attempt(guest, "@**all** hi", "big")).body.result).toBe("success");
+    });
+
+    test("full members: the waiting period decides, administrators always may", async () => {
+      await setPolicy({ wildcard_mention_policy: 3, waiting_period_threshold: 10 });
+      expect((await attempt(bob, "@**all** new here", "big")).body.msg).toBe(REFUSED);
+      expect((await attempt(admin, "@**all** admin", "big")).body.result).toBe("success");
+      const { prisma } = server.running.services.db;
+      const joined = (await prisma.userProfile.findUniqueOrThrow({ where: { id: bob.id } })).date_joined;
+      await prisma.userProfile.update({ where: { id: bob.id }, data: { date_joined: new Date(Date.now() - 11 * 86_400_000) } });
+      try {
+        expect((await attempt(bob, "@**all** old hand", "big")).body.result).toBe("success");
+      } finally {
+        await prisma.userProfile.update({ where: { id: bob.id }, data: { date_joined: joined } });
+      }
+    });
+
+    test("an edit that mentions everyone is held to the same rule (Zulip 5.0+)", async () => {
+      const big = (await attempt(bob, "plain words", "big")).body.id as number;
+      const small = (await attempt(bob, "plain words", "fifteen")).body.id as number;
+      await setPolicy({ wildcard_mention_policy: 6 });
+      const refused = await bob.client.patch(`/messages/${big}`, { content: "now @**all**" });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({ result: "error", msg: REFUSED, code: "BAD_REQUEST" });
+      const stored = await server.running.services.db.prisma.message.findUniqueOrThrow({ where: { id: big } });
+      expect(stored.content).toBe("plain words");
+      expect((await flagsOf(big)).get(carol.id)! & WILDCARD_MENTIONED).toBe(0);
+      expect((await bob.client.patch(`/messages/${small}`, { content: "now @**all**" })).body.result).toBe("success");
+      expect((await bob.client.patch(`/messages/${big}`, { content: "still plain" })).body.result).toBe("success");
+    });
+  });
 });

@@ -114,6 +114,41 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
     expect(await prisma.userMessage.count({ where: { message_id: a.id } })).toBe(3);
   });
 
+  // Zulip 3.x's check_private_message_policy: with private messages disabled, only messages a bot
+  // sends, and messages to one bot, go through.
+  test("private_message_policy 2 refuses private messages but those of and to one bot", async () => {
+    const DISABLED = "Private messages are disabled in this organization.";
+    const { prisma } = server.running.services.db;
+    const ownerId = (await server.owner.get("/users/me")).body.user_id;
+    const bot = await alice.post("/bots", { full_name: "Policy Bot", short_name: "policy", bot_type: 1 });
+    expect(bot.body.result).toBe("success");
+    const botClient = server.client("policy-bot@chat.test", bot.body.api_key);
+    expect((await server.owner.patch("/realm", { private_message_policy: 2 })).body.result).toBe("success");
+    try {
+      const before = await prisma.message.count();
+      for (const to of [[bobId], ["bob@example.com"], [bobId, ownerId], [aliceId], [bot.body.user_id, bobId]]) {
+        const res = await alice.post("/messages", { type: "private", to, content: "psst" });
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ result: "error", msg: DISABLED, code: "BAD_REQUEST" });
+      }
+      expect(await prisma.message.count()).toBe(before);
+      // Unknown recipients are still named as such.
+      expect((await alice.post("/messages", { type: "private", to: [987654], content: "x" })).body.msg).toBe("Invalid user ID 987654");
+      expect((await alice.post("/messages", { type: "private", to: [bot.body.user_id], content: "to my bot" })).body.result).toBe("success");
+      expect((await botClient.post("/messages", { type: "private", to: [bobId], content: "from a bot" })).body.result).toBe("success");
+      // The Notification Bot's private messages too (a bot): subscribing someone tells them.
+      const subscribed = await server.owner.post("/users/me/subscriptions", { subscriptions: [{ name: "policy news" }], principals: ["bob@example.com"] });
+      expect(subscribed.body.result).toBe("success");
+      const told = await prisma.message.findFirst({ where: { content: { contains: "just subscribed you to" } }, orderBy: { id: "desc" } });
+      expect(told?.id).toBeGreaterThan(before);
+      // Streams are unaffected.
+      expect((await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "public" })).body.result).toBe("success");
+    } finally {
+      expect((await server.owner.patch("/realm", { private_message_policy: 1 })).body.result).toBe("success");
+    }
+    expect((await alice.post("/messages", { type: "private", to: [bobId], content: "allowed again" })).body.result).toBe("success");
+  });
+
   test.each([
     [[987654], "Invalid user ID 987654"],
     [["ghost@example.com"], "Invalid email 'ghost@example.com'"],
@@ -151,6 +186,38 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
       expect((await server.owner.post("/messages", { type: "stream", to: "general", topic: "t", content: "admin" })).body.result).toBe("success");
     } finally {
       await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 1 } });
+    }
+  });
+
+  test("the new-members posting policy refuses members within the waiting period", async () => {
+    const { prisma } = server.running.services.db;
+    const general = await prisma.stream.findFirstOrThrow({ where: { name: "general" } });
+    const joined = (await prisma.userProfile.findUniqueOrThrow({ where: { id: aliceId } })).date_joined;
+    await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 3 } });
+    expect((await server.owner.patch("/realm", { waiting_period_threshold: 10 })).body.result).toBe("success");
+    try {
+      const res = await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "too soon" });
+      expect(res.body).toEqual({ result: "error", msg: "New members cannot send to this stream.", code: "BAD_REQUEST" });
+      expect((await server.owner.post("/messages", { type: "stream", to: "general", topic: "t", content: "admin" })).body.result).toBe("success");
+      await prisma.userProfile.update({ where: { id: aliceId }, data: { date_joined: new Date(Date.now() - 11 * 86_400_000) } });
+      expect((await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "a full member now" })).body.result).toBe("success");
+    } finally {
+      await prisma.userProfile.update({ where: { id: aliceId }, data: { date_joined: joined } });
+      await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 1 } });
+      expect((await server.owner.patch("/realm", { waiting_period_threshold: 0 })).body.result).toBe("success");
+    }
+  });
+
+  test("mandatory_topics refuses an empty topic; without it the message goes to (no topic)", async () => {
+    const empty = () => alice.post("/messages", { type: "stream", to: "general", topic: "  ", content: "no topic" });
+    const plain = await empty();
+    expect(plain.body.result).toBe("success");
+    expect((await server.running.services.db.prisma.message.findUniqueOrThrow({ where: { id: plain.body.id } })).subject).toBe("(no topic)");
+    expect((await server.owner.patch("/realm", { mandatory_topics: true })).body.result).toBe("success");
+    try {
+      expect((await empty()).body).toEqual({ result: "error", msg: "Topic can't be empty", code: "BAD_REQUEST" });
+    } finally {
+      expect((await server.owner.patch("/realm", { mandatory_topics: false })).body.result).toBe("success");
     }
   });
 

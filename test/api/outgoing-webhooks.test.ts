@@ -7,6 +7,7 @@ import { sendPrivateMessage, sendStreamMessage, subscribeTo } from "../support/m
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 import type { ApiClient } from "../support/client.ts";
 import type { ChangeBatch } from "@chat/bus";
+import { jobRuns } from "@chat/metrics";
 
 const ENV = {
   OUTGOING_WEBHOOK_TIMEOUT_SECONDS: "1",
@@ -47,6 +48,12 @@ async function waitForMessage(client: ApiClient, narrow: unknown[], predicate: (
     if (Date.now() > deadline) throw new Error(`no such message within ${timeoutMs} ms; saw ${JSON.stringify((await messages(client, narrow)).map((m) => m.content))}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Service bot call attempts this process has recorded with this outcome (the worker tier runs in the test's process). */
+async function callAttempts(outcome: string): Promise<number> {
+  const { values } = await jobRuns.get();
+  return values.find((v) => v.labels.kind === "service bot call" && v.labels.outcome === outcome)?.value ?? 0;
 }
 
 /** Sends a marker after the action and waits until the marker was delivered, so that anything the action queued has been handled. */
@@ -314,11 +321,79 @@ describe.each(MODES)("outgoing webhook destinations (%s)", (mode) => {
     expect(receiver.received).toHaveLength(0);
   });
 
+  test("a refused destination is not retried: the conversation and the owner are told at once, once", async () => {
+    // A minute's backoff: a retry would keep the notices away far longer than the test waits.
+    const { server, alice, bot } = await botOn({ DEV_MODE: "false", OUTGOING_WEBHOOK_ATTEMPTS: "4", OUTGOING_WEBHOOK_BACKOFF_MS: "60000" });
+    // The same by a name that resolves to loopback, and by a name that does not exist (which must
+    // look the same to the owner, so it is not retried either).
+    const byName = await createBot(server, alice.client, { full_name: "Named Bot", short_name: "named", payload_url: `http://localhost:${receiver.port}/hook` });
+    const nowhere = await createBot(server, alice.client, { full_name: "Nowhere Bot", short_name: "nowhere", payload_url: "http://no-such-host.invalid/hook" });
+    const retriesBefore = await callAttempts("retry");
+    const id = await sendStreamMessage(alice.client, "bots", "refused", "@**Local Bot** @**Named Bot** @**Nowhere Bot** hi");
+    const narrow = [{ operator: "stream", operand: "bots" }, { operator: "topic", operand: "refused" }];
+    for (const each of [bot, byName, nowhere]) {
+      expect((await waitForMessage(alice.client, narrow, (m) => m.sender_id === each.id)).content).toBe("Failure! Bot is unavailable");
+      const owner = await waitForMessage(alice.client, [{ operator: "pm-with", operand: each.email }], (m) => m.content.includes(`/near/${id}`));
+      expect(owner.content).toContain("A connection error occurred. Is my bot server down?");
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await callAttempts("retry")).toBe(retriesBefore);
+    expect((await messages(alice.client, narrow)).filter((m) => m.sender_id !== alice.id)).toHaveLength(3);
+    for (const each of [bot, byName, nowhere]) {
+      expect((await messages(alice.client, [{ operator: "pm-with", operand: each.email }])).filter((m) => m.content.includes(`/near/${id}`))).toHaveLength(1);
+    }
+    expect(receiver.received).toHaveLength(0);
+  });
+
   test("OUTGOING_WEBHOOK_ALLOWED_HOSTS lets an operator allow an internal service", async () => {
     const { alice } = await botOn({ DEV_MODE: "false", OUTGOING_WEBHOOK_ALLOWED_HOSTS: "127.0.0.0/8" });
     await sendStreamMessage(alice.client, "bots", "allowed", "@**Local Bot** hi");
     const [request] = await receiver.waitForRequests(1);
     expect(request.json?.data).toBe("@**Local Bot** hi");
+  });
+});
+
+describe.each(MODES)("service bot calls per message (%s)", (mode) => {
+  let server: TestServer;
+  let receiver: WebhookReceiver;
+  let alice: TestUser;
+  let bots: Bot[];
+
+  beforeAll(async () => {
+    server = await startTestServer(mode, { ...ENV, OUTGOING_WEBHOOK_MAX_BOTS_PER_MESSAGE: "3" });
+    receiver = await startWebhookReceiver();
+    alice = await createTestUser(server, "Alice Author");
+    await subscribeTo(alice.client, ["bots"]);
+    bots = [];
+    for (const n of [1, 2, 3, 4, 5]) bots.push(await createBot(server, alice.client, { full_name: `Crowd Bot ${n}`, short_name: `crowd${n}`, payload_url: receiver.url }));
+    const group = await alice.client.post("/user_groups/create", { name: "crowd", description: "five bots", members: [alice.id, ...bots.map((b) => b.id)] });
+    expect(group.body.result).toBe("success");
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await receiver?.close();
+  });
+  beforeEach(() => {
+    receiver.received = [];
+  });
+
+  /** The bots called (by their service's token), once a marker call to the last bot shows everything before it was handled. */
+  async function calledFor(send: () => Promise<unknown>, expected: number): Promise<string[]> {
+    await send();
+    await receiver.waitForRequests(expected);
+    await settle(receiver, () => sendStreamMessage(alice.client, "bots", "marker", "@**Crowd Bot 5** marker"), expected + 1);
+    await new Promise((r) => setTimeout(r, 300));
+    return receiver.received.filter((r) => r.json?.data !== "@**Crowd Bot 5** marker").map((r) => String(r.json?.token));
+  }
+
+  test("a stream message calls at most OUTGOING_WEBHOOK_MAX_BOTS_PER_MESSAGE bots: those named first, then the group's by id", async () => {
+    const called = await calledFor(() => sendStreamMessage(alice.client, "bots", "crowd", "@**Crowd Bot 4** and @*crowd*, anyone?"), 3);
+    expect(called.sort()).toEqual([bots[3].token, bots[0].token, bots[1].token].sort());
+  });
+
+  test("a private message to more bots than that calls the first by id", async () => {
+    const called = await calledFor(() => sendPrivateMessage(alice.client, bots.map((b) => b.id).reverse(), "all of you"), 3);
+    expect(called.sort()).toEqual(bots.slice(0, 3).map((b) => b.token).sort());
   });
 });
 

@@ -1,6 +1,6 @@
 // Property-based hostile input over every route: random and boundary values for every parameter a
 // route reads (and random extra ones), in the form body or the query string, as a member, an
-// admin, and for some routes a guest or nobody. Whatever arrives, the answer is a JSON success or a
+// admin, and for some routes a guest, a bot (an administrator: every /bots route refuses it) or nobody. Whatever arrives, the answer is a JSON success or a
 // JSON error with a message, never a 5xx or a stack trace, and a refused request wrote nothing. Every
 // answer is also checked against the API document (support/openapi.ts): its status one the endpoint
 // declares, its body valid against that status's schema.
@@ -20,7 +20,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
 const NUM_RUNS = Number(process.env.FUZZ_NUM_RUNS ?? 30);
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
-type Actor = "member" | "admin" | "guest" | "anonymous" | "forged" | "throwaway";
+type Actor = "member" | "admin" | "guest" | "anonymous" | "forged" | "throwaway" | "bot";
 
 /** A path parameter's fixture: a real row of that kind, so hostile values reach past the lookup. */
 type Fixture = "message" | "stream" | "userGroup" | "defaultStreamGroup" | "filter" | "profileField" | "victim" | "emoji" | "email" | "realm" | "avatarFile" | "emojiFile" | "bot" | "deactivatedBot";
@@ -124,6 +124,11 @@ const REALM_PARAMS = [
 const REACTION_PARAMS = ["emoji_name", "emoji_code", "reaction_type"];
 /** "forged": hostile Authorization and Host headers (a wrong key, bad base64, unicode, no colon…). */
 const EVERYONE: Actor[] = ["member", "admin", "guest", "anonymous", "forged"];
+/**
+ * The /bots routes refuse a bot whatever it sends (Zulip's require_member_or_admin), an
+ * administrator bot included: every answer to it is Zulip's error, and it changes nothing.
+ */
+const BOT_REFUSAL = "This endpoint does not accept bot requests.";
 
 /** Every route of apps/api/src/routes/*.ts and apps/events/src/routes.ts (the guard test below keeps it whole). */
 const ROUTES: RouteCase[] = [
@@ -262,22 +267,22 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: "/users/me/api_key/regenerate", params: [], actors: ["throwaway", "anonymous"] },
   { method: "POST", path: "/users/:user_id/reactivate", params: [], pathFixtures: ["deactivatedBot"] },
   // bots.ts: POST and PATCH read their own body, which may carry an avatar (the fuzzed bodies hold no file part)
-  { method: "GET", path: "/bots", params: [], actors: EVERYONE },
+  { method: "GET", path: "/bots", params: [], actors: [...EVERYONE, "bot"] },
   {
     method: "POST",
     path: "/bots",
     params: ["full_name", "short_name", "bot_type", "payload_url", "service_name", "config_data", "interface_type", "default_sending_stream", "default_events_register_stream", "default_all_public_streams"],
-    actors: EVERYONE,
+    actors: [...EVERYONE, "bot"],
   },
   {
     method: "PATCH",
     path: "/bots/:bot_id",
     params: ["full_name", "bot_owner_id", "config_data", "service_payload_url", "service_interface", "default_sending_stream", "default_events_register_stream", "default_all_public_streams"],
     pathFixtures: ["bot"],
-    actors: ["member", "admin", "guest"],
+    actors: ["member", "admin", "guest", "bot"],
   },
-  { method: "DELETE", path: "/bots/:bot_id", params: [], pathFixtures: ["bot"] },
-  { method: "POST", path: "/bots/:bot_id/api_key/regenerate", params: [], pathFixtures: ["bot"] },
+  { method: "DELETE", path: "/bots/:bot_id", params: [], pathFixtures: ["bot"], actors: ["member", "admin", "bot"] },
+  { method: "POST", path: "/bots/:bot_id/api_key/regenerate", params: [], pathFixtures: ["bot"], actors: ["member", "admin", "bot"] },
   // apps/events/src/routes.ts
   {
     method: "POST",
@@ -604,6 +609,8 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
   let admin: TestUser;
   let guest: TestUser;
   let throwaway: TestUser;
+  /** A bot (the owner's, made an administrator) that the /bots routes must refuse. */
+  let botActor: { email: string; apiKey: string };
   let fixtures: Fixtures;
   let throwawayCount = 0;
   const basic = (email: string, key: string) => `Basic ${Buffer.from(`${email}:${key}`).toString("base64")}`;
@@ -717,6 +724,10 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     await makeQueue();
     await makeBot();
     await makeDeactivatedBot();
+    const n = Math.random().toString(36).slice(2, 8);
+    const made = await ok(server.owner.post("/bots", { full_name: `Fuzz Actor ${n}`, short_name: `actor${n}` }), "bot actor");
+    await ok(server.owner.patch(`/users/${made.user_id as number}`, { role: 200 }), "bot actor role");
+    botActor = { email: `actor${n}-bot@chat.test`, apiKey: made.api_key as string };
   }, 120_000);
   afterAll(() => server?.stop(), 60_000);
   /** Answers by status per route; FUZZ_STATS=1 prints them, to see how far past refusals a run got. */
@@ -750,6 +761,7 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
       case "admin": return authOf(admin);
       case "guest": return authOf(guest);
       case "throwaway": return authOf(throwaway);
+      case "bot": return basic(botActor.email, botActor.apiKey);
       case "anonymous": return null;
       case "forged": return null; // the attempt's own header
     }
@@ -812,6 +824,14 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     const sent = attempt.transport === "form" ? ` body ${encoded.slice(0, 300)}` : attempt.transport === "multipart" ? ` multipart ${JSON.stringify(values).slice(0, 300)}` : "";
     const label = `${route.method} ${url.slice(0, 300)} as ${attempt.actor}${forged ? ` ${JSON.stringify(attempt.forged).slice(0, 200)}` : ""}${sent}`;
     checkAnswer(res, label, { fileSuccess: route.root });
+    if (attempt.actor === "bot") {
+      if (res.status < 400) throw new Error(`${label}: a bot was answered ${res.status}: ${res.text.slice(0, 200)}`);
+      // A request the HTTP layer refuses (431, 413, 415) never reaches a route, and a hostile id is
+      // the path's own 400 or 404; past those, the refusal is Zulip's.
+      const pathIsFixtures = attempt.segments.every((segment) => typeof segment === "object" && "fixture" in segment);
+      const msg = (JSON.parse(res.text) as { msg: string }).msg;
+      if (pathIsFixtures && ![413, 415, 431].includes(res.status) && msg !== BOT_REFUSAL) throw new Error(`${label}: a bot was refused with ${res.status} ${JSON.stringify(msg)}, not ${JSON.stringify(BOT_REFUSAL)}`);
+    }
     const counts = (statusCounts[routeKey(route.method, route.path)] ??= {});
     counts[res.status] = (counts[res.status] ?? 0) + 1;
     if (res.status >= 400) {

@@ -90,10 +90,15 @@ describe.each(MODES)("realm settings (%s)", (mode) => {
       });
     }
     expect((await admin.client.patch("/realm", { message_retention_days: 30 })).body.msg).toBe("Must be an organization owner");
-    expect((await server.owner.patch("/realm", { message_retention_days: 30 })).body).toEqual({ result: "success", msg: "", message_retention_days: 30 });
     expect((await server.owner.patch("/realm", { message_retention_days: 0 })).body.msg).toBe("Bad value for 'message_retention_days': 0");
+    // This server deletes no old messages: a limit it would not keep is refused, and the realm keeps "forever".
+    const limited = await server.owner.patch("/realm", { message_retention_days: 30 });
+    expect(limited.status).toBe(400);
+    expect(limited.body).toEqual({ result: "error", msg: "Message retention is not available on this server.", code: "BAD_REQUEST" });
+    expect((await realm()).message_retention_days).toBeNull();
     expect((await server.owner.patch("/realm", { message_retention_days: "forever" })).body.result).toBe("success");
     expect((await realm()).message_retention_days).toBeNull();
+    expect((await server.owner.post("/register", { event_types: ["realm"] })).body.realm_message_retention_days).toBeNull();
     expect((await realm()).name).not.toBe("Hacked");
   });
 
@@ -114,6 +119,33 @@ describe.each(MODES)("realm settings (%s)", (mode) => {
     expect(res.body.realm_description).toContain("<strong>ship</strong>");
     expect(res.body.realm_description).not.toContain("<script>");
     expect(res.body.realm_description).toContain("&lt;script&gt;");
+  });
+
+  test("can_create_streams and can_subscribe_other_users say what subscribing enforces", async () => {
+    const permissions = async (user: TestUser) => {
+      const body = (await user.client.post("/register", { event_types: ["realm_user"] })).body;
+      return [body.can_create_streams, body.can_subscribe_other_users];
+    };
+    const { prisma } = server.running.services.db;
+    expect((await admin.client.patch("/realm", { create_stream_policy: 3, invite_to_stream_policy: 2, waiting_period_threshold: 10 })).body.result).toBe("success");
+    const joined = (await prisma.userProfile.findUniqueOrThrow({ where: { id: member.id } })).date_joined;
+    try {
+      expect(await permissions(member)).toEqual([false, false]);
+      expect((await member.client.post("/users/me/subscriptions", { subscriptions: [{ name: "too early" }] })).body.msg).toBe("User cannot create streams.");
+      expect((await member.client.post("/users/me/subscriptions", { subscriptions: [{ name: "general" }], principals: [guest.email] })).body.msg).toBe("You can't subscribe other users to streams.");
+      expect(await permissions(admin)).toEqual([true, true]);
+      expect(await permissions(guest)).toEqual([false, false]);
+      // Past the waiting period a member is a full member; members may subscribe others under policy 1.
+      await prisma.userProfile.update({ where: { id: member.id }, data: { date_joined: new Date(Date.now() - 11 * 86_400_000) } });
+      expect((await admin.client.patch("/realm", { invite_to_stream_policy: 1 })).body.result).toBe("success");
+      expect(await permissions(member)).toEqual([true, true]);
+      expect((await member.client.post("/users/me/subscriptions", { subscriptions: [{ name: "full member's" }], principals: [member.email, guest.email] })).body.result).toBe("success");
+    } finally {
+      await prisma.userProfile.update({ where: { id: member.id }, data: { date_joined: joined } });
+      expect((await admin.client.patch("/realm", { create_stream_policy: 1, invite_to_stream_policy: 1, waiting_period_threshold: 0 })).body.result).toBe("success");
+    }
+    await verifyAction(member.client, ["realm", "realm_user"], () => admin.client.patch("/realm", { invite_to_stream_policy: 2 }));
+    await verifyAction(member.client, ["realm", "realm_user"], () => admin.client.patch("/realm", { invite_to_stream_policy: 1 }));
   });
 
   test("register state: settings plus the events equal a fresh register", async () => {

@@ -59,7 +59,7 @@ describe.each(MODES)("avatar and email changes (%s)", (mode) => {
 
   describe("a changed email address (the operator's change-user-email)", () => {
     const change = (userId: number, email: string) =>
-      server.running.services.actions.run(1, async (tx, events) => changeDeliveryEmail(tx, events, await tx.userProfile.findUniqueOrThrow({ where: { id: userId } }), email));
+      server.running.services.actions.run(1, async (tx, events) => changeDeliveryEmail(tx, events, server.running.services.ctx, await tx.userProfile.findUniqueOrThrow({ where: { id: userId } }), email));
 
     test("everyone learns the new email and gravatar, administrators and the user the delivery address", async () => {
       const seenByOther = await verifyAction(other.client, ["realm_user"], () => change(member.id, "mia.new@example.com"));

@@ -132,6 +132,23 @@ describe.each(MODES)("users (%s)", (mode) => {
       expect(res.body).toMatchObject({ result: "error", msg });
     });
 
+    // Zulip's email_allowed_for_realm: realm_disallow_disposable_email_addresses, true by default.
+    test("refuses a disposable address while the realm disallows them, and creates nothing", async () => {
+      const { prisma } = server.running.services.db;
+      expect((await server.owner.post("/register", { event_types: ["realm"] })).body.realm_disallow_disposable_email_addresses).toBe(true);
+      const params = { email: "someone@Mailinator.com", password: "long-enough", full_name: "Throw Away", short_name: "throw" };
+      const res = await server.owner.post("/users", params);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ result: "error", msg: "Disposable email addresses are not allowed in this organization", code: "BAD_REQUEST" });
+      expect(await prisma.userProfile.count({ where: { delivery_email: { equals: params.email, mode: "insensitive" } } })).toBe(0);
+      await prisma.realm.update({ where: { id: 1 }, data: { disallow_disposable_email_addresses: false } });
+      try {
+        expect((await server.owner.post("/users", params)).body.result).toBe("success");
+      } finally {
+        await prisma.realm.update({ where: { id: 1 }, data: { disallow_disposable_email_addresses: true } });
+      }
+    });
+
     test("requires an administrator", async () => {
       const res = await member.post("/users", { email: "x@example.com", password: "long-enough", full_name: "X", short_name: "x" });
       expect(res.body).toMatchObject({ result: "error", msg: "Must be an organization administrator" });

@@ -105,7 +105,8 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
       realm_is_zephyr_mirror_realm: false,
       realm_notifications_stream_id: generalId,
       max_file_upload_size_mib: 25,
-      realm_upload_quota: null,
+      // REALM_UPLOAD_QUOTA_MIB's default, 5 GiB, in bytes (Zulip 3.x sends bytes, or null for none).
+      realm_upload_quota: 5 * 1024 * 1024 * 1024,
       realm_icon_url: expect.stringMatching(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon$/),
       realm_authentication_methods: expect.objectContaining({ Email: true, Google: false }),
     });

@@ -11,7 +11,7 @@ function stateOf(body: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** JSON with sorted keys: equal for equal data whatever the key order or the realm of its objects. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
   );

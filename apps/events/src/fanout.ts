@@ -15,6 +15,7 @@ import {
 import { finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
 import { httpLogging, logger } from "@chat/logger";
 import { fanoutBatches, fanoutLag } from "@chat/metrics";
+import { queueRevocationOf } from "./queue-revocations.ts";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
 
 function wantsType(settings: QueueSettings, type: string): boolean {
@@ -104,13 +105,15 @@ function expandForClient(event: EventPayload, settings: QueueSettings): EventPay
   return [event];
 }
 
-/** The users a batch reaches, and whether it needs the realm's all_public_streams queues. */
+/** The users a batch reaches (or whose queues it revokes), and whether it needs the realm's all_public_streams queues. */
 function recipientsOf(batch: ChangeBatch, userIds: Set<number>): boolean {
   let needsPublicQueues = false;
   const addUser = (id: number) => userIds.add(id);
   for (const routed of batch.events) {
     forEachEventRecipient(routed.users, addUser);
     if (routed.allPublicStreams) needsPublicQueues = true;
+    const revocation = routed.event.type === "realm_user" ? queueRevocationOf(routed.event) : null;
+    if (revocation !== null) userIds.add(revocation.userId);
   }
   return needsPublicQueues;
 }
@@ -145,8 +148,16 @@ interface ShapesOfSettings {
   byContent: Map<string, EventPayload[]>;
 }
 
-/** What a batch appends to each queue it reaches, given the queues of its realm's users. */
-function batchAppends(batch: ChangeBatch, position: StreamPosition, userQueues: QueueTarget[], publicQueues: QueueTarget[]): QueueAppend[] {
+/**
+ * What a batch appends to each queue it reaches, given the queues of its realm's users, and the
+ * queues it ends (queue-revocations.ts): those get nothing after the event that ends them.
+ */
+function batchAppends(
+  batch: ChangeBatch,
+  position: StreamPosition,
+  userQueues: QueueTarget[],
+  publicQueues: QueueTarget[],
+): { appends: QueueAppend[]; ended: QueueTarget[] } {
   // A queue created after this batch was published has its change in its /register state already.
   const current = (queue: QueueTarget) => isAfterPosition(position, queue.since);
   // Nearly every user has one queue: the first is kept alone, any others in a list of their own.
@@ -163,6 +174,23 @@ function batchAppends(batch: ChangeBatch, position: StreamPosition, userQueues: 
   }
 
   const appends = new Map<string, GatheredAppend>();
+  const ended: QueueTarget[] = [];
+  const revoke = (userId: number, allPublicStreamsOnly: boolean) => {
+    const first = firstQueueOf.get(userId);
+    if (first === undefined) return;
+    const own = [first, ...(otherQueuesOf.get(userId) ?? [])];
+    const gone = own.filter((queue) => !allPublicStreamsOnly || queue.allPublicStreams);
+    if (gone.length === 0) return;
+    const goneIds = new Set(gone.map((queue) => queue.id));
+    const left = own.filter((queue) => !goneIds.has(queue.id));
+    firstQueueOf.delete(userId);
+    otherQueuesOf.delete(userId);
+    if (left.length > 0) firstQueueOf.set(userId, left[0]);
+    if (left.length > 1) otherQueuesOf.set(userId, left.slice(1));
+    publicQueues = publicQueues.filter((queue) => !goneIds.has(queue.id));
+    for (const id of goneIds) appends.delete(id);
+    ended.push(...gone);
+  };
   for (const routed of batch.events) {
     // Only a public stream's message also goes to all_public_streams queues, once per queue.
     const reached = routed.allPublicStreams && publicQueues.length > 0 ? new Set<string>() : null;
@@ -205,8 +233,10 @@ function batchAppends(batch: ChangeBatch, position: StreamPosition, userQueues: 
         add(queue, []);
       }
     }
+    const revocation = routed.event.type === "realm_user" ? queueRevocationOf(routed.event) : null;
+    if (revocation !== null) revoke(revocation.userId, revocation.allPublicStreamsOnly);
   }
-  return [...appends.values()];
+  return { appends: [...appends.values()], ended };
 }
 
 /**
@@ -237,9 +267,16 @@ export function createReadFanout(queues: QueueStore): ChangeBatchesHandler {
     const reached: number[] = [];
     for (const { batch, position } of items) {
       const { userQueues, publicQueues } = found.get(batch.realmId)!;
-      const list = batchAppends(batch, position, userQueues, publicQueues);
+      const { appends: list, ended } = batchAppends(batch, position, userQueues, publicQueues);
       if (list.length > 0) appending.push(queues.append(batch.id, list));
       reached.push(list.length);
+      if (ended.length > 0) {
+        // The read's later batches must not reach them either; the store drops any append of this
+        // read that arrives after the invalidation, and one before it goes with the queue.
+        const gone = new Set(ended.map((q) => q.id));
+        found.set(batch.realmId, { userQueues: userQueues.filter((q) => !gone.has(q.id)), publicQueues: publicQueues.filter((q) => !gone.has(q.id)) });
+        appending.push(queues.invalidate(ended.map((q) => q.id)).then(() => undefined));
+      }
     }
     await Promise.all(appending);
     recordFanout(items.map((item) => item.position));

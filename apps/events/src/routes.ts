@@ -7,6 +7,7 @@ import {
   finishState,
   InvalidArgumentError,
   JsonableError,
+  mayReceiveAllPublicStreams,
   ROLE_GUEST,
   parseEventsNarrow,
   realmUri,
@@ -142,6 +143,13 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
       // queue_lifespan_secs 0 is the server's default idle time (EVENT_QUEUE_IDLE_SECONDS).
       const idleTimeoutMs = p.queue_lifespan_secs > 0 ? Math.min(p.queue_lifespan_secs, MAX_QUEUE_LIFESPAN_SECS) * 1000 : undefined;
       const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings }, since, idleTimeoutMs });
+      // The check above read the request's copy of the user. A demotion that committed since, whose
+      // batch the fan-out handled before this queue existed, would never end it (queue-revocations.ts):
+      // asked again now, any later demotion comes after the queue's position and the fan-out ends it.
+      if (options.allPublicStreams && !(await mayReceiveAllPublicStreams(prisma, actor.id))) {
+        await queues.delete(queue.id);
+        throw new JsonableError("User not authorized for this query");
+      }
       // fetch_event_types chooses the state; event_types, the events the queue gets (as Zulip).
       const fetchOptions = p.fetch_event_types ? { ...options, eventTypes: p.fetch_event_types } : options;
       // The node's copies read as of one moment for this registration (after its queue exists).

@@ -83,7 +83,7 @@ export async function runCli(argv: string[], services: Services, out: Out): Prom
       const user = await services.actions.run(realm.id, (tx, events) =>
         createUser(tx, events, services.ctx, realm, { email: required(values, "email"), fullName: required(values, "name"), password, role }),
       );
-      out(`created user ${user.id} ${user.email} (${roleName})\napi key: ${user.api_key}\n`);
+      out(`created user ${user.id} ${user.delivery_email} (${roleName})\napi key: ${user.api_key}\n`);
       if (!values.password) out(`password: ${password}\n`);
       return;
     }
@@ -99,8 +99,8 @@ export async function runCli(argv: string[], services: Services, out: Out): Prom
       const realm = await getRealmForSubdomain(prisma, required(values, "realm"));
       const user = await getUserByDeliveryEmail(prisma, realm.id, required(values, "email"));
       if (!user) throw new UsageError(`no user ${values.email} in realm "${realm.string_id}"`);
-      const changed = await services.actions.run(realm.id, (tx, events) => changeDeliveryEmail(tx, events, user, required(values, "new-email")));
-      out(`user ${changed.id} is now ${changed.email}\n`);
+      const changed = await services.actions.run(realm.id, (tx, events) => changeDeliveryEmail(tx, events, services.ctx, user, required(values, "new-email")));
+      out(`user ${changed.id} is now ${changed.delivery_email}\n`);
       return;
     }
     case "list-realms": {
@@ -112,7 +112,7 @@ export async function runCli(argv: string[], services: Services, out: Out): Prom
       const realm = await getRealmForSubdomain(prisma, required(values, "realm"));
       const users = await prisma.userProfile.findMany({ where: { realm_id: realm.id }, orderBy: { id: "asc" } });
       const roleName = (role: number) => Object.entries(ROLE_NAMES).find(([, r]) => r === role)?.[0] ?? String(role);
-      out(table(users.map((u) => ({ id: u.id, email: u.email, name: u.full_name, role: roleName(u.role), bot: u.is_bot, active: u.is_active }))));
+      out(table(users.map((u) => ({ id: u.id, email: u.delivery_email, name: u.full_name, role: roleName(u.role), bot: u.is_bot, active: u.is_active }))));
       return;
     }
     default:

@@ -61,9 +61,9 @@ export function startWorker(services: WorkerServices): WorkerTier {
     // Zulip's, with the version this server speaks.
     userAgent: "ZulipOutgoingWebhook/3.0",
   });
-  const settings = { attempts: webhooks.attempts, backoffMs: webhooks.backoffMs, concurrency: webhooks.concurrency };
+  const settings = { attempts: webhooks.attempts, backoffMs: webhooks.backoffMs, concurrency: webhooks.concurrency, concurrencyPerRealm: webhooks.concurrencyPerRealm };
   // The worker tier's own consumer group of the change stream: every worker shares its batches.
-  const changes = bus.changes.consumeReads(`worker-${hostname()}-${process.pid}`, queueServiceBotJobs(bus.jobs), {
+  const changes = bus.changes.consumeReads(`worker-${hostname()}-${process.pid}`, queueServiceBotJobs(bus.jobs, webhooks.maxBotsPerMessage), {
     group: "workers",
     // Only changes that call a service bot (RoutedEvent.services) concern this tier.
     containing: '"services":',

@@ -7,10 +7,14 @@
 // service was down, slow, or answered 5xx) gets a job of its own, `<message>:<bot>:retry`,
 // retried with backoff.
 //
+// One message calls at most OUTGOING_WEBHOOK_MAX_BOTS_PER_MESSAGE bots, and each organization has
+// its own share of a worker's calls (RealmCallLimiter): jobs hold one organization's calls only,
+// and a job whose organization already holds its share is put off rather than waiting in a slot.
+//
 // Many calls per job rather than one: BullMQ spends about 85 µs of the worker's CPU on a job,
 // five times what undici spends on a post. Jobs of up to CALLS_PER_JOB calls, from reads of up
 // to 100 changes (each holding the messages of one statement), cut that to a few µs a call.
-import type { ChangeReadHandler, JobItem, JobQueue, ServiceTrigger, Stoppable } from "@chat/bus";
+import type { ChangeReadHandler, JobDeferral, JobItem, JobQueue, ServiceTrigger, Stoppable } from "@chat/bus";
 import type { PrismaClient } from "@chat/db";
 import {
   ActionRunner,
@@ -29,8 +33,8 @@ import {
 } from "@chat/core";
 import { logger } from "@chat/logger";
 import { jobRuns } from "@chat/metrics";
-import pLimit from "p-limit";
 import { runEmbeddedBot } from "./embedded-bots.ts";
+import { RealmCallLimiter } from "./realm-call-limiter.ts";
 import type { ServiceBotCache } from "./service-bot-cache.ts";
 import { WebhookClient, WebhookRequestError } from "./webhook-client.ts";
 
@@ -41,6 +45,13 @@ const KEEP_COMPLETED_SECONDS = 600;
 
 /** Runs of a job of first calls when queueing their retries failed (Redis trouble). */
 const CALLS_JOB_ATTEMPTS = 5;
+
+/**
+ * A job put off (its organization holding its share of the worker) whose calls' message is older
+ * than this is dropped: an answer that late is no answer, and an organization that keeps its bots
+ * this busy would otherwise grow its backlog in Redis for as long as it sends.
+ */
+const MAX_CALL_WAIT_MS = 10 * 60_000;
 
 /**
  * The most calls one job carries. BullMQ's cost per job is about 85 µs of the worker's CPU plus
@@ -58,6 +69,8 @@ export interface ServiceBotCall {
   message: WireMessage;
   /** The X-Request-Id of the requests its change came from, for the log lines about the call. */
   requestIds?: string[];
+  /** The organization, whose share of the worker the call takes (absent in jobs queued before it was recorded). */
+  realmId?: number;
 }
 
 /** A job's data: first attempts of calls (JobQueue.addEach's items), or a retry of one call. */
@@ -72,29 +85,44 @@ export interface ServiceBotSettings {
   backoffMs: number;
   /** Calls under way at once in this process. */
   concurrency: number;
+  /** Calls under way at once, and jobs held, for one organization in this process. */
+  concurrencyPerRealm: number;
 }
 
 function callId(call: ServiceBotCall): string {
   return `${call.message.id}:${call.botId}`;
 }
 
-/** The worker group's read handler: each service bot call its changes carry, queued once. */
-export function queueServiceBotJobs(jobs: JobQueue): ChangeReadHandler {
+/**
+ * The worker group's read handler: each service bot call its changes carry, queued once, in jobs
+ * of one organization each; at most `maxBotsPerMessage` calls a message.
+ */
+export function queueServiceBotJobs(jobs: JobQueue, maxBotsPerMessage: number): ChangeReadHandler {
   return async (batches) => {
-    const items: JobItem[] = [];
+    const byRealm = new Map<number, JobItem[]>();
     for (const batch of batches) {
       for (const routed of batch.events) {
         if (routed.services === undefined || routed.event.type !== "message") continue;
         const message = routed.event.message as WireMessage;
-        for (const { botId, trigger } of routed.services) {
-          const call: ServiceBotCall = batch.requestIds === undefined ? { botId, trigger, message } : { botId, trigger, message, requestIds: batch.requestIds };
+        let services = routed.services;
+        if (services.length > maxBotsPerMessage) {
+          // The first, in the order RoutedEvent.services promises: those named first, then by id.
+          logger.info("message triggers more service bots than one message may call", { messageId: message.id, realmId: batch.realmId, bots: services.length, called: maxBotsPerMessage });
+          services = services.slice(0, maxBotsPerMessage);
+        }
+        let items = byRealm.get(batch.realmId);
+        if (!items) byRealm.set(batch.realmId, (items = []));
+        for (const { botId, trigger } of services) {
+          const call: ServiceBotCall = { botId, trigger, message, realmId: batch.realmId };
+          if (batch.requestIds !== undefined) call.requestIds = batch.requestIds;
           items.push({ key: callId(call), data: call as unknown as Record<string, unknown> });
         }
       }
     }
-    if (items.length === 0) return;
     // The read is acknowledged only once its calls are queued; a failure reads it again.
-    await jobs.addEach(SERVICE_BOT_JOB, items, { perJob: CALLS_PER_JOB, attempts: CALLS_JOB_ATTEMPTS, keepCompletedSeconds: KEEP_COMPLETED_SECONDS });
+    await Promise.all(
+      [...byRealm.values()].map((items) => jobs.addEach(SERVICE_BOT_JOB, items, { perJob: CALLS_PER_JOB, attempts: CALLS_JOB_ATTEMPTS, keepCompletedSeconds: KEEP_COMPLETED_SECONDS })),
+    );
   };
 }
 
@@ -107,25 +135,53 @@ export interface ServiceBotDelivery {
   maxResponseBytes: number;
 }
 
-/** Runs service bot jobs on this node, at most `concurrency` calls at once. */
+/**
+ * Runs service bot jobs on this node: at most `concurrency` calls at once, and for one organization
+ * at most `concurrencyPerRealm` calls and as many jobs; its jobs beyond that are put off.
+ */
 export function processServiceBotJobs(jobs: JobQueue, delivery: ServiceBotDelivery, settings: ServiceBotSettings): Stoppable {
-  const limit = pLimit(settings.concurrency);
+  const limiter = new RealmCallLimiter(settings.concurrency, settings.concurrencyPerRealm);
   return jobs.process(
     SERVICE_BOT_JOB,
     async (data, { attempt, attempts }) => {
       const job = data as unknown as ServiceBotJob;
-      if (job.attemptsBefore === undefined) {
-        // First attempts; the calls to try again get jobs of their own.
-        const outcomes = await Promise.all(job.items.map((call) => limit(() => runServiceBotCall(delivery, call, 1, settings.attempts))));
-        await Promise.all(job.items.filter((_, i) => outcomes[i] === "retry").map((call) => queueRetry(jobs, call, settings)));
-        return;
+      const realmId = job.items[0]?.realmId ?? 0;
+      if (!limiter.hold(realmId)) return putOff(limiter, realmId, job);
+      try {
+        if (job.attemptsBefore === undefined) {
+          // First attempts; a call to try again gets a job of its own as soon as its attempt ends.
+          const runs = await Promise.allSettled(
+            job.items.map(async (call) => {
+              if ((await limiter.run(realmId, () => runServiceBotCall(delivery, call, 1, settings.attempts))) === "retry") await queueRetry(jobs, call, settings);
+            }),
+          );
+          // A retry not queued (Redis trouble): the job runs again, its replies are not repeated.
+          const failed = runs.find((run) => run.status === "rejected");
+          if (failed) throw failed.reason;
+          return;
+        }
+        const outcome = await limiter.run(realmId, () => runServiceBotCall(delivery, job.items[0], job.attemptsBefore! + attempt, job.attemptsBefore! + attempts));
+        if (outcome === "retry") throw new Error(`service bot call ${callId(job.items[0])} will be tried again`);
+      } finally {
+        limiter.release(realmId);
       }
-      const outcome = await limit(() => runServiceBotCall(delivery, job.items[0], job.attemptsBefore! + attempt, job.attemptsBefore! + attempts));
-      if (outcome === "retry") throw new Error(`service bot call ${callId(job.items[0])} will be tried again`);
     },
-    // Jobs wait on the call limit, not on BullMQ's: a job may hold many calls.
+    // A job holds a slot only while its calls run or wait their turn, and one organization holds
+    // at most its share of them: the rest of its jobs are put off, not held.
     settings.concurrency,
   );
+}
+
+/** A job whose organization holds its share: put off for about as long as that work will take, or dropped once too old. */
+function putOff(limiter: RealmCallLimiter, realmId: number, job: ServiceBotJob): JobDeferral | undefined {
+  const newest = Math.max(...job.items.map((call) => call.message.timestamp)) * 1000;
+  if (Date.now() - newest > MAX_CALL_WAIT_MS) {
+    logger.warn("service bot calls given up: their organization's calls kept the worker busy too long", { realmId, calls: job.items.length, messageIds: [...new Set(job.items.map((call) => call.message.id))] });
+    jobRuns.inc({ kind: "service bot call", outcome: "gave_up" }, job.items.length);
+    return undefined;
+  }
+  jobRuns.inc({ kind: "service bot job", outcome: "deferred" });
+  return { deferMs: limiter.deferMs(realmId) };
 }
 
 /** The second attempt after `backoffMs`, and BullMQ's backoff doubling from there. */
@@ -215,11 +271,15 @@ async function callService(delivery: ServiceBotDelivery, bot: Actor, service: No
       case "timeout":
         throw new CallUnavailable(new CallFailed("Bot is unavailable", { reason: "A timeout occurred." }));
       case "connection":
-      // A refused destination reads as one that does not answer: told apart, a bot's owner could
-      // map which names resolve to internal addresses. The log has the difference.
-      case "refused-address":
-        if (error.kind === "refused-address") logger.warn("outgoing webhook destination refused", { botId: bot.id, reason: error.message });
         throw new CallUnavailable(new CallFailed("Bot is unavailable", { reason: "A connection error occurred. Is my bot server down?" }));
+      // A refused destination will be refused again: it fails at once, and so does a name that
+      // does not exist, so that the two look alike. Either reads to the owner as a connection
+      // error: told apart, a bot's owner could map which names resolve to internal addresses. The
+      // log has the difference.
+      case "refused-address":
+      case "not-found":
+        if (error.kind === "refused-address") logger.warn("outgoing webhook destination refused", { botId: bot.id, reason: error.message });
+        throw new CallFailed("Bot is unavailable", { reason: "A connection error occurred. Is my bot server down?" });
       case "too-large":
         throw new CallFailed("The response was too large.", { reason: `The response was larger than ${Math.round(delivery.maxResponseBytes / 1024)} KiB.` });
       case "bad-url":

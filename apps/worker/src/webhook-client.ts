@@ -48,7 +48,8 @@ export interface WebhookResponse {
   contentType: string | undefined;
 }
 
-export type WebhookRequestErrorKind = "timeout" | "connection" | "refused-address" | "too-large" | "bad-url" | "other";
+/** `not-found`: the host name does not exist (a DNS server's failure to answer is a `connection` error). */
+export type WebhookRequestErrorKind = "timeout" | "connection" | "not-found" | "refused-address" | "too-large" | "bad-url" | "other";
 
 /**
  * Why a post failed. The message names the URL's host but nothing internal (no resolved address),
@@ -409,17 +410,18 @@ const CONNECTION_ERRORS: Record<string, string> = {
   ECONNABORTED: "closed the connection",
   EHOSTUNREACH: "is unreachable",
   ENETUNREACH: "is unreachable",
-  ENOTFOUND: "was not found",
   EAI_AGAIN: "was not found",
-  EAI_NODATA: "was not found",
-  EAI_NONAME: "was not found",
 };
+
+/** The resolver's answers that the name does not exist (or has no address): the same again later. */
+const NOT_FOUND_ERRORS = new Set(["ENOTFOUND", "EAI_NODATA", "EAI_NONAME"]);
 
 /** Node's error as one of ours; the message holds the URL's host and a phrase, never the original text (it may name an address). */
 function requestError(error: Error, host: string): WebhookRequestError {
   if (error instanceof WebhookRequestError) return error.kind === "refused-address" ? refusedError(host) : error;
   const code = (error as NodeJS.ErrnoException).code ?? "";
   if (code === "ETIMEDOUT" || UNDICI_TIMEOUTS.has(code)) return new WebhookRequestError("timeout", `${host} did not answer in time`, { cause: error });
+  if (NOT_FOUND_ERRORS.has(code)) return new WebhookRequestError("not-found", `${host} was not found`, { cause: error });
   const phrase = CONNECTION_ERRORS[code];
   if (phrase) return new WebhookRequestError("connection", `${host} ${phrase}`, { cause: error });
   if (/CERT|SSL|TLS/.test(code)) return new WebhookRequestError("connection", `the TLS connection to ${host} failed`, { cause: error });

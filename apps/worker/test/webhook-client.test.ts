@@ -403,9 +403,9 @@ describe("destinations", () => {
     expect(receiver.received).toHaveLength(1);
   });
 
-  test("a name that does not resolve is a connection error", async () => {
+  test("a name that does not exist is not-found (it will not exist on a retry either)", async () => {
     const error = await failure(makeClient().post("http://no-such-host.invalid/", json({})));
-    expect(error.kind).toBe("connection");
+    expect(error.kind).toBe("not-found");
     expect(error.message).toBe("no-such-host.invalid was not found");
   });
 

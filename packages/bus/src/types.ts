@@ -32,8 +32,10 @@ export interface RoutedEvent {
   /** Also deliver to the realm's queues registered with all_public_streams (public stream messages). */
   allPublicStreams?: boolean;
   /**
-   * Service bots (outgoing webhook, embedded) a `message` event triggers: the worker tier enqueues
-   * one job for each, from the committed change, never from the request.
+   * Service bots (outgoing webhook, embedded) a `message` event triggers: the worker tier queues
+   * a call for each, from the committed change, never from the request. In the order the worker
+   * takes them when there are more than one message may call: in a stream, those mentioned by
+   * name, then those mentioned through a group, each by id; in a private conversation, by id.
    */
   services?: ServiceTrigger[];
 }
@@ -286,6 +288,13 @@ export interface QueueStore {
   lastEventId(queueId: string): Promise<number | null>;
   delete(queueId: string): Promise<boolean>;
   /**
+   * Deletes these queues and announces them, so a poll waiting on one answers BAD_EVENT_QUEUE_ID
+   * at once and its client registers again: for queues a change has made wrong (their user lost
+   * what they were registered to receive). Ids of queues that do not exist are ignored. Returns
+   * how many were deleted.
+   */
+  invalidate(queueIds: string[]): Promise<number>;
+  /**
    * Deletes (and announces) the realm's queues created before `through`: the change stream dropped
    * a batch of the realm at that position before the fan-out read it, so they may lack its events.
    * Returns how many.
@@ -328,7 +337,17 @@ export interface JobAttempt {
   attempts: number;
 }
 
-export type JobHandler = (data: Record<string, unknown>, attempt: JobAttempt) => Promise<void>;
+/**
+ * A handler's answer that puts its job off: it leaves its worker's slot and runs again after
+ * `delayMs` (behind the jobs then waiting), and the run is not counted as an attempt. For a
+ * worker that has no room for the job just now (service bot calls: its organization's share is
+ * taken) and must not hold a slot while it waits.
+ */
+export interface JobDeferral {
+  deferMs: number;
+}
+
+export type JobHandler = (data: Record<string, unknown>, attempt: JobAttempt) => Promise<void | JobDeferral>;
 
 /** One piece of work that JobQueue.addEach queues once, whichever job carries it. */
 export interface JobItem {

@@ -716,6 +716,37 @@ export function busContract(harness: BusHarness): void {
       expect(await queues.deleteIdle(0)).toBe(0);
     });
 
+    it("invalidates queues: each deleted and announced, unknown ids ignored, later appends no-ops", async () => {
+      const { queues } = newBus();
+      const announced: string[] = [];
+      await queues.onReady((id) => announced.push(id));
+      const everywhere = await queues.create(options(1, { allPublicStreams: true }));
+      const plain = await queues.create(options(1));
+      const elsewhere = await queues.create(options(2, { realmId: 2, allPublicStreams: true }));
+      const kept = await queues.create(options(3));
+      await queues.append("s1", [everywhere, plain, elsewhere, kept].map((q) => ({ queueId: q.id, events: [event(0)] })));
+      await waitFor("the append announced", () => announced.length === 4);
+      announced.length = 0;
+
+      expect(await queues.invalidate([everywhere.id, elsewhere.id, everywhere.id, "never-existed", "1:1:1:nothing"])).toBe(2);
+      for (const q of [everywhere, elsewhere]) {
+        expect(await queues.get(q.id)).toBeNull();
+        expect(await queues.read(q.id, -1)).toBeNull();
+      }
+      expect((await queues.queuesOfUsers(1, [1])).map((q) => q.id)).toEqual([plain.id]);
+      expect(await queues.allPublicStreamsQueues(1)).toEqual([]);
+      expect(await queues.allPublicStreamsQueues(2)).toEqual([]);
+      expect((await queues.read(kept.id, -1))!.map((e) => e.id)).toEqual([0]);
+      await waitFor("the invalidated queues announced", () => announced.includes(everywhere.id) && announced.includes(elsewhere.id));
+      expect(announced.filter((id) => id !== everywhere.id && id !== elsewhere.id)).toEqual([]);
+
+      await queues.append("s2", [{ queueId: everywhere.id, events: [event(1)] }, { queueId: plain.id, events: [event(1)] }]);
+      expect(await queues.get(everywhere.id)).toBeNull();
+      expect((await queues.read(plain.id, -1))!.map((e) => e.id)).toEqual([0, 1]);
+      expect(await queues.invalidate([everywhere.id])).toBe(0);
+      expect(await queues.invalidate([])).toBe(0);
+    });
+
     it("deleteIdle removes only the queues not polled for idleMs", async () => {
       const { queues } = newBus();
       const idle = await queues.create(options(1, { allPublicStreams: true }));
@@ -880,6 +911,10 @@ export function busContract(harness: BusHarness): void {
         expect(ids(found)).toEqual([...newer.map((q) => q.id), created.id].sort());
         expect(found.find((q) => q.id === created.id)).toEqual({ id: created.id, ...options(4, { allPublicStreams: true, settings: { narrow: [["stream", "x"]] } }), since: STREAM_START });
         expect(ids(await fanout.queues.allPublicStreamsQueues(1))).toEqual([created.id]);
+        // Invalidated by another node, too.
+        await other.queues.invalidate([created.id]);
+        expect(ids(await fanout.queues.queuesOfUsers(1, [4]))).toEqual([]);
+        expect(await fanout.queues.allPublicStreamsQueues(1)).toEqual([]);
       });
     }
   });
@@ -955,6 +990,36 @@ export function busContract(harness: BusHarness): void {
       await waitFor("both jobs", () => ran.length === 2);
       expect(ran.map(([name]) => name)).toEqual(["now", "later"]);
       expect(ran[1][1] - added).toBeGreaterThanOrEqual(295);
+    });
+
+    it("a job put off leaves its slot at once, runs again after its delay, and the run is no attempt", async () => {
+      const { jobs } = newBus();
+      const ran: Array<[string, number, number]> = [];
+      let putOff = false;
+      jobs.process(
+        "deferred",
+        async (data, { attempt }) => {
+          ran.push([String(data.name), attempt, Date.now()]);
+          if (data.name === "busy" && !putOff) {
+            putOff = true;
+            return { deferMs: 300 };
+          }
+        },
+        1,
+      );
+      const added = Date.now();
+      // One attempt only: were the put-off run counted, the job would never run again.
+      await jobs.add("deferred", { name: "busy" }, { jobId: "busy:1", attempts: 1 });
+      await jobs.add("deferred", { name: "next" });
+      await waitFor("the job again", () => ran.length === 3);
+      expect(ran.map(([name, attempt]) => [name, attempt])).toEqual([["busy", 1], ["next", 1], ["busy", 1]]);
+      expect(ran[2][2] - added).toBeGreaterThanOrEqual(295);
+      // Still the same job: its id dedupes as a job's does.
+      await jobs.add("deferred", { name: "busy" }, { jobId: "busy:1" });
+      await jobs.add("deferred", { name: "sentinel" });
+      await waitFor("the sentinel", () => ran.some(([name]) => name === "sentinel"));
+      expect(ran.filter(([name]) => name === "busy")).toHaveLength(2);
+      expect(log.messages.filter((m) => m.includes("deferred"))).toEqual([]);
     });
 
     it("forgets a completed job's id after keepCompletedSeconds, so the id runs again", async () => {

@@ -67,6 +67,7 @@ export interface Config {
   storage: StorageConfig;
   uploads: UploadConfig;
   outgoingWebhooks: OutgoingWebhookConfig;
+  bots: BotLimitConfig;
   /** How soon a job whose worker died runs again on another (BullMQ's lock and stalled check). */
   jobStallSeconds: number;
 }
@@ -83,8 +84,23 @@ export interface OutgoingWebhookConfig {
   maxResponseBytes: number;
   /** Calls one worker process has under way at once. */
   concurrency: number;
+  /** Calls one worker process has under way at once for one organization (at most `concurrency`). */
+  concurrencyPerRealm: number;
+  /** Service bots one message calls; past it, bots mentioned by name first, then by id. */
+  maxBotsPerMessage: number;
   /** Hosts, addresses and CIDR ranges called even though private (loopback too in DEV_MODE). */
   allowedHosts: string[];
+}
+
+/**
+ * Caps on active bots, checked when a bot is created, reactivated or given a new owner: each call
+ * a message triggers goes to one service bot, so the caps bound what one message can cost.
+ */
+export interface BotLimitConfig {
+  /** Active bots one user may own (MAX_BOTS_PER_USER). */
+  maxPerUser: number;
+  /** Active bots one organization's users may own together (MAX_BOTS_PER_REALM). */
+  maxPerRealm: number;
 }
 
 /** Where files live (packages/storage): the local disk for one node, S3-compatible storage for a cluster. */
@@ -313,7 +329,13 @@ export function loadConfig(env: Env = process.env): Config {
       backoffMs: readInt(env, "OUTGOING_WEBHOOK_BACKOFF_MS", 1000, 1, 3_600_000),
       maxResponseBytes: readInt(env, "OUTGOING_WEBHOOK_MAX_RESPONSE_KIB", 1024, 1, 1024 * 1024) * 1024,
       concurrency: readInt(env, "OUTGOING_WEBHOOK_CONCURRENCY", 64, 1, 10_000),
+      concurrencyPerRealm: readInt(env, "OUTGOING_WEBHOOK_CONCURRENCY_PER_REALM", 16, 1, 10_000),
+      maxBotsPerMessage: readInt(env, "OUTGOING_WEBHOOK_MAX_BOTS_PER_MESSAGE", 20, 1, 1000),
       allowedHosts: readAllowedHosts(env, "OUTGOING_WEBHOOK_ALLOWED_HOSTS"),
+    },
+    bots: {
+      maxPerUser: readInt(env, "MAX_BOTS_PER_USER", 100, 1, 1_000_000),
+      maxPerRealm: readInt(env, "MAX_BOTS_PER_REALM", 1000, 1, 1_000_000),
     },
     jobStallSeconds: readInt(env, "JOB_STALL_SECONDS", 30, 1, 3600),
   };

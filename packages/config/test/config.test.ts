@@ -85,10 +85,11 @@ describe("loadConfig", () => {
   });
 
   test("outgoing webhooks: Zulip's timeout and retries unless set; allowed hosts as listed", () => {
-    expect(loadConfig({}).outgoingWebhooks).toEqual({ timeoutMs: 10_000, attempts: 4, backoffMs: 1000, maxResponseBytes: 1024 * 1024, concurrency: 64, allowedHosts: [] });
+    expect(loadConfig({}).outgoingWebhooks).toEqual({ timeoutMs: 10_000, attempts: 4, backoffMs: 1000, maxResponseBytes: 1024 * 1024, concurrency: 64, concurrencyPerRealm: 16, maxBotsPerMessage: 20, allowedHosts: [] });
     const config = loadConfig({ OUTGOING_WEBHOOK_ALLOWED_HOSTS: " hooks.internal, 10.1.0.0/16,::1 ,[fd00::1]", OUTGOING_WEBHOOK_ATTEMPTS: "2", JOB_STALL_SECONDS: "5" });
     expect(config.outgoingWebhooks.allowedHosts).toEqual(["hooks.internal", "10.1.0.0/16", "::1", "[fd00::1]"]);
     expect(config.outgoingWebhooks.attempts).toBe(2);
+    expect(loadConfig({ OUTGOING_WEBHOOK_CONCURRENCY_PER_REALM: "4", OUTGOING_WEBHOOK_MAX_BOTS_PER_MESSAGE: "5" }).outgoingWebhooks).toMatchObject({ concurrencyPerRealm: 4, maxBotsPerMessage: 5 });
     expect(config.jobStallSeconds).toBe(5);
   });
 
@@ -109,6 +110,13 @@ describe("loadConfig", () => {
     expect(config.rateLimits).toEqual({ enabled: false, userRequestsPerMinute: 10, ipRequestsPerMinute: 20, loginFailuresPerAccount: 3, loginFailuresPerIp: 6, loginFailureWindowSeconds: 60 });
     expect(config.trustedProxies).toEqual(["10.0.0.1", "192.168.0.0/16", "fd00::/8", "linklocal"]);
     expect(loadConfig({ TRUSTED_PROXIES: "none" }).trustedProxies).toEqual([]);
+  });
+
+  test("caps on active bots: 100 a user and 1,000 an organization unless set", () => {
+    expect(loadConfig({}).bots).toEqual({ maxPerUser: 100, maxPerRealm: 1000 });
+    expect(loadConfig({ MAX_BOTS_PER_USER: "5", MAX_BOTS_PER_REALM: "50" }).bots).toEqual({ maxPerUser: 5, maxPerRealm: 50 });
+    expect(() => loadConfig({ MAX_BOTS_PER_USER: "0" })).toThrow(/MAX_BOTS_PER_USER must be between 1 and/);
+    expect(() => loadConfig({ MAX_BOTS_PER_REALM: "many" })).toThrow(/MAX_BOTS_PER_REALM must be a whole number/);
   });
 
   test.each([
@@ -141,6 +149,8 @@ describe("loadConfig", () => {
     [{ OUTGOING_WEBHOOK_ALLOWED_HOSTS: "http://hooks.internal" }, /OUTGOING_WEBHOOK_ALLOWED_HOSTS: "http:\/\/hooks.internal"/],
     [{ OUTGOING_WEBHOOK_ALLOWED_HOSTS: "10.0.0.0/33" }, /OUTGOING_WEBHOOK_ALLOWED_HOSTS: "10.0.0.0\/33"/],
     [{ OUTGOING_WEBHOOK_TIMEOUT_SECONDS: "0" }, /OUTGOING_WEBHOOK_TIMEOUT_SECONDS must be between 1 and 300/],
+    [{ OUTGOING_WEBHOOK_CONCURRENCY_PER_REALM: "0" }, /OUTGOING_WEBHOOK_CONCURRENCY_PER_REALM must be between 1 and 10000/],
+    [{ OUTGOING_WEBHOOK_MAX_BOTS_PER_MESSAGE: "0" }, /OUTGOING_WEBHOOK_MAX_BOTS_PER_MESSAGE must be between 1 and 1000/],
   ])("%j is refused with a message naming the variable", (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -30,7 +30,7 @@ export const rateLimitHits = new Counter({
 
 export const jobRuns = new Counter({
   name: "chat_jobs_total",
-  help: "Worker jobs by kind and outcome (ok, failed; for service bot calls also retry and gave_up)",
+  help: "Worker jobs by kind and outcome (ok, failed; for service bot calls also retry and gave_up; service bot jobs put off while their organization held its share: deferred)",
   labelNames: ["kind", "outcome"] as const,
   registers: [registry],
 });

@@ -55,7 +55,9 @@ export function authRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const { username, password } = parseParams(req, E.fetchApiKey.params);
       const user = await throttledLogin(services.rateLimits, req, realmOf(res), username, () => authenticatePassword(services.prisma, realmOf(res), username, password));
-      success(res, { api_key: user.api_key, email: user.email, user_id: user.id });
+      // The address the user logs in with, which HTTP Basic takes (Zulip's delivery_email), not
+      // the one others are shown while addresses are hidden.
+      success(res, { api_key: user.api_key, email: user.delivery_email, user_id: user.id });
     }),
   );
 
@@ -67,7 +69,7 @@ export function authRoutes(services: ApiServices): Router {
       if (!services.ctx.devMode) throw new JsonableError("DevAuthBackend not enabled.", { code: "BAD_REQUEST", status: 400 });
       const { username } = parseParams(req, E.devFetchApiKey.params);
       const user = await throttledLogin(services.rateLimits, req, realmOf(res), username, () => getActiveUserByEmail(services.prisma, realmOf(res), username));
-      success(res, { api_key: user.api_key, email: user.email, user_id: user.id });
+      success(res, { api_key: user.api_key, email: user.delivery_email, user_id: user.id });
     }),
   );
   return router;

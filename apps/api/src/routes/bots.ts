@@ -197,7 +197,7 @@ export function botRoutes(services: ApiServices): Router {
         defaultEventsRegisterStream: p.default_events_register_stream,
         defaultAllPublicStreams: p.default_all_public_streams,
       };
-      const bot = await patchBot(services, actor, botId, changes, upload, requestIdOf(req));
+      const bot = await patchBot(services, ctx, actor, botId, changes, upload, requestIdOf(req));
       success(res, await patchBotResult(prisma, bot, changes));
     }),
   );

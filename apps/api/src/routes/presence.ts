@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { fitsPostgresInteger, getRealmPresences, getUserPresence, JsonableError, updatePresence, type UserProfile } from "@chat/core";
+import { fitsPostgresInteger, getRealmPresences, getUserPresence, JsonableError, updatePresence, usersByEmail, type UserProfile } from "@chat/core";
 import { actorOf, endpoint, originOf, params, parseParams, pathParam, route, schema, serve, success, successBody } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
@@ -83,9 +83,10 @@ export function presenceRoutes(services: ApiServices): Router {
         if (!fitsPostgresInteger(key)) throw new JsonableError("No such user");
         target = await prisma.userProfile.findFirst({ where: { id: Number(key), realm_id: actor.realm_id, is_active: true } });
       } else {
-        target = await prisma.userProfile.findFirst({ where: { realm_id: actor.realm_id, is_active: true, email: { equals: key, mode: "insensitive" } } });
+        // By the address the caller was shown, or a real one they may see (usersByEmail).
+        target = (await usersByEmail(prisma, actor, [key])).get(key.trim().toLowerCase()) ?? null;
       }
-      if (!target) throw new JsonableError("No such user");
+      if (!target || !target.is_active) throw new JsonableError("No such user");
       if (target.is_bot) throw new JsonableError("Presence is not supported for bot users.");
       const presence = await getUserPresence(prisma, target.id);
       if (!presence) throw new JsonableError(`No presence data for ${key}`);

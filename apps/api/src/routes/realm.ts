@@ -60,7 +60,7 @@ export const realmEndpoints = {
 
 export function realmRoutes(services: ApiServices): Router {
   const router = Router();
-  const { actions } = services;
+  const { actions, ctx } = services;
 
   serve(
     router,
@@ -70,7 +70,7 @@ export function realmRoutes(services: ApiServices): Router {
       const { message_retention_days, ...p } = parseParams(req, realmEndpoints.update.params);
       const changes: RealmSettingsChanges = { ...p };
       if (message_retention_days !== undefined) changes.message_retention_days = parseRetentionDays(message_retention_days);
-      const data = await actions.run(originOf(req, actor), (tx, events) => updateRealmSettings(tx, events, actor, changes));
+      const data = await actions.run(originOf(req, actor), (tx, events) => updateRealmSettings(tx, events, ctx, actor, changes));
       success(res, data);
     }),
   );

@@ -4,6 +4,7 @@ import {
   AdministratorRequiredError,
   avatarUrl,
   badRequest,
+  botLimits,
   createUser,
   deactivateUser,
   deleteAvatar,
@@ -14,6 +15,7 @@ import {
   isSystemBot,
   reactivateUser,
   regenerateApiKey,
+  seesDeliveryEmails,
   updateProfileData,
   updateUser,
   type ProfileDataChange,
@@ -98,9 +100,8 @@ export function userRoutes(services: ApiServices): Router {
       // The server's own bots are not the realm's members (Zulip lists them apart, as cross-realm bots).
       const users = (await prisma.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: "asc" } })).filter((user) => !isSystemBot(user));
       const profiles = options.include_custom_profile_fields ? await getProfileData(prisma, users.map((u) => u.id)) : null;
-      const members = users.map((user) =>
-        formatUser(user, { clientGravatar: options.client_gravatar, forAdmin: isAdmin(actor), profileData: profiles?.get(user.id) }),
-      );
+      const withDeliveryEmail = seesDeliveryEmails(actor.role, actor.realm.email_address_visibility);
+      const members = users.map((user) => formatUser(user, { clientGravatar: options.client_gravatar, withDeliveryEmail, profileData: profiles?.get(user.id) }));
       success(res, { members });
     }),
   );
@@ -127,7 +128,7 @@ export function userRoutes(services: ApiServices): Router {
       const [max] = await prisma.$queryRaw<{ max: number | null }[]>`SELECT max(message_id) AS max FROM user_message WHERE user_id = ${actor.id}`;
       const profileData = (await getProfileData(prisma, [actor.id])).get(actor.id);
       success(res, {
-        ...formatUser(actor, { clientGravatar: false, forAdmin: true, profileData }),
+        ...formatUser(actor, { clientGravatar: false, withDeliveryEmail: true, profileData }),
         short_name: actor.short_name,
         client_id: randomBytes(16).toString("hex"),
         max_message_id: max?.max ?? -1,
@@ -174,7 +175,8 @@ export function userRoutes(services: ApiServices): Router {
       const options = parseParams(req, E.get.params);
       const user = await getUserInRealm(prisma, actor.realm, userId, { allowDeactivated: true });
       const profileData = options.include_custom_profile_fields ? (await getProfileData(prisma, [user.id])).get(user.id) : undefined;
-      success(res, { user: formatUser(user, { clientGravatar: options.client_gravatar, forAdmin: isAdmin(actor), profileData }) });
+      const withDeliveryEmail = seesDeliveryEmails(actor.role, actor.realm.email_address_visibility);
+      success(res, { user: formatUser(user, { clientGravatar: options.client_gravatar, withDeliveryEmail, profileData }) });
     }),
   );
 
@@ -217,7 +219,7 @@ export function userRoutes(services: ApiServices): Router {
       await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId, { allowDeactivated: true });
         if (isSystemBot(target)) throw badRequest("No such user");
-        await reactivateUser(tx, events, actor, target);
+        await reactivateUser(tx, events, actor, target, botLimits(ctx));
       });
       success(res);
     }),

@@ -154,8 +154,12 @@ export class MemoryJobQueue implements JobQueue {
     worker.active++;
     job.attemptsMade++;
     try {
-      await worker.handler(JSON.parse(job.json) as JobData, { attempt: job.attemptsMade, attempts: job.attempts });
-      this.finish(job, this.completedIds, job.keepCompletedMs);
+      const outcome = await worker.handler(JSON.parse(job.json) as JobData, { attempt: job.attemptsMade, attempts: job.attempts });
+      if (outcome && !this.closed) {
+        // Put off, as BullMQ's moveToDelayed: the run is not counted as an attempt.
+        job.attemptsMade--;
+        this.later(job, Math.max(1, outcome.deferMs));
+      } else this.finish(job, this.completedIds, job.keepCompletedMs);
     } catch (error) {
       this.log(`job ${job.name} failed (attempt ${job.attemptsMade} of ${job.attempts})`, error);
       if (job.attemptsMade < job.attempts && !this.closed) this.retryLater(job);

@@ -130,6 +130,13 @@ export class MemoryQueueStore implements QueueStore {
     return true;
   }
 
+  async invalidate(queueIds: string[]): Promise<number> {
+    const deleted = new Set<string>();
+    for (const queueId of queueIds) if (await this.delete(queueId)) deleted.add(queueId);
+    if (deleted.size > 0) setImmediate(() => this.announce(deleted));
+    return deleted.size;
+  }
+
   async invalidateRealm(realmId: number, through: StreamPosition): Promise<number> {
     const invalid = [...this.queues.values()].filter(({ info }) => info.realmId === realmId && isAfterPosition(through, info.since)).map(({ info }) => info.id);
     for (const queueId of invalid) await this.delete(queueId);

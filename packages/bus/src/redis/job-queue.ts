@@ -1,4 +1,4 @@
-import { Queue, Worker } from "bullmq";
+import { DelayedError, Queue, Worker } from "bullmq";
 import type { Result } from "ioredis";
 import { chunked, DEFAULT_BACKOFF_MS, ITEM_CLAIM_GRACE_MS, KEEP_COMPLETED_JOBS_S, KEEP_FAILED_JOBS_S } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
@@ -141,14 +141,25 @@ export class RedisJobQueue implements JobQueue {
   }
 
   process(name: string, handler: JobHandler, concurrency = 1): Stoppable {
-    const worker = new Worker<JobData>(name, async (job) => handler(job.data, { attempt: job.attemptsMade + 1, attempts: job.opts.attempts ?? 1 }), {
-      connection: this.connection,
-      prefix: this.prefix,
-      concurrency,
-      lockDuration: this.stallMs,
-      stalledInterval: this.stallMs,
-      maxStalledCount: MAX_STALLED_COUNT,
-    });
+    const worker = new Worker<JobData>(
+      name,
+      async (job, token) => {
+        const outcome = await handler(job.data, { attempt: job.attemptsMade + 1, attempts: job.opts.attempts ?? 1 });
+        if (!outcome) return;
+        // Put off: back to the delayed set under this worker's lock, the attempt not counted
+        // (moveToDelayed skips it); DelayedError tells the worker the job is no longer its own.
+        await job.moveToDelayed(Date.now() + Math.max(1, outcome.deferMs), token);
+        throw new DelayedError();
+      },
+      {
+        connection: this.connection,
+        prefix: this.prefix,
+        concurrency,
+        lockDuration: this.stallMs,
+        stalledInterval: this.stallMs,
+        maxStalledCount: MAX_STALLED_COUNT,
+      },
+    );
     worker.on("failed", (job, error) => {
       const attempt = job ? ` (attempt ${job.attemptsMade} of ${job.opts.attempts ?? 1})` : "";
       this.log(`job ${name} ${job?.id ?? ""} failed${attempt}`, error);

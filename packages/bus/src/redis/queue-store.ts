@@ -274,6 +274,29 @@ export class RedisQueueStore implements QueueStore {
     return (await this.deleteCommand(this.redis, owner, queueId, "", "")) === 1;
   }
 
+  async invalidate(queueIds: string[]): Promise<number> {
+    // One pipeline per realm: its keys share a slot.
+    const byRealm = new Map<number, Array<{ owner: QueueOwner; queueId: string }>>();
+    for (const queueId of new Set(queueIds)) {
+      const owner = queueOwner(queueId);
+      if (owner !== null) (byRealm.get(owner.realmId) ?? byRealm.set(owner.realmId, []).get(owner.realmId)!).push({ owner, queueId });
+    }
+    const deleted: string[] = [];
+    await Promise.all(
+      [...byRealm.values()].map(async (queues) => {
+        const pipeline = this.redis.pipeline();
+        for (const { owner, queueId } of queues) this.deleteCommand(pipeline, owner, queueId, "", "");
+        const replies = await pipeline.exec();
+        throwFirstError(replies);
+        replies!.forEach(([, result], i) => {
+          if (Number(result) === 1) deleted.push(queues[i].queueId);
+        });
+      }),
+    );
+    if (deleted.length > 0) await this.redis.publish(this.keys.queueReadyChannel(), JSON.stringify(deleted));
+    return deleted.length;
+  }
+
   async invalidateRealm(realmId: number, through: StreamPosition): Promise<number> {
     // Rare (a tier down long enough for its backlog to pass the cap): a walk of the realm's queues.
     const invalid: string[] = [];

@@ -9,7 +9,7 @@
 import { Prisma, type Tx } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
-import { badRequest, JsonableError } from "../errors.ts";
+import { badRequest, JsonableError, UserDeactivatedError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import {
   BOT_CREATION_LIMIT_GENERIC_BOTS,
@@ -32,6 +32,7 @@ import { botConfig, ownedBotDict } from "../queries/bots.ts";
 import { findStreamWithSubscription } from "../queries/streams.ts";
 import { getUserByDeliveryEmail } from "../queries/users.ts";
 import { withAvatarFiles } from "./avatars.ts";
+import { botLimits, checkBotLimits, lockBotOwner, lockRealmBots, type BotLimits } from "./bot-limits.ts";
 import { botDomain, isSystemBot } from "./system-bots.ts";
 import { botAdministratorIds, changeAvatarSource, changeBotOwner, changeFullName } from "./user-changes.ts";
 import { checkBotCreationPolicy, deactivateUser, insertUser, notifyCreatedUser } from "./users.ts";
@@ -43,15 +44,17 @@ export const MAX_BOT_CONFIG_VALUE_LENGTH = 10_000;
 /** An outgoing webhook's URL, in characters. */
 export const MAX_PAYLOAD_URL_LENGTH = 2_000;
 
-/** Serialises creating bots in one realm (pg_advisory_xact_lock's first key), so two requests cannot both take an address or a name. */
-const BOT_CREATION_LOCK = 72_011_014;
-
 /** The transaction, or the client for checks made before one (PrismaClient is one too). */
 type Db = Tx;
 
-/** Guests may not own bots (Zulip's require_member_or_admin on the bot endpoints). */
+/**
+ * Every /bots endpoint is for people who are members or administrators (Zulip's
+ * require_member_or_admin): guests may not own bots, and a bot may neither own nor manage one, so
+ * no bot is ever owned by a bot and deactivating a person leaves no bot of theirs running.
+ */
 export function checkMayManageBots(actor: Actor): void {
   if (isGuest(actor)) throw badRequest("Not allowed for guest users");
+  if (actor.is_bot) throw badRequest("This endpoint does not accept bot requests.");
 }
 
 /** Zulip's UserProfile.allowed_bot_types: generic bots only where the policy allows them. */
@@ -189,6 +192,7 @@ export async function checkNewBot(db: Db, ctx: ServerContext, actor: Actor, requ
   if (request.botType === BOT_TYPE_INCOMING_WEBHOOK && serviceName !== null) throw badRequest(`Invalid integration '${serviceName}'.`);
   checkConfigAllowed(request.botType, request.configData);
   checkConfigData(request.configData, Object.keys(request.configData).length);
+  await checkBotLimits(db, botLimits(ctx), actor.realm_id, actor.id, "yours");
   return {
     email,
     shortName: `${shortName}-bot`,
@@ -218,7 +222,9 @@ export async function createBot(
   request: NewBotRequest,
   avatar: { id?: number; source: "G" | "U" } = { source: "G" },
 ): Promise<UserProfile> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${BOT_CREATION_LOCK}::int, ${actor.realm_id}::int)`;
+  await lockRealmBots(tx, actor.realm_id);
+  // The creator may have been deactivated since the request was authenticated.
+  if (!(await lockBotOwner(tx, actor.realm_id, actor.id))?.is_active) throw new UserDeactivatedError();
   const checked = await checkNewBot(tx, ctx, actor, request);
   const bot = await insertUser(tx, actor.realm, {
     id: avatar.id,
@@ -258,7 +264,7 @@ export async function addBot(services: FileActionServices, ctx: ServerContext, a
   if (upload === null) return create();
   // Refused requests write no file: the checks, then the image, then the files and the row.
   await checkNewBot(services.prisma, ctx, actor, request);
-  const images = await resizeAvatar(upload);
+  const images = await resizeAvatar(upload, `${actor.realm_id}:${actor.id}`);
   const id = await nextUserId(services.prisma);
   return withAvatarFiles(services.storage, actor.realm_id, id, false, images, () => create({ id, source: "U" }));
 }
@@ -285,6 +291,7 @@ export async function ownBots(db: Pick<Tx, "userProfile">, actor: Actor): Promis
 
 /** DELETE /bots/{id}: deactivates the bot (its owner or an administrator may). */
 export async function deactivateBot(tx: Tx, events: EventRecorder, actor: Actor, botId: number): Promise<void> {
+  checkMayManageBots(actor);
   const bot = await accessBotById(tx, actor, botId);
   if (!bot.is_active) throw badRequest("User is already deactivated");
   await deactivateUser(tx, events, actor, bot);
@@ -314,7 +321,7 @@ interface CheckedBotChanges {
 }
 
 /** Everything a PATCH can get wrong, before anything changes (Zulip checks as it goes). */
-export async function checkBotChanges(db: Db, actor: Actor, bot: UserProfile, changes: BotChanges): Promise<CheckedBotChanges> {
+export async function checkBotChanges(db: Db, actor: Actor, bot: UserProfile, changes: BotChanges, limits: BotLimits): Promise<CheckedBotChanges> {
   const checked: CheckedBotChanges = {};
   if (changes.fullName !== undefined) {
     const fullName = checkFullName(changes.fullName);
@@ -329,6 +336,7 @@ export async function checkBotChanges(db: Db, actor: Actor, bot: UserProfile, ch
     if (!owner) throw badRequest("Failed to change owner, no such user");
     if (!owner.is_active) throw badRequest("Failed to change owner, user is deactivated");
     if (owner.is_bot) throw badRequest("Failed to change owner, bots can't own other bots");
+    if (owner.id !== bot.bot_owner_id && bot.is_active) await checkBotLimits(db, limits, bot.realm_id, owner.id, "new owner");
   }
   const stream = async (name: string) => (name === "" ? null : accessBotStream(db, actor, name));
   if (changes.defaultSendingStream !== undefined) checked.defaultSendingStreamId = await stream(changes.defaultSendingStream);
@@ -356,10 +364,18 @@ function streamName(db: Db, id: number | null): Promise<string | null> {
  * already written) its avatar. Each change sends what Zulip's do_* function sends: `realm_bot
  * update` to the bot's owner and administrators, and `realm_user update` where others see it.
  */
-export async function updateBot(tx: Tx, events: EventRecorder, actor: Actor, botId: number, changes: BotChanges, avatarUploaded = false): Promise<UserProfile> {
+export async function updateBot(
+  tx: Tx,
+  events: EventRecorder,
+  ctx: Pick<ServerContext, "bots">,
+  actor: Actor,
+  botId: number,
+  changes: BotChanges,
+  avatarUploaded = false,
+): Promise<UserProfile> {
   checkMayManageBots(actor);
   let bot = await accessBotById(tx, actor, botId);
-  const checked = await checkBotChanges(tx, actor, bot, changes);
+  const checked = await checkBotChanges(tx, actor, bot, changes, botLimits(ctx));
   const administrators = () => botAdministratorIds(tx, bot);
   const update = async (fields: Record<string, unknown>, data: Prisma.UserProfileUncheckedUpdateInput) => {
     bot = await tx.userProfile.update({ where: { id: bot.id }, data });
@@ -368,7 +384,7 @@ export async function updateBot(tx: Tx, events: EventRecorder, actor: Actor, bot
 
   if (checked.fullName !== undefined) bot = await changeFullName(tx, events, bot, checked.fullName);
   if (changes.botOwnerId !== undefined && changes.botOwnerId !== bot.bot_owner_id) {
-    await changeBotOwner(tx, events, actor, bot, changes.botOwnerId);
+    await changeBotOwner(tx, events, actor, bot, changes.botOwnerId, botLimits(ctx));
     bot = await tx.userProfile.findUniqueOrThrow({ where: { id: bot.id } });
   }
   if (checked.defaultSendingStreamId !== undefined) {
@@ -409,12 +425,20 @@ export async function updateBot(tx: Tx, events: EventRecorder, actor: Actor, bot
 }
 
 /** PATCH /bots/{id} once its body is read, with the bot's new avatar if one came. */
-export async function patchBot(services: FileActionServices, actor: Actor, botId: number, changes: BotChanges, upload: Buffer | null, requestId?: string): Promise<UserProfile> {
-  const change = (avatarUploaded: boolean) => services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => updateBot(tx, events, actor, botId, changes, avatarUploaded));
+export async function patchBot(
+  services: FileActionServices,
+  ctx: Pick<ServerContext, "bots">,
+  actor: Actor,
+  botId: number,
+  changes: BotChanges,
+  upload: Buffer | null,
+  requestId?: string,
+): Promise<UserProfile> {
+  const change = (avatarUploaded: boolean) => services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => updateBot(tx, events, ctx, actor, botId, changes, avatarUploaded));
   if (upload === null) return change(false);
   const bot = await accessBotById(services.prisma, actor, botId);
-  await checkBotChanges(services.prisma, actor, bot, changes);
-  const images = await resizeAvatar(upload);
+  await checkBotChanges(services.prisma, actor, bot, changes, botLimits(ctx));
+  const images = await resizeAvatar(upload, `${actor.realm_id}:${actor.id}`);
   return withAvatarFiles(services.storage, bot.realm_id, bot.id, bot.avatar_source === "U", images, () => change(true));
 }
 

@@ -12,7 +12,7 @@ import { fetchRenderContext, MARKDOWN_VERSION, mentionFlagUserIds, renderMarkdow
 import { FLAG_BITS, flagsToNames } from "../lib/message-flags.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
 import { accessMessage } from "../queries/messages.ts";
-import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./messages.ts";
+import { checkWildcardMentionAllowed, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./messages.ts";
 import { realmLinkifiers } from "../queries/linkifiers.ts";
 import { alertWordMatches } from "./message-write.ts";
 
@@ -160,6 +160,9 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
     // The same renderer and context as sending (mentions, stream links, emoji, linkifiers).
     const context = await fetchRenderContext(tx, actor.realm_id, newContent, { linkifiers });
     const rendered = renderMarkdown(newContent, context);
+    // As Zulip since 5.0 (3.x checked sends only): otherwise an edit adds what a send may not.
+    // Only the sender edits content, and a content edit never moves the message.
+    if (oldStream && rendered.mentionsWildcard) await checkWildcardMentionAllowed(tx, actor, message.recipient_id);
     await updateContentFlags(tx, message, newContent, mentionFlagUserIds(rendered, context), rendered.mentionsWildcard);
     Object.assign(edit, {
       prev_content: message.content,

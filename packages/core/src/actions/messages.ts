@@ -16,7 +16,9 @@ import { FLAG_BITS } from "../lib/message-flags.ts";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../lib/message-limits.ts";
 import { RECIPIENT_HUDDLE } from "../lib/recipients.ts";
 import { isAdmin, ROLE_GUEST } from "../lib/roles.ts";
-import { findStreamForHotPath, findStreamWithSubscription } from "../queries/streams.ts";
+import { privateMessageAllowed, WILDCARD_MENTION_THRESHOLD, wildcardMentionPolicyAllows } from "../lib/permissions.ts";
+import { findStreamForHotPath, findStreamWithSubscription, hasMoreSubscribersThan } from "../queries/streams.ts";
+import { usersByEmail } from "../queries/users.ts";
 import { STREAM_POST_POLICY_ADMINS, STREAM_POST_POLICY_RESTRICT_NEW_MEMBERS } from "../lib/stream-format.ts";
 
 export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../lib/message-limits.ts";
@@ -88,6 +90,17 @@ async function accessStreamForSend(findStream: StreamLookup, sender: Actor, indi
   return stream;
 }
 
+/**
+ * Zulip's wildcard_mention_allowed, for a stream message (sent or edited) that mentions everyone:
+ * in a stream of more than 15 subscribers only those the realm's policy names may. The count is
+ * read only when the policy refuses the sender.
+ */
+export async function checkWildcardMentionAllowed(db: Parameters<typeof hasMoreSubscribersThan>[0], sender: Actor, streamRecipientId: number): Promise<void> {
+  if (wildcardMentionPolicyAllows(sender)) return;
+  if (!(await hasMoreSubscribersThan(db, streamRecipientId, WILDCARD_MENTION_THRESHOLD))) return;
+  throw badRequest("You do not have permission to use wildcard mentions in this stream.");
+}
+
 async function resolvePrivateRecipients(tx: Tx, sender: Actor, to: PrivateRecipients): Promise<UserProfile[]> {
   if (to.length === 0) throw badRequest("Message must have recipients");
   let users: UserProfile[];
@@ -99,12 +112,14 @@ async function resolvePrivateRecipients(tx: Tx, sender: Actor, to: PrivateRecipi
     if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
   } else {
     const emails = [...new Set((to as string[]).map((e) => e.trim().toLowerCase()))];
-    users = await leanSql(tx).query<UserProfile>(Prisma.sql`
-      SELECT * FROM user_profile WHERE realm_id = ${sender.realm_id} AND lower(delivery_email) = ANY(${emails}::text[])`);
-    const found = new Set(users.map((u) => u.delivery_email.toLowerCase()));
+    // By the address the sender was shown (lib/email-visibility.ts), or a real one they may see.
+    const found = await usersByEmail(tx, sender, emails);
     const missing = emails.find((e) => !found.has(e));
     if (missing !== undefined) throw badRequest(`Invalid email '${missing}'`);
+    users = [...new Set(emails.map((e) => found.get(e)!))];
   }
+  // Zulip's check_private_message_policy, before the recipients' own checks.
+  if (!privateMessageAllowed(sender, users)) throw badRequest("Private messages are disabled in this organization.");
   const inactive = users.find((u) => !u.is_active);
   if (inactive) throw badRequest(`'${inactive.email}' is no longer using Zulip.`);
   return users;
@@ -159,6 +174,7 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
     destination.type === "stream" ? accessStreamForSend(findStream, sender, destination.stream) : null,
   ]);
   const rendered = renderMarkdown(content, context);
+  if (stream && rendered.mentionsWildcard) await checkWildcardMentionAllowed(db, sender, stream.recipient_id!);
   const mentionedUserIds = mentionFlagUserIds(rendered, context);
   // Bots never trigger service bots: two bots answering each other would never stop (as in Zulip).
   const mentionedBots = sender.is_bot ? [] : mentionedServiceBotIds(rendered, context);
@@ -216,10 +232,10 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
     baseFlags: FLAG_BITS.is_private,
     mentionedUserIds,
     wildcard: false,
-    // Every service bot in the conversation; a mention there is no separate trigger.
+    // Every service bot in the conversation, by id; a mention there is no separate trigger.
     services: sender.is_bot
       ? []
-      : recipients.filter((u) => u.id !== sender.id && isServiceBotType(u.bot_type)).map((u) => ({ botId: u.id, trigger: "private_message" as const })),
+      : participants.filter((u) => u.id !== sender.id && isServiceBotType(u.bot_type)).map((u) => ({ botId: u.id, trigger: "private_message" as const })),
     event: {
       ...base,
       recipient_id: recipientId,

@@ -100,6 +100,8 @@ export async function removeRealmEmoji(tx: Tx, events: EventRecorder, actor: Act
   // A name Postgres cannot hold (NUL) names no emoji.
   const emoji = name.includes("\0") ? null : await tx.realmEmoji.findFirst({ where: { realm_id: actor.realm_id, name, deactivated: false } });
   if (!emoji) throw new JsonableError(`Emoji '${name}' does not exist`, { status: 404 });
+  // Zulip's check_emoji_admin: with add_emoji_by_admins_only, only administrators, authors included.
+  if (!isAdmin(actor) && actor.realm.add_emoji_by_admins_only) throw new AdministratorRequiredError();
   if (!isAdmin(actor) && emoji.author_id !== actor.id) throw badRequest("Must be an organization administrator or emoji author");
   await tx.realmEmoji.update({ where: { id: emoji.id }, data: { deactivated: true } });
   await notifyRealmEmoji(tx, events, actor.realm_id);

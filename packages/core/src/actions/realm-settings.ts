@@ -1,10 +1,12 @@
 import type { Tx } from "@chat/db";
+import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
 import { AdministratorRequiredError, badRequest, OwnerRequiredError } from "../errors.ts";
 import type { Actor, Realm } from "../models.ts";
 import { isLanguageCode } from "../lib/languages.ts";
 import { isAdmin, isOwner } from "../lib/roles.ts";
 import { activeUserIds } from "../queries/users.ts";
+import { applyEmailAddressVisibility } from "./email-visibility.ts";
 
 export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -108,6 +110,9 @@ function checkChanges(actor: Actor, changes: RealmSettingsChanges): void {
     if (!isOwner(actor)) throw new OwnerRequiredError();
     const days = changes.message_retention_days;
     if (days !== null && days <= 0) throw badRequest("Bad value for 'message_retention_days': " + days);
+    // Nothing here deletes old messages, so a limit would be advertised and never kept: only
+    // "forever" is taken (as Zulip refuses one where its plan has no retention).
+    if (days !== null) throw badRequest("Message retention is not available on this server.");
   }
   if (changes.default_language !== undefined && !isLanguageCode(changes.default_language)) {
     throw badRequest(`Invalid language '${changes.default_language}'`);
@@ -128,9 +133,10 @@ async function checkNotificationStream(tx: Tx, actor: Actor, streamId: number): 
 /**
  * PATCH /realm (Zulip's update_realm): administrators change organization settings; owners alone
  * change message retention. Every value is checked before anything is written. Returns, as Zulip
- * does, each changed setting (strings as "updated").
+ * does, each changed setting (strings as "updated"). A new email_address_visibility rewrites the
+ * address every user is shown under (actions/email-visibility.ts).
  */
-export async function updateRealmSettings(tx: Tx, events: EventRecorder, actor: Actor, changes: RealmSettingsChanges): Promise<Record<string, unknown>> {
+export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: ServerContext, actor: Actor, changes: RealmSettingsChanges): Promise<Record<string, unknown>> {
   if (!isAdmin(actor)) throw new AdministratorRequiredError();
   checkChanges(actor, changes);
   for (const property of ["notifications_stream_id", "signup_notifications_stream_id"] as const) {
@@ -181,5 +187,8 @@ export async function updateRealmSettings(tx: Tx, events: EventRecorder, actor: 
   }
 
   if (Object.keys(write).length > 0) await tx.realm.update({ where: { id: realm.id }, data: write });
+  if (write.email_address_visibility !== undefined) {
+    await applyEmailAddressVisibility(tx, events, ctx, realm.id, realm.email_address_visibility, write.email_address_visibility);
+  }
   return data;
 }

@@ -158,9 +158,10 @@ export async function updateDisplaySettings(
 }
 
 /**
- * Whether Enter sends in the compose box (POST /users/me/enter-sends). Zulip 3.x sends no event
- * for it: clients read it once, from /register.
+ * Whether Enter sends in the compose box (POST /users/me/enter-sends; human users only, as
+ * Zulip's change_enter_sends). Zulip 3.x sends no event for it: clients read it once, from /register.
  */
 export async function setEnterSends(tx: Tx, actor: Actor, enterSends: boolean): Promise<void> {
+  checkHumanUser(actor);
   await tx.userProfile.update({ where: { id: actor.id }, data: { enter_sends: enterSends } });
 }

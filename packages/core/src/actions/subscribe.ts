@@ -10,6 +10,7 @@ import { canCreateStreams, canSubscribeOthers } from "../lib/permissions.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
 import { isHexColor } from "../lib/validation.ts";
 import { canSeeStream, isSubscribed } from "../queries/streams.ts";
+import { usersByEmail } from "../queries/users.ts";
 import { sendNotification } from "./notification-bot.ts";
 import { checkStreamName, createStream, getStreamByName, MAX_STREAM_DESCRIPTION_LENGTH } from "./streams.ts";
 import { bulkAddSubscriptions, bulkRemoveSubscriptions } from "./subscriptions.ts";
@@ -34,19 +35,19 @@ function checkSubscriptionCount(users: number, streams: number): void {
   if (users * streams > MAX_SUBSCRIPTIONS_PER_REQUEST) throw badRequest(`Too many subscriptions in one request (limit: ${MAX_SUBSCRIPTIONS_PER_REQUEST})`);
 }
 
-/** Users named by `principals` (emails or ids), active and in the actor's realm: one query for all. */
+/** Users named by `principals` (emails or ids), active and in the actor's realm: one query for the ids, one for the emails. */
 export async function principalsToUsers(tx: Tx, actor: Actor, principals: Principal[]): Promise<UserProfile[]> {
   const ids = principals.filter((p): p is number => typeof p === "number");
-  const emails = principals.filter((p): p is string => typeof p === "string").map((p) => p.trim().toLowerCase());
-  const rows = await tx.$queryRaw<UserProfile[]>`
-    SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND is_active
-      AND (id = ANY(${ids}::int[]) OR lower(delivery_email) = ANY(${emails}::text[]))`;
+  const emails = principals.filter((p): p is string => typeof p === "string");
+  const rows =
+    ids.length === 0 ? [] : await tx.$queryRaw<UserProfile[]>`SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND is_active AND id = ANY(${ids}::int[])`;
   const byId = new Map(rows.map((u) => [u.id, u]));
-  const byEmail = new Map(rows.map((u) => [u.delivery_email.toLowerCase(), u]));
+  // By the address the actor was shown (lib/email-visibility.ts), or a real one they may see.
+  const byEmail = await usersByEmail(tx, actor, emails);
   const users: UserProfile[] = [];
   for (const principal of principals) {
     const user = typeof principal === "number" ? byId.get(principal) : byEmail.get(principal.trim().toLowerCase());
-    if (!user) throw new PrincipalError(principal);
+    if (!user || !user.is_active) throw new PrincipalError(principal);
     if (!users.some((u) => u.id === user.id)) users.push(user);
   }
   return users;

@@ -4,6 +4,7 @@ import type { Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
+import { usersByEmail } from "../queries/users.ts";
 import type { PrivateRecipients } from "./messages.ts";
 
 export const TYPING_OPS = ["start", "stop"] as const;
@@ -21,12 +22,11 @@ async function typingRecipients(tx: Tx, sender: Actor, to: PrivateRecipients): P
   }
   // Old clients (before Zulip 2.0) name recipients by email.
   const emails = [...new Set((to as string[]).map((e) => e.trim().toLowerCase()))];
-  const users = await tx.$queryRaw<UserProfile[]>`
-    SELECT * FROM user_profile WHERE realm_id = ${sender.realm_id} AND lower(email) = ANY(${emails}::text[])`;
-  const byEmail = new Map(users.map((u) => [u.email.toLowerCase(), u]));
+  // By the address the sender was shown (lib/email-visibility.ts), or a real one they may see.
+  const byEmail = await usersByEmail(tx, sender, emails);
   const missing = emails.find((e) => !byEmail.has(e));
   if (missing !== undefined) throw badRequest(`Invalid email '${missing}'`);
-  const list = emails.map((e) => byEmail.get(e)!);
+  const list = [...new Set(emails.map((e) => byEmail.get(e)!))];
   return list.some((u) => u.id === sender.id) ? list : [...list, sender];
 }
 

@@ -2,14 +2,19 @@
 // and `realm_bot` events Zulip sends for them (do_change_full_name, do_change_avatar_fields,
 // do_change_user_delivery_email, do_change_bot_owner).
 import type { Tx } from "@chat/db";
+import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { avatarUrl } from "../lib/avatars.ts";
+import { isDummyEmailForm, shownEmail } from "../lib/email-visibility.ts";
 import { isAdmin } from "../lib/roles.ts";
+import { generateApiKey } from "../lib/secrets.ts";
 import { isValidEmail } from "../lib/validation.ts";
 import { ownedBotDict } from "../queries/bots.ts";
-import { activeAdminIds, activeUserIds, getUserByDeliveryEmail } from "../queries/users.ts";
+import { activeAdminIds, activeUserIds, deliveryEmailAudience, getUserByDeliveryEmail } from "../queries/users.ts";
+import { botDomain } from "./system-bots.ts";
+import { checkBotLimits, DEFAULT_BOT_LIMITS, lockBotOwner, lockRealmBots, type BotLimits } from "./bot-limits.ts";
 
 /** Who keeps a bot in `realm_bots`: its owner and the realm's administrators (Zulip's bot_owner_user_ids). */
 export async function botAdministratorIds(tx: Tx, bot: UserProfile): Promise<number[]> {
@@ -62,40 +67,53 @@ export async function changeAvatarSource(tx: Tx, events: EventRecorder, actor: A
 }
 
 /**
- * Changes a user's email address (the operator's change-user-email). Addresses are public in this
- * server's organizations, so the shown `email` changes with it: everyone gets `new_email`; the
- * user and the administrators, who see delivery addresses, get `delivery_email`; a gravatar,
- * being derived from the address, changes too.
+ * Changes a user's email address (the operator's change-user-email; Zulip's
+ * do_change_user_delivery_email). The user and those the realm's email_address_visibility lets see
+ * addresses get `delivery_email`; while addresses are shown to everyone (and for a bot) the shown
+ * `email` changes with it: everyone gets `new_email`, and a gravatar, derived from it, changes too.
  */
-export async function changeDeliveryEmail(tx: Tx, events: EventRecorder, user: UserProfile, newEmail: string): Promise<UserProfile> {
+export async function changeDeliveryEmail(tx: Tx, events: EventRecorder, ctx: ServerContext, user: UserProfile, newEmail: string): Promise<UserProfile> {
   const email = newEmail.trim();
-  if (!isValidEmail(email)) throw badRequest(`Invalid email '${email}'`);
+  const domain = botDomain(ctx);
+  if (!isValidEmail(email) || isDummyEmailForm(email, domain)) throw badRequest(`Invalid email '${email}'`);
   const holder = await getUserByDeliveryEmail(tx, user.realm_id, email);
   if (holder && holder.id !== user.id) throw badRequest(`Email '${email}' already in use`);
   if (email === user.delivery_email) return user;
-  const updated = await tx.userProfile.update({ where: { id: user.id }, data: { email, delivery_email: email } });
-  const admins = await activeAdminIds(tx, user.realm_id);
-  events.send({ type: "realm_user", op: "update", person: { user_id: user.id, delivery_email: email } }, [...new Set([user.id, ...admins])]);
-  events.send({ type: "realm_user", op: "update", person: { user_id: user.id, new_email: email } }, await activeUserIds(tx, user.realm_id));
-  if (updated.avatar_source === "G") await notifyAvatarChange(tx, events, updated);
+  // The setting as committed, locked against a concurrent change of it (as createUser).
+  const [{ email_address_visibility: visibility }] = await tx.$queryRaw<{ email_address_visibility: number }[]>`
+    SELECT email_address_visibility FROM realm WHERE id = ${user.realm_id} FOR NO KEY UPDATE`;
+  const shown = shownEmail({ ...user, delivery_email: email }, visibility, domain);
+  const updated = await tx.userProfile.update({ where: { id: user.id }, data: { email: shown, delivery_email: email } });
+  const { allowed } = await deliveryEmailAudience(tx, user.realm_id);
+  events.send({ type: "realm_user", op: "update", person: { user_id: user.id, delivery_email: email } }, [...new Set([user.id, ...allowed])]);
+  if (shown !== user.email) {
+    events.send({ type: "realm_user", op: "update", person: { user_id: user.id, new_email: shown } }, await activeUserIds(tx, user.realm_id));
+    if (updated.avatar_source === "G") await notifyAvatarChange(tx, events, updated);
+  }
   return updated;
 }
 
 /**
- * Gives a bot a new owner (its owner or an administrator may). The old owner, unless an
- * administrator, loses it from `realm_bots`; the new one gains it; everyone learns `bot_owner_id`.
+ * Gives a bot a new owner (its owner or an administrator may), within the new owner's cap on
+ * active bots. The old owner, unless an administrator, loses it from `realm_bots`; the new one
+ * gains it; everyone learns `bot_owner_id`. The bot gets a new API key, so that the old owner, who
+ * could read the old one, can no longer act as the bot (Zulip keeps the key): the new owner has it
+ * in `realm_bot add`, the administrators in `realm_bot update`.
  */
-export async function changeBotOwner(tx: Tx, events: EventRecorder, actor: Actor, bot: UserProfile, newOwnerId: number): Promise<void> {
+export async function changeBotOwner(tx: Tx, events: EventRecorder, actor: Actor, bot: UserProfile, newOwnerId: number, limits: BotLimits = DEFAULT_BOT_LIMITS): Promise<void> {
   if (!bot.is_bot || bot.realm_id !== actor.realm_id) throw badRequest("No such bot");
   if (bot.bot_owner_id !== actor.id && !isAdmin(actor)) throw badRequest("Insufficient permission");
-  const owner = await tx.userProfile.findFirst({ where: { id: newOwnerId, realm_id: bot.realm_id } });
+  await lockRealmBots(tx, bot.realm_id);
+  // Locked, so the new owner cannot be deactivated before this commits and leave the bot running.
+  const owner = await lockBotOwner(tx, bot.realm_id, newOwnerId);
   if (!owner) throw badRequest("Failed to change owner, no such user");
   if (!owner.is_active) throw badRequest("Failed to change owner, user is deactivated");
   if (owner.is_bot) throw badRequest("Failed to change owner, bots can't own other bots");
   if (owner.id === bot.bot_owner_id) return;
+  if (bot.is_active) await checkBotLimits(tx, limits, bot.realm_id, owner.id, "new owner");
 
   const previous = bot.bot_owner_id === null ? null : await tx.userProfile.findUnique({ where: { id: bot.bot_owner_id } });
-  const updated = await tx.userProfile.update({ where: { id: bot.id }, data: { bot_owner_id: owner.id } });
+  const updated = await tx.userProfile.update({ where: { id: bot.id }, data: { bot_owner_id: owner.id, api_key: generateApiKey() } });
   const updateUsers = new Set(await botAdministratorIds(tx, updated));
   // Administrators keep every bot, so they get an update rather than a delete and an add.
   if (previous && !isAdmin(previous)) {
@@ -107,5 +125,6 @@ export async function changeBotOwner(tx: Tx, events: EventRecorder, actor: Actor
     updateUsers.delete(owner.id);
   }
   events.send({ type: "realm_bot", op: "update", bot: { email: bot.email, user_id: bot.id, owner_id: owner.id } }, [...updateUsers]);
+  events.send({ type: "realm_bot", op: "update", bot: { email: bot.email, user_id: bot.id, api_key: updated.api_key } }, [...updateUsers]);
   events.send({ type: "realm_user", op: "update", person: { user_id: bot.id, bot_owner_id: owner.id } }, await activeUserIds(tx, bot.realm_id));
 }

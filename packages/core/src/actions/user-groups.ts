@@ -37,9 +37,10 @@ export async function getUserGroups(db: Reader, realmId: number): Promise<UserGr
   }));
 }
 
-/** Zulip's require_user_group_edit_permission: guests never; members unless the policy says admins. */
+/** Zulip's require_user_group_edit_permission: guests and bots never; members unless the policy says admins. */
 export function checkUserGroupEditPermission(actor: Actor): void {
   if (isGuest(actor)) throw new JsonableError("Not allowed for guest users");
+  if (actor.is_bot) throw new JsonableError("This endpoint does not accept bot requests.");
   if (actor.realm.user_group_edit_policy !== USER_GROUP_EDIT_POLICY_MEMBERS && !isAdmin(actor)) throw new AdministratorRequiredError();
 }
 

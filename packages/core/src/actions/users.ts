@@ -7,14 +7,17 @@ import { RECIPIENT_PERSONAL } from "../lib/recipients.ts";
 import { isAdmin, isOwner, ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_OWNER, ROLES } from "../lib/roles.ts";
 import { generateApiKey, hashPassword } from "../lib/secrets.ts";
 import { formatUser, type ProfileData } from "../lib/user-format.ts";
+import { checkEmailAllowedForRealm } from "../lib/email-domains.ts";
 import { checkFullName, isValidEmail } from "../lib/validation.ts";
 import { BOT_CREATION_ADMINS_ONLY, BOT_CREATION_LIMIT_GENERIC_BOTS, BOT_TYPE_GENERIC } from "../lib/bots.ts";
-import { ownedBotDict } from "../queries/bots.ts";
-import { activeAdminIds, activeUserIds, getProfileData, getUserByDeliveryEmail } from "../queries/users.ts";
+import { activeBotsControlledBy, ownedBotDict } from "../queries/bots.ts";
+import { isDummyEmailForm, shownEmail } from "../lib/email-visibility.ts";
+import { activeAdminIds, activeUserIds, deliveryEmailAudience, getProfileData, getUserByDeliveryEmail } from "../queries/users.ts";
 import { bulkAddSubscriptions } from "./subscriptions.ts";
 import { checkProfileFieldValue } from "./profile-fields.ts";
-import { isSystemBot } from "./system-bots.ts";
+import { botDomain, isSystemBot } from "./system-bots.ts";
 import { botAdministratorIds, changeFullName } from "./user-changes.ts";
+import { checkBotLimits, DEFAULT_BOT_LIMITS, lockRealmBots, type BotLimits } from "./bot-limits.ts";
 
 export const MIN_PASSWORD_LENGTH = 6;
 
@@ -30,9 +33,10 @@ export interface NewUser {
   timezone?: string;
 }
 
-export async function checkNewUser(tx: Tx, realm: Realm, user: NewUser): Promise<{ email: string; fullName: string }> {
+export async function checkNewUser(tx: Tx, realm: Realm, user: NewUser, emailDomain: string): Promise<{ email: string; fullName: string }> {
   const email = user.email.trim();
-  if (!isValidEmail(email)) throw badRequest(`Invalid email '${email}'`);
+  if (!isValidEmail(email) || isDummyEmailForm(email, emailDomain)) throw badRequest(`Invalid email '${email}'`);
+  checkEmailAllowedForRealm(realm, email);
   if (await getUserByDeliveryEmail(tx, realm.id, email)) throw badRequest(`Email '${email}' already in use`);
   if (user.password !== null && user.password.length < MIN_PASSWORD_LENGTH) throw badRequest("The password is too weak.");
   if (user.role !== undefined && !(ROLES as readonly number[]).includes(user.role)) throw badRequest("Invalid role");
@@ -90,14 +94,13 @@ export async function insertUser(tx: Tx, realm: Realm, row: UserRow): Promise<Us
 
 /**
  * `realm_user add` to everyone in the realm, the user included (Zulip's notify_created_user): at
- * creation, and at reactivation. Administrators' copy carries delivery_email.
+ * creation, and at reactivation. The copy of those email_address_visibility lets see addresses
+ * carries delivery_email.
  */
 export async function notifyCreatedUser(tx: Tx, events: EventRecorder, user: UserProfile, profileData: ProfileData = {}): Promise<void> {
-  const everyone = await activeUserIds(tx, user.realm_id);
-  const admins = new Set(await activeAdminIds(tx, user.realm_id));
-  for (const forAdmin of [true, false]) {
-    const person = formatUser(user, { clientGravatar: false, forAdmin, profileData });
-    events.send({ type: "realm_user", op: "add", person }, everyone.filter((id) => admins.has(id) === forAdmin));
+  const { allowed, others } = await deliveryEmailAudience(tx, user.realm_id);
+  for (const [withDeliveryEmail, ids] of [[true, allowed], [false, others]] as const) {
+    events.send({ type: "realm_user", op: "add", person: formatUser(user, { clientGravatar: false, withDeliveryEmail, profileData }) }, ids);
   }
 }
 
@@ -106,8 +109,13 @@ export async function notifyCreatedUser(tx: Tx, events: EventRecorder, user: Use
  * to the realm's default streams, and `realm_user add` to everyone in the realm.
  */
 export async function createUser(tx: Tx, events: EventRecorder, ctx: ServerContext, realm: Realm, user: NewUser): Promise<UserProfile> {
-  const { email, fullName } = await checkNewUser(tx, realm, user);
-  const profile = await insertUser(tx, realm, {
+  const domain = botDomain(ctx);
+  const { email, fullName } = await checkNewUser(tx, realm, user, domain);
+  // The setting as committed, locked as the insert's trigger would lock the realm anyway: a
+  // concurrent change of it rewrites every address, this one's included, before or after.
+  const [{ email_address_visibility: visibility }] = await tx.$queryRaw<{ email_address_visibility: number }[]>`
+    SELECT email_address_visibility FROM realm WHERE id = ${realm.id} FOR NO KEY UPDATE`;
+  let profile = await insertUser(tx, realm, {
     email,
     fullName,
     shortName: user.shortName?.trim() ?? "",
@@ -118,6 +126,9 @@ export async function createUser(tx: Tx, events: EventRecorder, ctx: ServerConte
       ? { botType: user.botType ?? 1, ownerId: user.botOwnerId ?? null, avatarSource: "G", defaultSendingStreamId: null, defaultEventsRegisterStreamId: null, defaultAllPublicStreams: false }
       : undefined,
   });
+  // Its id is in the address it is shown under while addresses are hidden.
+  const shown = shownEmail(profile, visibility, domain);
+  if (shown !== profile.email) profile = await tx.userProfile.update({ where: { id: profile.id }, data: { email: shown } });
   await notifyCreatedUser(tx, events, profile);
 
   const defaults = await tx.defaultStream.findMany({ where: { realm_id: realm.id }, include: { stream: true } });
@@ -173,8 +184,10 @@ export async function updateUser(tx: Tx, events: EventRecorder, actor: Actor, ta
 }
 
 /**
- * Deactivates a user (Zulip's do_deactivate_user), and the bots they own. Administrators may
- * deactivate others; anyone may deactivate themselves; the realm keeps at least one administrator.
+ * Deactivates a user (Zulip's do_deactivate_user), and every active bot they control: the bots
+ * they own, and any bots those own (see activeBotsControlledBy), each with the events Zulip sends
+ * for a deactivated bot. Administrators may deactivate others; anyone may deactivate themselves;
+ * the realm keeps at least one administrator.
  */
 export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor, target: UserProfile): Promise<void> {
   // A bot's owner may deactivate it too (Zulip's can_admin_user).
@@ -186,8 +199,11 @@ export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor
       throw new JsonableError("Cannot deactivate the only organization administrator");
     }
   }
+  // The row first: a bot being created for the target or handed to them (bot-limits.ts) either
+  // committed before this, and is found below, or waits and then finds the target deactivated.
+  await tx.$queryRaw`SELECT id FROM user_profile WHERE id = ${target.id} FOR NO KEY UPDATE`;
   const everyone = await activeUserIds(tx, target.realm_id);
-  const bots = await tx.userProfile.findMany({ where: { bot_owner_id: target.id, is_active: true } });
+  const bots = await activeBotsControlledBy(tx, target.id);
   for (const user of [target, ...bots]) {
     await tx.userProfile.update({ where: { id: user.id }, data: { is_active: false } });
     await tx.subscription.updateMany({ where: { user_id: user.id }, data: { is_user_active: false } });
@@ -215,13 +231,18 @@ export async function regenerateApiKey(tx: Tx, events: EventRecorder, user: User
 
 /**
  * Reactivates a user (Zulip's do_reactivate_user): administrators may, and a bot's owner may
- * reactivate the bot (Zulip's can_admin_user), within the bot creation policy for its type.
+ * reactivate the bot (Zulip's can_admin_user), within the bot creation policy for its type and
+ * the caps on active bots (its owner's and the realm's).
  * Everyone gets `realm_user add`; a bot's administrators get it back in realm_bots.
  */
-export async function reactivateUser(tx: Tx, events: EventRecorder, actor: Actor, target: UserProfile): Promise<UserProfile> {
+export async function reactivateUser(tx: Tx, events: EventRecorder, actor: Actor, target: UserProfile, limits: BotLimits = DEFAULT_BOT_LIMITS): Promise<UserProfile> {
   if (!isAdmin(actor) && !(target.is_bot && target.bot_owner_id === actor.id)) throw badRequest("Insufficient permission");
   if (target.is_active) throw badRequest("User is already active");
   if (target.is_bot) checkBotCreationPolicy(actor, target.bot_type ?? BOT_TYPE_GENERIC);
+  if (target.is_bot && target.bot_owner_id !== null) {
+    await lockRealmBots(tx, target.realm_id);
+    await checkBotLimits(tx, limits, target.realm_id, target.bot_owner_id, target.bot_owner_id === actor.id ? "yours" : "owner");
+  }
   const user = await tx.userProfile.update({ where: { id: target.id }, data: { is_active: true } });
   await tx.subscription.updateMany({ where: { user_id: user.id }, data: { is_user_active: true } });
   // A returning user's custom profile fields are as they left them.

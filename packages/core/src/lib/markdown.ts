@@ -193,14 +193,18 @@ export function renderMarkdown(content: string, context: RenderContext = {}): Re
 /**
  * The active service bots (outgoing webhook, embedded) a message mentions, by name or through a
  * mentioned group (Zulip counts a group's members as mentioned); silent mentions are not mentions.
+ * Those mentioned by name come first, then the rest, each in order of id: the worker calls the
+ * first OUTGOING_WEBHOOK_MAX_BOTS_PER_MESSAGE.
  */
 export function mentionedServiceBotIds(rendered: RenderedMessage, context: RenderContext): number[] {
-  const ids = new Set<number>();
+  const byName = new Set<number>();
   const mentioned = new Set(rendered.mentionedUserIds);
-  for (const user of context.users ?? []) if (mentioned.has(user.id) && isServiceBotType(user.bot_type)) ids.add(user.id);
+  for (const user of context.users ?? []) if (mentioned.has(user.id) && isServiceBotType(user.bot_type)) byName.add(user.id);
+  const throughGroups = new Set<number>();
   const groups = new Set(rendered.mentionedGroupIds);
-  for (const group of context.groups ?? []) if (groups.has(group.id)) for (const id of group.service_bot_ids) ids.add(id);
-  return [...ids].sort((a, b) => a - b);
+  for (const group of context.groups ?? []) if (groups.has(group.id)) for (const id of group.service_bot_ids) if (!byName.has(id)) throughGroups.add(id);
+  const byId = (a: number, b: number) => a - b;
+  return [...[...byName].sort(byId), ...[...throughGroups].sort(byId)];
 }
 
 /** The users a message's `mentioned` flag goes to: mentioned users and members of mentioned groups. */

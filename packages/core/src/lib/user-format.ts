@@ -7,8 +7,8 @@ export type ProfileData = Record<string, { value: string; rendered_value?: strin
 
 export interface UserFormatOptions {
   clientGravatar: boolean;
-  /** Administrators also see delivery_email. */
-  forAdmin: boolean;
+  /** Whether the viewer is sent delivery_email (lib/email-visibility.ts: seesDeliveryEmails). */
+  withDeliveryEmail: boolean;
   profileData?: ProfileData;
 }
 
@@ -34,7 +34,7 @@ export function formatUser(user: UserProfile, options: UserFormatOptions): Recor
     result.bot_type = user.bot_type;
     result.bot_owner_id = user.bot_owner_id;
   }
-  if (options.forAdmin) result.delivery_email = user.delivery_email;
+  if (options.withDeliveryEmail) result.delivery_email = user.delivery_email;
   if (options.profileData && !user.is_bot) result.profile_data = options.profileData;
   return result;
 }

@@ -57,3 +57,21 @@ export async function defaultEventsNarrow(prisma: PrismaClient, actor: Pick<User
   const stream = await prisma.stream.findUnique({ where: { id: actor.default_events_register_stream_id }, select: { name: true } });
   return stream ? [["stream", stream.name]] : [];
 }
+
+/**
+ * The active bots a user controls, oldest first: the bots they own and, however those came to own
+ * bots (a bot could create bots before /bots refused bots; migration 0020 gave such bots to the
+ * person above them), the bots those own, to any depth. The walk goes through deactivated bots
+ * too, so a bot below one is found.
+ */
+export async function activeBotsControlledBy(db: Pick<Tx, "$queryRaw" | "userProfile">, userId: number): Promise<UserProfile[]> {
+  const rows = await db.$queryRaw<Array<{ id: number }>>`
+    WITH RECURSIVE controlled(id) AS (
+      SELECT id FROM user_profile WHERE bot_owner_id = ${userId} AND is_bot
+      UNION
+      SELECT bot.id FROM user_profile bot JOIN controlled ON bot.bot_owner_id = controlled.id WHERE bot.is_bot
+    )
+    SELECT id FROM controlled`;
+  if (rows.length === 0) return [];
+  return db.userProfile.findMany({ where: { id: { in: rows.map((row) => row.id) }, is_active: true }, orderBy: { id: "asc" } });
+}

@@ -18,6 +18,7 @@ import { isGuest } from "../lib/roles.ts";
 import { realmLinkifiers } from "./linkifiers.ts";
 import type { CachedMessage, MessageCache } from "./message-cache.ts";
 import { canSeeStream, findStreamForHotPath } from "./streams.ts";
+import { usersByEmail } from "./users.ts";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor that means "newest". */
 export const NEWEST_ANCHOR = 10_000_000_000_000_000;
@@ -69,7 +70,7 @@ async function findUser(prisma: PrismaClient, actor: Actor, operand: string | nu
   return (await findUsers(prisma, actor, [operand]))[0];
 }
 
-/** The users operands name (ids or emails), in one query; BAD_NARROW if one names nobody. */
+/** The users operands name (ids or emails), in a query for each kind; BAD_NARROW if one names nobody. */
 async function findUsers(prisma: PrismaClient, actor: Actor, operands: Array<string | number>): Promise<UserProfile[]> {
   const ids: number[] = [];
   const emails: string[] = [];
@@ -78,10 +79,11 @@ async function findUsers(prisma: PrismaClient, actor: Actor, operands: Array<str
     if (id === null) emails.push(String(operand).trim().toLowerCase());
     else ids.push(id);
   }
-  const rows = await leanSql(prisma).query<UserProfile>(Prisma.sql`
-    SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND (id = ANY(${ids}::int[]) OR lower(email) = ANY(${emails}::text[]))`);
+  const rows =
+    ids.length === 0 ? [] : await leanSql(prisma).query<UserProfile>(Prisma.sql`SELECT * FROM user_profile WHERE realm_id = ${actor.realm_id} AND id = ANY(${ids}::int[])`);
   const byId = new Map(rows.map((u) => [u.id, u]));
-  const byEmail = new Map(rows.map((u) => [u.email.toLowerCase(), u]));
+  // By the address the actor was shown (lib/email-visibility.ts), or a real one they may see.
+  const byEmail = await usersByEmail(prisma, actor, emails);
   return operands.map((operand) => {
     const id = userIdOperand(operand);
     const user = id === null ? byEmail.get(String(operand).trim().toLowerCase()) : byId.get(id);

@@ -53,6 +53,18 @@ export async function findStreamForHotPath(
   return findStreamWithSubscription(db, actor.realm_id, indicator, userIds);
 }
 
+/**
+ * Whether more than `count` active users are subscribed to the stream (Zulip's
+ * num_subscribers_for_stream_id, compared with a threshold): reads at most count + 1 rows.
+ */
+export async function hasMoreSubscribersThan(db: Parameters<typeof leanSql>[0], recipientId: number, count: number): Promise<boolean> {
+  const [row] = await leanSql(db).query<{ n: number }>(Prisma.sql`
+    SELECT count(*)::int AS n FROM (
+      SELECT 1 FROM subscription WHERE recipient_id = ${recipientId} AND active AND is_user_active LIMIT ${count + 1}
+    ) AS subscribers`, { prepare: true });
+  return row.n > count;
+}
+
 /** May the user see that the stream exists and read its metadata? */
 export function canSeeStream(actor: Actor, stream: StreamModel, subscribed: boolean): boolean {
   if (subscribed) return true;

@@ -1,6 +1,7 @@
-import type { Tx } from "@chat/db";
+import { leanSql, Prisma, type Tx } from "@chat/db";
 import { badRequest } from "../errors.ts";
-import type { Realm, UserProfile } from "../models.ts";
+import type { Actor, Realm, UserProfile } from "../models.ts";
+import { seesDeliveryEmails } from "../lib/email-visibility.ts";
 import type { ProfileData } from "../lib/user-format.ts";
 
 type Reader = Pick<Tx, "userProfile" | "customProfileFieldValue" | "$queryRaw">;
@@ -40,4 +41,38 @@ export async function activeAdminIds(db: Reader, realmId: number): Promise<numbe
   const rows = await db.$queryRaw<{ id: number }[]>`
     SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active AND role <= 200 AND NOT is_bot`;
   return rows.map((row) => row.id);
+}
+
+/** The realm's active users, split by whether its email_address_visibility lets them see delivery_email. */
+export async function deliveryEmailAudience(db: Reader, realmId: number): Promise<{ allowed: number[]; others: number[] }> {
+  const rows = await db.$queryRaw<{ id: number; role: number; visibility: number }[]>`
+    SELECT u.id, u.role, r.email_address_visibility AS visibility FROM user_profile u JOIN realm r ON r.id = u.realm_id
+    WHERE u.realm_id = ${realmId} AND u.is_active`;
+  const allowed: number[] = [];
+  const others: number[] = [];
+  for (const row of rows) (seesDeliveryEmails(row.role, row.visibility) ? allowed : others).push(row.id);
+  return { allowed, others };
+}
+
+/**
+ * The users of the viewer's realm that addresses name, by the address lowercased, in one query. An
+ * address names a user by the `email` clients are shown (`user<id>@…` while addresses are hidden),
+ * or by the real one where the viewer may see it: their own, or anyone's for those the realm's
+ * email_address_visibility lets see them. A real address the viewer may not see names nobody, so
+ * trying addresses tells them nothing.
+ */
+export async function usersByEmail(db: Pick<Tx, "$queryRaw">, viewer: Actor, emails: string[]): Promise<Map<string, UserProfile>> {
+  const keys = [...new Set(emails.map((email) => email.trim().toLowerCase()))];
+  const found = new Map<string, UserProfile>();
+  if (keys.length === 0) return found;
+  const anyone = seesDeliveryEmails(viewer.role, viewer.realm.email_address_visibility);
+  const rows = await leanSql(db).query<UserProfile>(Prisma.sql`
+    SELECT * FROM user_profile WHERE realm_id = ${viewer.realm_id}
+      AND (lower(email) = ANY(${keys}::text[]) OR (lower(delivery_email) = ANY(${keys}::text[]) AND (${anyone} OR id = ${viewer.id})))`);
+  for (const user of rows) {
+    if (anyone || user.id === viewer.id) found.set(user.delivery_email.toLowerCase(), user);
+  }
+  // The shown address wins: it is what the client was given.
+  for (const user of rows) found.set(user.email.toLowerCase(), user);
+  return found;
 }

@@ -7,6 +7,7 @@ import { RECENT_CONVERSATION_APPLIERS } from "./recent-conversations.ts";
 import { markStale } from "./stale-sections.ts";
 import { applyUnreadMessageEvent, UNREAD_APPLIERS } from "./unread-state.ts";
 import { materializeSections } from "./json-text.ts";
+import { seesDeliveryEmails } from "../lib/email-visibility.ts";
 
 /** The sections an event node may hold as JSON text (realm-state-cache.ts). */
 const REALM_USERS_TEXT_SECTIONS = ["realm_users", "realm_non_active_users"];
@@ -25,6 +26,11 @@ function removeById(list: unknown[] | undefined, id: unknown, key: string): Reco
   if (!list) return undefined;
   const index = list.findIndex((entry) => (entry as Record<string, unknown>)[key] === id);
   return index === -1 ? undefined : (list.splice(index, 1)[0] as Record<string, unknown>);
+}
+
+/** Whether the state's user is shown everyone's delivery_email (lib/email-visibility.ts), if it says. */
+function seesOthersDeliveryEmails(state: State): boolean {
+  return typeof state.role === "number" && typeof state.realm_email_address_visibility === "number" && seesDeliveryEmails(state.role, state.realm_email_address_visibility);
 }
 
 const APPLIERS: Record<string, Applier> = {
@@ -83,6 +89,11 @@ const APPLIERS: Record<string, Applier> = {
             else data[String(field.id)] = { value: field.value, rendered_value: field.rendered_value ?? null };
           } else if (key === "new_email") {
             target.email = value;
+          } else if (key === "delivery_email") {
+            // null: the receiver may no longer see others' addresses. A string reaches those who
+            // may, and the user themself, whose own entry shows it only where everyone's is shown.
+            if (value === null) delete target.delivery_email;
+            else if (person.user_id !== userId || "delivery_email" in target || seesOthersDeliveryEmails(state)) target.delivery_email = value;
           } else if (key in target && key !== "user_id") {
             // Only fields the user object has (an event's avatar_url_medium is the user's own state's).
             target[key] = value;
@@ -95,7 +106,8 @@ const APPLIERS: Record<string, Applier> = {
       }
       if (person.user_id === userId) {
         for (const key of ["full_name", "delivery_email", "avatar_source", "avatar_url", "avatar_url_medium"]) {
-          if (key in person && key in state) state[key] = person[key];
+          // One's own delivery_email is always one's own to see, whoever else may not.
+          if (key in person && key in state && person[key] !== null) state[key] = person[key];
         }
         if ("new_email" in person && "email" in state) state.email = person.new_email;
         if (typeof person.role === "number") {

@@ -11,6 +11,8 @@ import { mutedTopicsOf } from "../actions/muted-topics.ts";
 import { EMBEDDED_BOTS } from "../lib/embedded-bots.ts";
 import { ownedBotDicts } from "../queries/bots.ts";
 import { isAdmin, isGuest, isOwner } from "../lib/roles.ts";
+import { canCreateStreams, canSubscribeOthers } from "../lib/permissions.ts";
+import { seesDeliveryEmails } from "../lib/email-visibility.ts";
 import { getAlertWords } from "../queries/alert-words.ts";
 import { getRealmPresences } from "../queries/presence.ts";
 import { getUserStatuses } from "../queries/user-status.ts";
@@ -220,13 +222,13 @@ export const STATE_SECTIONS: Record<string, Section> = {
   // Every user of the realm, bots included, as Zulip's realm_users (realm-state-cache.ts); from an
   // event node's copy as JSON text when it keeps one (realm-state-cache.ts).
   async realm_user(prisma, actor, options, ctx) {
-    const view = { clientGravatar: options.clientGravatar, forAdmin: isAdmin(actor) };
     let users: State;
     if (ctx.realmState) {
-      const text = await ctx.realmState.realmUsers(actor.realm_id, view);
+      const text = await ctx.realmState.realmUsers(actor.realm_id, { clientGravatar: options.clientGravatar, role: actor.role });
       users = { realm_users: text.active, realm_non_active_users: text.inactive, cross_realm_bots: JSON.parse(text.systemBots) as unknown };
     } else {
-      const read = await readRealmUsers(prisma, actor.realm_id, view);
+      const withDeliveryEmail = seesDeliveryEmails(actor.role, actor.realm.email_address_visibility);
+      const read = await readRealmUsers(prisma, actor.realm_id, { clientGravatar: options.clientGravatar, withDeliveryEmail });
       users = { realm_users: read.active, realm_non_active_users: read.inactive, cross_realm_bots: read.systemBots };
     }
     return {
@@ -244,8 +246,9 @@ export const STATE_SECTIONS: Record<string, Section> = {
       avatar_source: actor.avatar_source,
       avatar_url: avatarUrl(actor, false),
       avatar_url_medium: avatarUrl(actor, false, true),
-      can_create_streams: !isGuest(actor) && (actor.realm.create_stream_policy !== 2 || isAdmin(actor)),
-      can_subscribe_other_users: !isGuest(actor),
+      // What subscribe.ts enforces (Zulip's can_create_streams, can_subscribe_other_users).
+      can_create_streams: canCreateStreams(actor),
+      can_subscribe_other_users: canSubscribeOthers(actor),
     };
   },
 

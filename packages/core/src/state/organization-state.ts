@@ -107,9 +107,11 @@ export const ORGANIZATION_APPLIERS: Record<string, Applier> = {
       const key = `realm_${property}`;
       if (!(key in state)) return;
       state[key] = value;
-      if (property === "create_stream_policy" && "can_create_streams" in state) {
-        state.can_create_streams = !state.is_guest && (value !== 2 || Boolean(state.is_admin));
-      }
+      // As lib/permissions.ts decides, but for the waiting period of policy 3 (full members), which
+      // the state does not hold: a member past it, as everyone is while it is 0 days (the default).
+      const mayUnder = (policy: unknown) => Boolean(state.is_admin) || (!state.is_guest && policy !== 2);
+      if (property === "create_stream_policy" && "can_create_streams" in state) state.can_create_streams = mayUnder(value);
+      if (property === "invite_to_stream_policy" && "can_subscribe_other_users" in state) state.can_subscribe_other_users = mayUnder(value);
     };
     if (event.op === "update") set(event.property as string, event.value);
     else if (event.op === "update_dict") {

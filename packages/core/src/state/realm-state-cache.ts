@@ -8,6 +8,7 @@
 import { leanSql, Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import { LRUCache } from "lru-cache";
 import { formatSystemBot, isSystemBot } from "../actions/system-bots.ts";
+import { seesDeliveryEmails } from "../lib/email-visibility.ts";
 import { formatUser } from "../lib/user-format.ts";
 import { cachedStreams } from "../queries/stream-cache.ts";
 import { getProfileData } from "../queries/users.ts";
@@ -44,8 +45,18 @@ const MAX_REALMS = 100;
 
 export interface RealmUsersView {
   clientGravatar: boolean;
-  /** Administrators also see delivery_email. */
-  forAdmin: boolean;
+  /**
+   * The viewer's role: with the realm's email_address_visibility, read with the generations (so
+   * as of this registration, not as of the viewer's copy of the realm), whether they are sent
+   * delivery_email (seesDeliveryEmails).
+   */
+  role: number;
+}
+
+/** How realm_users is formatted for a view. */
+export interface RealmUsersFormat {
+  clientGravatar: boolean;
+  withDeliveryEmail: boolean;
 }
 
 /** realm_users and realm_non_active_users as JSON text, and cross_realm_bots. */
@@ -56,6 +67,7 @@ export interface RealmUsersText {
 }
 
 interface Generations {
+  email_address_visibility: number;
   realm_users_generation: number;
   realm_config_generation: number;
   stream_generation: number;
@@ -78,7 +90,7 @@ export class RealmStateCache implements RealmState {
   private readonly organization: RealmCopies<string>;
 
   constructor(private readonly prisma: PrismaClient) {
-    this.users = new RealmCopies((realmId, view) => readRealmUsersText(prisma, realmId, { clientGravatar: view[0] === "1", forAdmin: view[1] === "1" }));
+    this.users = new RealmCopies((realmId, view) => readRealmUsersText(prisma, realmId, { clientGravatar: view[0] === "1", withDeliveryEmail: view[1] === "1" }));
     this.organization = new RealmCopies(async (realmId, view) => JSON.stringify(await readOrganizationSections(prisma, realmId, view === "guest")));
   }
 
@@ -124,7 +136,8 @@ export class RealmStateCache implements RealmState {
 
   private async usersAt(read: Promise<Generations>, realmId: number, view: RealmUsersView): Promise<RealmUsersText> {
     const generations = await read;
-    return this.users.get(realmId, String(generations.realm_users_generation), `${view.clientGravatar ? 1 : 0}${view.forAdmin ? 1 : 0}`);
+    const withDeliveryEmail = seesDeliveryEmails(view.role, generations.email_address_visibility);
+    return this.users.get(realmId, String(generations.realm_users_generation), `${view.clientGravatar ? 1 : 0}${withDeliveryEmail ? 1 : 0}`);
   }
 
   private async streamsAt(read: Promise<Generations>, realmId: number): Promise<ReadonlyMap<number, StreamModel>> {
@@ -139,11 +152,11 @@ export class RealmStateCache implements RealmState {
 
   private async generations(realmId: number): Promise<Generations> {
     const rows = await leanSql(this.prisma).query<Generations>(
-      Prisma.sql`SELECT realm_users_generation, realm_config_generation, stream_generation, user_generation, linkifier_generation FROM realm WHERE id = ${realmId}`,
+      Prisma.sql`SELECT email_address_visibility, realm_users_generation, realm_config_generation, stream_generation, user_generation, linkifier_generation FROM realm WHERE id = ${realmId}`,
       { prepare: true },
     );
     // A realm that is gone: nothing to keep, and a copy under this key is never used.
-    return rows[0] ?? { realm_users_generation: -1, realm_config_generation: -1, stream_generation: -1, user_generation: -1, linkifier_generation: -1 };
+    return rows[0] ?? { email_address_visibility: -1, realm_users_generation: -1, realm_config_generation: -1, stream_generation: -1, user_generation: -1, linkifier_generation: -1 };
   }
 }
 
@@ -151,11 +164,11 @@ export class RealmStateCache implements RealmState {
  * Every user of the realm, bots included, as Zulip's realm_users; the server's own bots are
  * `cross_realm_bots`, as Zulip's live in another realm.
  */
-export async function readRealmUsers(prisma: PrismaClient, realmId: number, view: RealmUsersView) {
+export async function readRealmUsers(prisma: PrismaClient, realmId: number, view: RealmUsersFormat) {
   const all = await prisma.userProfile.findMany({ where: { realm_id: realmId }, orderBy: { id: "asc" } });
   const users = all.filter((user) => !isSystemBot(user));
   const profiles = await getProfileData(prisma, users.filter((u) => !u.is_bot).map((u) => u.id));
-  const format = (user: (typeof users)[number]) => formatUser(user, { clientGravatar: view.clientGravatar, forAdmin: view.forAdmin, profileData: profiles.get(user.id) });
+  const format = (user: (typeof users)[number]) => formatUser(user, { clientGravatar: view.clientGravatar, withDeliveryEmail: view.withDeliveryEmail, profileData: profiles.get(user.id) });
   return {
     active: users.filter((u) => u.is_active).map(format),
     inactive: users.filter((u) => !u.is_active).map(format),
@@ -163,7 +176,7 @@ export async function readRealmUsers(prisma: PrismaClient, realmId: number, view
   };
 }
 
-async function readRealmUsersText(prisma: PrismaClient, realmId: number, view: RealmUsersView): Promise<RealmUsersText> {
+async function readRealmUsersText(prisma: PrismaClient, realmId: number, view: RealmUsersFormat): Promise<RealmUsersText> {
   const users = await readRealmUsers(prisma, realmId, view);
   return { active: new JsonText(JSON.stringify(users.active)), inactive: new JsonText(JSON.stringify(users.inactive)), systemBots: JSON.stringify(users.systemBots) };
 }
