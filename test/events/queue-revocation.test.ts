@@ -1,5 +1,5 @@
 // A queue's options are checked at /register only; a change that takes away what a queue was
-// registered for ends it (apps/events/src/queue-revocations.ts): a member demoted to guest loses
+// registered for ends it (END_QUEUES_EVENT, packages/core/src/events.ts): a member demoted to guest loses
 // their all_public_streams queues, a deactivated user every queue (theirs and their bots'), each
 // answering BAD_EVENT_QUEUE_ID so the client registers again with what it may now have.
 import { waitForEvent } from "../support/events.ts";

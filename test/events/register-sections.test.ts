@@ -176,7 +176,7 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
       // A new owner: realm_bot events move it between the owners' lists, realm_user tells everyone.
       const move = () => running.services.actions.run(realm.id, async (tx, events) => {
         const actor = { ...(await tx.userProfile.findUniqueOrThrow({ where: { id: admin.id } })), realm };
-        await changeBotOwner(tx, events, actor, await tx.userProfile.findUniqueOrThrow({ where: { id: bot.id } }), other.id);
+        await changeBotOwner(tx, events, actor, await tx.userProfile.findUniqueOrThrow({ where: { id: bot.id } }), other.id, running.services.ctx.bots);
       });
       const oldOwnerQueue = await registerQueue(member.client, ["realm_bot"]);
       const newOwnerEvents = await verifyAction(other.client, ["realm_bot", "realm_user"], move);
@@ -193,7 +193,7 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
       // An administrator keeps every bot: an update, checked against a fresh register.
       const back = () => running.services.actions.run(realm.id, async (tx, events) => {
         const actor = { ...(await tx.userProfile.findUniqueOrThrow({ where: { id: admin.id } })), realm };
-        await changeBotOwner(tx, events, actor, await tx.userProfile.findUniqueOrThrow({ where: { id: bot.id } }), member.id);
+        await changeBotOwner(tx, events, actor, await tx.userProfile.findUniqueOrThrow({ where: { id: bot.id } }), member.id, running.services.ctx.bots);
       });
       const adminEvents = await verifyAction(admin.client, ["realm_bot", "realm_user"], back);
       expect(adminEvents).toContainEqual(expect.objectContaining({ type: "realm_bot", op: "update", bot: expect.objectContaining({ user_id: bot.id, owner_id: member.id }) }));
@@ -215,7 +215,7 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
       );
       const attempt = (actorId: number, ownerId: number) => running.services.actions.run(realm.id, async (tx, events) => {
         const actor = { ...(await tx.userProfile.findUniqueOrThrow({ where: { id: actorId } })), realm };
-        await changeBotOwner(tx, events, actor, await tx.userProfile.findUniqueOrThrow({ where: { id: bot.id } }), ownerId);
+        await changeBotOwner(tx, events, actor, await tx.userProfile.findUniqueOrThrow({ where: { id: bot.id } }), ownerId, running.services.ctx.bots);
       });
       await expect(attempt(other.id, other.id)).rejects.toThrow("Insufficient permission");
       await expect(attempt(member.id, 987654)).rejects.toThrow("Failed to change owner, no such user");

@@ -12,10 +12,9 @@ import {
   type QueueStore,
   type StreamPosition,
 } from "@chat/bus";
-import { finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
+import { END_QUEUES_EVENT, finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
 import { httpLogging, logger } from "@chat/logger";
 import { fanoutBatches, fanoutLag } from "@chat/metrics";
-import { queueRevocationOf } from "./queue-revocations.ts";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
 
 function wantsType(settings: QueueSettings, type: string): boolean {
@@ -105,15 +104,13 @@ function expandForClient(event: EventPayload, settings: QueueSettings): EventPay
   return [event];
 }
 
-/** The users a batch reaches (or whose queues it revokes), and whether it needs the realm's all_public_streams queues. */
+/** The users a batch reaches (or whose queues it ends), and whether it needs the realm's all_public_streams queues. */
 function recipientsOf(batch: ChangeBatch, userIds: Set<number>): boolean {
   let needsPublicQueues = false;
   const addUser = (id: number) => userIds.add(id);
   for (const routed of batch.events) {
     forEachEventRecipient(routed.users, addUser);
     if (routed.allPublicStreams) needsPublicQueues = true;
-    const revocation = routed.event.type === "realm_user" ? queueRevocationOf(routed.event) : null;
-    if (revocation !== null) userIds.add(revocation.userId);
   }
   return needsPublicQueues;
 }
@@ -150,7 +147,7 @@ interface ShapesOfSettings {
 
 /**
  * What a batch appends to each queue it reaches, given the queues of its realm's users, and the
- * queues it ends (queue-revocations.ts): those get nothing after the event that ends them.
+ * queues it ends (END_QUEUES_EVENT): those get nothing after the event that ends them.
  */
 function batchAppends(
   batch: ChangeBatch,
@@ -192,6 +189,11 @@ function batchAppends(
     ended.push(...gone);
   };
   for (const routed of batch.events) {
+    if (routed.event.type === END_QUEUES_EVENT) {
+      const allPublicStreamsOnly = routed.event.all_public_streams_only === true;
+      forEachEventRecipient(routed.users, (id) => revoke(id, allPublicStreamsOnly));
+      continue;
+    }
     // Only a public stream's message also goes to all_public_streams queues, once per queue.
     const reached = routed.allPublicStreams && publicQueues.length > 0 ? new Set<string>() : null;
     // Most queues of a send ask for the same shape (the store gives queues with the same settings
@@ -233,8 +235,6 @@ function batchAppends(
         add(queue, []);
       }
     }
-    const revocation = routed.event.type === "realm_user" ? queueRevocationOf(routed.event) : null;
-    if (revocation !== null) revoke(revocation.userId, revocation.allPublicStreamsOnly);
   }
   return { appends: [...appends.values()], ended };
 }

@@ -144,7 +144,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
       const idleTimeoutMs = p.queue_lifespan_secs > 0 ? Math.min(p.queue_lifespan_secs, MAX_QUEUE_LIFESPAN_SECS) * 1000 : undefined;
       const queue = await queues.create({ userId: actor.id, realmId: actor.realm_id, allPublicStreams: options.allPublicStreams, settings: { ...settings }, since, idleTimeoutMs });
       // The check above read the request's copy of the user. A demotion that committed since, whose
-      // batch the fan-out handled before this queue existed, would never end it (queue-revocations.ts):
+      // batch the fan-out handled before this queue existed, would never end it (END_QUEUES_EVENT):
       // asked again now, any later demotion comes after the queue's position and the fan-out ends it.
       if (options.allPublicStreams && !(await mayReceiveAllPublicStreams(prisma, actor.id))) {
         await queues.delete(queue.id);

@@ -184,6 +184,9 @@ function putOff(limiter: RealmCallLimiter, realmId: number, job: ServiceBotJob):
   return { deferMs: limiter.deferMs(realmId) };
 }
 
+/** What the conversation and the owner are told of a service that could not be reached (Zulip's words). */
+const connectionFailure = () => new CallFailed("Bot is unavailable", { reason: "A connection error occurred. Is my bot server down?" });
+
 /** The second attempt after `backoffMs`, and BullMQ's backoff doubling from there. */
 function queueRetry(jobs: JobQueue, call: ServiceBotCall, settings: ServiceBotSettings): Promise<void> {
   const job: ServiceBotJob = { items: [call], attemptsBefore: 1 };
@@ -271,7 +274,7 @@ async function callService(delivery: ServiceBotDelivery, bot: Actor, service: No
       case "timeout":
         throw new CallUnavailable(new CallFailed("Bot is unavailable", { reason: "A timeout occurred." }));
       case "connection":
-        throw new CallUnavailable(new CallFailed("Bot is unavailable", { reason: "A connection error occurred. Is my bot server down?" }));
+        throw new CallUnavailable(connectionFailure());
       // A refused destination will be refused again: it fails at once, and so does a name that
       // does not exist, so that the two look alike. Either reads to the owner as a connection
       // error: told apart, a bot's owner could map which names resolve to internal addresses. The
@@ -279,7 +282,7 @@ async function callService(delivery: ServiceBotDelivery, bot: Actor, service: No
       case "refused-address":
       case "not-found":
         if (error.kind === "refused-address") logger.warn("outgoing webhook destination refused", { botId: bot.id, reason: error.message });
-        throw new CallFailed("Bot is unavailable", { reason: "A connection error occurred. Is my bot server down?" });
+        throw connectionFailure();
       case "too-large":
         throw new CallFailed("The response was too large.", { reason: `The response was larger than ${Math.round(delivery.maxResponseBytes / 1024)} KiB.` });
       case "bad-url":

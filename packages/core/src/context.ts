@@ -8,8 +8,8 @@ export interface ServerContext {
   devMode: boolean;
   /** The upload limits /register announces (max_file_upload_size_mib, realm_upload_quota). */
   uploads?: { maxFileBytes: number; realmQuotaBytes: number };
-  /** Caps on active bots (MAX_BOTS_PER_USER, MAX_BOTS_PER_REALM); without them, the settings' defaults. */
-  bots?: BotLimits;
+  /** Caps on active bots (MAX_BOTS_PER_USER, MAX_BOTS_PER_REALM). */
+  bots: BotLimits;
   /** An event node's copy of what /register shows every member of a realm; without one, it reads them every time. */
   realmState?: RealmState;
 }

@@ -8,8 +8,23 @@ import { logger } from "@chat/logger";
 import { isOutageError } from "./outage.ts";
 import { GroupCommit } from "./lib/group-commit.ts";
 
+/**
+ * An event no client receives: the fan-out ends the queues of its recipients (every queue, or with
+ * `all_public_streams_only` those registered with all_public_streams) before anything later
+ * reaches them. Their clients get BAD_EVENT_QUEUE_ID and register again, with a state the change
+ * allows. For a change that takes from a user what their queue's state holds or what it was
+ * registered to receive, which no event of the API can take back (a queue's options are checked
+ * at /register only).
+ */
+export const END_QUEUES_EVENT = "end_queues";
+
 export class EventRecorder {
   readonly events: RoutedEvent[] = [];
+
+  /** Ends these users' queues (END_QUEUES_EVENT), after the events recorded before this. */
+  endQueues(userIds: Iterable<number>, options: { allPublicStreamsOnly?: boolean } = {}): void {
+    this.send(options.allPublicStreamsOnly ? { type: END_QUEUES_EVENT, all_public_streams_only: true } : { type: END_QUEUES_EVENT }, userIds);
+  }
 
   send(event: EventPayload, users: Iterable<EventRecipient>, options: { allPublicStreams?: boolean } = {}): void {
     const list = [...users];

@@ -45,8 +45,7 @@ const PERSON_UPDATE = {
     timezone: string,
     email: string,
     new_email: string,
-    // null: the receiver may no longer see it (email_address_visibility changed).
-    delivery_email: nullableString,
+    delivery_email: string,
     bot_owner_id: nullableInteger,
     role: s.enum(100, 200, 400, 600),
     custom_profile_field: s.object({ id: integer, value: s.nullable(string) }, { rendered_value: nullableString }),

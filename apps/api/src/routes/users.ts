@@ -4,7 +4,6 @@ import {
   AdministratorRequiredError,
   avatarUrl,
   badRequest,
-  botLimits,
   createUser,
   deactivateUser,
   deleteAvatar,
@@ -219,7 +218,7 @@ export function userRoutes(services: ApiServices): Router {
       await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId, { allowDeactivated: true });
         if (isSystemBot(target)) throw badRequest("No such user");
-        await reactivateUser(tx, events, actor, target, botLimits(ctx));
+        await reactivateUser(tx, events, actor, target, ctx.bots);
       });
       success(res);
     }),

@@ -5,7 +5,6 @@
 // bots are no one's) and are checked wherever a bot becomes active or changes hands: creation,
 // reactivation, a new owner.
 import type { Tx } from "@chat/db";
-import type { ServerContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
 
 export interface BotLimits {
@@ -14,9 +13,6 @@ export interface BotLimits {
   /** Active bots one organization's users may own together. */
   maxPerRealm: number;
 }
-
-/** The settings' defaults, for a context built without them (tools, tests of one action). */
-export const DEFAULT_BOT_LIMITS: BotLimits = { maxPerUser: 100, maxPerRealm: 1000 };
 
 /** Serialises every change that adds an active bot to a realm or an owner (pg_advisory_xact_lock's first key). */
 const BOT_CHANGES_LOCK = 72_011_014;
@@ -46,10 +42,6 @@ export async function lockBotOwner(tx: Tx, realmId: number, ownerId: number): Pr
   const rows = await tx.$queryRaw<LockedOwner[]>`
     SELECT id, is_active, is_bot, role FROM user_profile WHERE id = ${ownerId} AND realm_id = ${realmId} FOR SHARE`;
   return rows[0] ?? null;
-}
-
-export function botLimits(ctx: Pick<ServerContext, "bots"> | undefined): BotLimits {
-  return ctx?.bots ?? DEFAULT_BOT_LIMITS;
 }
 
 /**

@@ -10,6 +10,7 @@ import { Prisma, type Tx } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
 import { badRequest, JsonableError, UserDeactivatedError } from "../errors.ts";
+import { checkMemberOrAdmin } from "../lib/human-users.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import {
   BOT_CREATION_LIMIT_GENERIC_BOTS,
@@ -32,7 +33,7 @@ import { botConfig, ownedBotDict } from "../queries/bots.ts";
 import { findStreamWithSubscription } from "../queries/streams.ts";
 import { getUserByDeliveryEmail } from "../queries/users.ts";
 import { withAvatarFiles } from "./avatars.ts";
-import { botLimits, checkBotLimits, lockBotOwner, lockRealmBots, type BotLimits } from "./bot-limits.ts";
+import { checkBotLimits, lockBotOwner, lockRealmBots, type BotLimits } from "./bot-limits.ts";
 import { botDomain, isSystemBot } from "./system-bots.ts";
 import { botAdministratorIds, changeAvatarSource, changeBotOwner, changeFullName } from "./user-changes.ts";
 import { checkBotCreationPolicy, deactivateUser, insertUser, notifyCreatedUser } from "./users.ts";
@@ -53,8 +54,7 @@ type Db = Tx;
  * no bot is ever owned by a bot and deactivating a person leaves no bot of theirs running.
  */
 export function checkMayManageBots(actor: Actor): void {
-  if (isGuest(actor)) throw badRequest("Not allowed for guest users");
-  if (actor.is_bot) throw badRequest("This endpoint does not accept bot requests.");
+  checkMemberOrAdmin(actor);
 }
 
 /** Zulip's UserProfile.allowed_bot_types: generic bots only where the policy allows them. */
@@ -192,7 +192,7 @@ export async function checkNewBot(db: Db, ctx: ServerContext, actor: Actor, requ
   if (request.botType === BOT_TYPE_INCOMING_WEBHOOK && serviceName !== null) throw badRequest(`Invalid integration '${serviceName}'.`);
   checkConfigAllowed(request.botType, request.configData);
   checkConfigData(request.configData, Object.keys(request.configData).length);
-  await checkBotLimits(db, botLimits(ctx), actor.realm_id, actor.id, "yours");
+  await checkBotLimits(db, ctx.bots, actor.realm_id, actor.id, "yours");
   return {
     email,
     shortName: `${shortName}-bot`,
@@ -375,7 +375,7 @@ export async function updateBot(
 ): Promise<UserProfile> {
   checkMayManageBots(actor);
   let bot = await accessBotById(tx, actor, botId);
-  const checked = await checkBotChanges(tx, actor, bot, changes, botLimits(ctx));
+  const checked = await checkBotChanges(tx, actor, bot, changes, ctx.bots);
   const administrators = () => botAdministratorIds(tx, bot);
   const update = async (fields: Record<string, unknown>, data: Prisma.UserProfileUncheckedUpdateInput) => {
     bot = await tx.userProfile.update({ where: { id: bot.id }, data });
@@ -384,7 +384,7 @@ export async function updateBot(
 
   if (checked.fullName !== undefined) bot = await changeFullName(tx, events, bot, checked.fullName);
   if (changes.botOwnerId !== undefined && changes.botOwnerId !== bot.bot_owner_id) {
-    await changeBotOwner(tx, events, actor, bot, changes.botOwnerId, botLimits(ctx));
+    await changeBotOwner(tx, events, actor, bot, changes.botOwnerId, ctx.bots);
     bot = await tx.userProfile.findUniqueOrThrow({ where: { id: bot.id } });
   }
   if (checked.defaultSendingStreamId !== undefined) {
@@ -437,7 +437,7 @@ export async function patchBot(
   const change = (avatarUploaded: boolean) => services.actions.run({ realmId: actor.realm_id, requestId }, (tx, events) => updateBot(tx, events, ctx, actor, botId, changes, avatarUploaded));
   if (upload === null) return change(false);
   const bot = await accessBotById(services.prisma, actor, botId);
-  await checkBotChanges(services.prisma, actor, bot, changes, botLimits(ctx));
+  await checkBotChanges(services.prisma, actor, bot, changes, ctx.bots);
   const images = await resizeAvatar(upload, `${actor.realm_id}:${actor.id}`);
   return withAvatarFiles(services.storage, bot.realm_id, bot.id, bot.avatar_source === "U", images, () => change(true));
 }

@@ -5,10 +5,11 @@
 import type { Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
 import { AdministratorRequiredError, badRequest, JsonableError } from "../errors.ts";
+import { checkMemberOrAdmin } from "../lib/human-users.ts";
 import type { Actor } from "../models.ts";
 import { customEmojiStorageKey } from "../lib/avatars.ts";
 import { resizeEmoji } from "../lib/images.ts";
-import { isAdmin, isGuest } from "../lib/roles.ts";
+import { isAdmin } from "../lib/roles.ts";
 import { getRealmEmojiDicts } from "../queries/realm-emoji.ts";
 import { activeUserIds } from "../queries/users.ts";
 import { deleteFilesQuietly, type FileActionServices } from "../lib/stored-files.ts";
@@ -48,8 +49,7 @@ async function checkNameFree(db: Pick<Tx, "realmEmoji">, realmId: number, name: 
  * (check_emoji_admin), a free name. Returns the name as it will be stored.
  */
 export async function checkAddRealmEmoji(db: Pick<Tx, "realmEmoji">, actor: Actor, rawName: string): Promise<string> {
-  if (isGuest(actor)) throw badRequest("Not allowed for guest users");
-  if (actor.is_bot) throw badRequest("This endpoint does not accept bot requests.");
+  checkMemberOrAdmin(actor);
   const name = checkEmojiName(rawName);
   if (actor.realm.add_emoji_by_admins_only && !isAdmin(actor)) throw new AdministratorRequiredError();
   await checkNameFree(db, actor.realm_id, name);

@@ -6,7 +6,7 @@ import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
-import { avatarUrl } from "../lib/avatars.ts";
+import { avatarChangePerson } from "../lib/avatars.ts";
 import { isDummyEmailForm, shownEmail } from "../lib/email-visibility.ts";
 import { isAdmin } from "../lib/roles.ts";
 import { generateApiKey } from "../lib/secrets.ts";
@@ -14,7 +14,8 @@ import { isValidEmail } from "../lib/validation.ts";
 import { ownedBotDict } from "../queries/bots.ts";
 import { activeAdminIds, activeUserIds, deliveryEmailAudience, getUserByDeliveryEmail } from "../queries/users.ts";
 import { botDomain } from "./system-bots.ts";
-import { checkBotLimits, DEFAULT_BOT_LIMITS, lockBotOwner, lockRealmBots, type BotLimits } from "./bot-limits.ts";
+import { checkBotLimits, lockBotOwner, lockRealmBots, type BotLimits } from "./bot-limits.ts";
+import { lockEmailAddressVisibility } from "./email-visibility.ts";
 
 /** Who keeps a bot in `realm_bots`: its owner and the realm's administrators (Zulip's bot_owner_user_ids). */
 export async function botAdministratorIds(tx: Tx, bot: UserProfile): Promise<number[]> {
@@ -36,13 +37,7 @@ export async function changeFullName(tx: Tx, events: EventRecorder, user: UserPr
 }
 
 async function notifyAvatarChange(tx: Tx, events: EventRecorder, user: UserProfile): Promise<void> {
-  const person = {
-    user_id: user.id,
-    avatar_source: user.avatar_source,
-    avatar_url: avatarUrl(user, false),
-    avatar_url_medium: avatarUrl(user, false, true),
-    avatar_version: user.avatar_version,
-  };
+  const person = avatarChangePerson(user);
   events.send({ type: "realm_user", op: "update", person }, await activeUserIds(tx, user.realm_id));
   if (user.is_bot) {
     events.send({ type: "realm_bot", op: "update", bot: { email: user.email, user_id: user.id, avatar_url: person.avatar_url } }, await botAdministratorIds(tx, user));
@@ -79,9 +74,7 @@ export async function changeDeliveryEmail(tx: Tx, events: EventRecorder, ctx: Se
   const holder = await getUserByDeliveryEmail(tx, user.realm_id, email);
   if (holder && holder.id !== user.id) throw badRequest(`Email '${email}' already in use`);
   if (email === user.delivery_email) return user;
-  // The setting as committed, locked against a concurrent change of it (as createUser).
-  const [{ email_address_visibility: visibility }] = await tx.$queryRaw<{ email_address_visibility: number }[]>`
-    SELECT email_address_visibility FROM realm WHERE id = ${user.realm_id} FOR NO KEY UPDATE`;
+  const visibility = await lockEmailAddressVisibility(tx, user.realm_id);
   const shown = shownEmail({ ...user, delivery_email: email }, visibility, domain);
   const updated = await tx.userProfile.update({ where: { id: user.id }, data: { email: shown, delivery_email: email } });
   const { allowed } = await deliveryEmailAudience(tx, user.realm_id);
@@ -100,7 +93,7 @@ export async function changeDeliveryEmail(tx: Tx, events: EventRecorder, ctx: Se
  * could read the old one, can no longer act as the bot (Zulip keeps the key): the new owner has it
  * in `realm_bot add`, the administrators in `realm_bot update`.
  */
-export async function changeBotOwner(tx: Tx, events: EventRecorder, actor: Actor, bot: UserProfile, newOwnerId: number, limits: BotLimits = DEFAULT_BOT_LIMITS): Promise<void> {
+export async function changeBotOwner(tx: Tx, events: EventRecorder, actor: Actor, bot: UserProfile, newOwnerId: number, limits: BotLimits): Promise<void> {
   if (!bot.is_bot || bot.realm_id !== actor.realm_id) throw badRequest("No such bot");
   if (bot.bot_owner_id !== actor.id && !isAdmin(actor)) throw badRequest("Insufficient permission");
   await lockRealmBots(tx, bot.realm_id);

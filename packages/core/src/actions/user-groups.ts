@@ -1,8 +1,9 @@
 import type { PrismaClient, Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
-import { AdministratorRequiredError, badRequest, JsonableError } from "../errors.ts";
+import { AdministratorRequiredError, badRequest } from "../errors.ts";
+import { checkMemberOrAdmin } from "../lib/human-users.ts";
 import type { Actor } from "../models.ts";
-import { isAdmin, isGuest } from "../lib/roles.ts";
+import { isAdmin } from "../lib/roles.ts";
 import { unprintablePosition } from "../lib/validation.ts";
 import { activeUserIds } from "../queries/users.ts";
 
@@ -39,8 +40,7 @@ export async function getUserGroups(db: Reader, realmId: number): Promise<UserGr
 
 /** Zulip's require_user_group_edit_permission: guests and bots never; members unless the policy says admins. */
 export function checkUserGroupEditPermission(actor: Actor): void {
-  if (isGuest(actor)) throw new JsonableError("Not allowed for guest users");
-  if (actor.is_bot) throw new JsonableError("This endpoint does not accept bot requests.");
+  checkMemberOrAdmin(actor);
   if (actor.realm.user_group_edit_policy !== USER_GROUP_EDIT_POLICY_MEMBERS && !isAdmin(actor)) throw new AdministratorRequiredError();
 }
 

@@ -17,7 +17,8 @@ import { bulkAddSubscriptions } from "./subscriptions.ts";
 import { checkProfileFieldValue } from "./profile-fields.ts";
 import { botDomain, isSystemBot } from "./system-bots.ts";
 import { botAdministratorIds, changeFullName } from "./user-changes.ts";
-import { checkBotLimits, DEFAULT_BOT_LIMITS, lockRealmBots, type BotLimits } from "./bot-limits.ts";
+import { checkBotLimits, lockRealmBots, type BotLimits } from "./bot-limits.ts";
+import { lockEmailAddressVisibility } from "./email-visibility.ts";
 
 export const MIN_PASSWORD_LENGTH = 6;
 
@@ -111,10 +112,7 @@ export async function notifyCreatedUser(tx: Tx, events: EventRecorder, user: Use
 export async function createUser(tx: Tx, events: EventRecorder, ctx: ServerContext, realm: Realm, user: NewUser): Promise<UserProfile> {
   const domain = botDomain(ctx);
   const { email, fullName } = await checkNewUser(tx, realm, user, domain);
-  // The setting as committed, locked as the insert's trigger would lock the realm anyway: a
-  // concurrent change of it rewrites every address, this one's included, before or after.
-  const [{ email_address_visibility: visibility }] = await tx.$queryRaw<{ email_address_visibility: number }[]>`
-    SELECT email_address_visibility FROM realm WHERE id = ${realm.id} FOR NO KEY UPDATE`;
+  const visibility = await lockEmailAddressVisibility(tx, realm.id);
   let profile = await insertUser(tx, realm, {
     email,
     fullName,
@@ -180,6 +178,9 @@ export async function updateUser(tx: Tx, events: EventRecorder, actor: Actor, ta
     }
     await tx.userProfile.update({ where: { id: target.id }, data: { role } });
     events.send({ type: "realm_user", op: "update", person: { user_id: target.id, role } }, everyone);
+    // Guests may not have all_public_streams queues (Zulip's events_register_backend), and theirs
+    // were checked at /register only (Zulip keeps them).
+    if (role === ROLE_GUEST) events.endQueues([target.id], { allPublicStreamsOnly: true });
   }
 }
 
@@ -212,6 +213,9 @@ export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor
       events.send({ type: "realm_bot", op: "remove", bot: { email: user.email, user_id: user.id, full_name: user.full_name } }, await botAdministratorIds(tx, user));
     }
   }
+  // Their polls fail from now on; a queue kept would answer again after a reactivation, missing
+  // everything between.
+  events.endQueues([target.id, ...bots.map((bot) => bot.id)]);
 }
 
 /**
@@ -235,7 +239,7 @@ export async function regenerateApiKey(tx: Tx, events: EventRecorder, user: User
  * the caps on active bots (its owner's and the realm's).
  * Everyone gets `realm_user add`; a bot's administrators get it back in realm_bots.
  */
-export async function reactivateUser(tx: Tx, events: EventRecorder, actor: Actor, target: UserProfile, limits: BotLimits = DEFAULT_BOT_LIMITS): Promise<UserProfile> {
+export async function reactivateUser(tx: Tx, events: EventRecorder, actor: Actor, target: UserProfile, limits: BotLimits): Promise<UserProfile> {
   if (!isAdmin(actor) && !(target.is_bot && target.bot_owner_id === actor.id)) throw badRequest("Insufficient permission");
   if (target.is_active) throw badRequest("User is already active");
   if (target.is_bot) checkBotCreationPolicy(actor, target.bot_type ?? BOT_TYPE_GENERIC);

@@ -52,3 +52,14 @@ export function realmIconUrl(realm: { id: number; string_id: string; icon_source
   if (realm.icon_source === "U") return `/user_avatars/${realm.id}/realm/icon.png`;
   return `https://secure.gravatar.com/avatar/${gravatarHash(realm.string_id)}?d=identicon`;
 }
+
+/** A `realm_user update` person announcing a user's avatar as it now is. */
+export function avatarChangePerson(user: AvatarSource) {
+  return {
+    user_id: user.id,
+    avatar_source: user.avatar_source,
+    avatar_url: avatarUrl(user, false),
+    avatar_url_medium: avatarUrl(user, false, true),
+    avatar_version: user.avatar_version,
+  };
+}

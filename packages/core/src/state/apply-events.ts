@@ -90,10 +90,9 @@ const APPLIERS: Record<string, Applier> = {
           } else if (key === "new_email") {
             target.email = value;
           } else if (key === "delivery_email") {
-            // null: the receiver may no longer see others' addresses. A string reaches those who
-            // may, and the user themself, whose own entry shows it only where everyone's is shown.
-            if (value === null) delete target.delivery_email;
-            else if (person.user_id !== userId || "delivery_email" in target || seesOthersDeliveryEmails(state)) target.delivery_email = value;
+            // It reaches those who may see others' addresses, and the user themself, whose own
+            // entry shows it only where everyone's is shown.
+            if (person.user_id !== userId || "delivery_email" in target || seesOthersDeliveryEmails(state)) target.delivery_email = value;
           } else if (key in target && key !== "user_id") {
             // Only fields the user object has (an event's avatar_url_medium is the user's own state's).
             target[key] = value;
@@ -106,8 +105,7 @@ const APPLIERS: Record<string, Applier> = {
       }
       if (person.user_id === userId) {
         for (const key of ["full_name", "delivery_email", "avatar_source", "avatar_url", "avatar_url_medium"]) {
-          // One's own delivery_email is always one's own to see, whoever else may not.
-          if (key in person && key in state && person[key] !== null) state[key] = person[key];
+          if (key in person && key in state) state[key] = person[key];
         }
         if ("new_email" in person && "email" in state) state.email = person.new_email;
         if (typeof person.role === "number") {
