@@ -1,122 +1,75 @@
-// `npm run cli -- <command>`: operator tasks against the configured database.
-import { randomBytes } from "node:crypto";
-import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "@chat/config";
-import {
-  changeDeliveryEmail,
-  createRealm,
-  createUser,
-  getRealmForSubdomain,
-  getUserByDeliveryEmail,
-  JsonableError,
-  regenerateApiKey,
-  ROLE_ADMINISTRATOR,
-  ROLE_GUEST,
-  ROLE_MEMBER,
-  ROLE_OWNER,
-} from "@chat/core";
-import { openServices, type Services } from "./services.ts";
+// `npm run cli -- <command>`: operator tasks (cli-commands.ts). On the embedded database the data
+// folder has one owner (data-dir-lock.ts): when a server runs on it, the command is carried out by
+// that server through its operators' channel; otherwise the CLI takes the folder for the command's
+// length, so that a server started meanwhile waits its turn instead of corrupting it.
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ConfigError, loadConfig, type Config } from "@chat/config";
+import { JsonableError } from "@chat/core";
+import { CommandError, parseCommand, runCli, USAGE, UsageError, type CliInput } from "./cli-commands.ts";
+import { acquireDataDirLock, DataDirBusyError, dataDirOwner, type LockOwner } from "./data-dir-lock.ts";
+import { ensureDataDir, ownsDataDir } from "./data-dir.ts";
+import { ChannelUnavailableError, sendOperatorCommand } from "./operator-channel.ts";
+import { readSecret } from "./secret-prompt.ts";
+import { openServices } from "./services.ts";
 
-const USAGE = `usage: npm run cli -- <command> [options]
+/** How long to wait for a server that owns the folder but is still starting (migrations) to listen. */
+const STARTING_SERVER_WAIT_MS = 60_000;
 
-commands:
-  create-realm --subdomain S --name N --owner-email E [--owner-name N] [--owner-password P]
-  create-user --realm S --email E --name N [--password P] [--role owner|admin|member|guest]
-  regenerate-api-key --realm S --email E
-  change-user-email --realm S --email E --new-email N
-  list-realms
-  list-users --realm S
+type Write = (text: string) => void;
 
---realm names a realm by its subdomain; "" (or --realm=) is the root realm.
-A password left out is generated and printed once.`;
-
-const ROLE_NAMES: Record<string, number> = { owner: ROLE_OWNER, admin: ROLE_ADMINISTRATOR, member: ROLE_MEMBER, guest: ROLE_GUEST };
-
-class UsageError extends Error {}
-
-function required(values: Record<string, string | undefined>, name: string): string {
-  const value = values[name];
-  if (value === undefined) throw new UsageError(`--${name} is required`);
-  return value;
+/** What the command needs from the operator's terminal, asked for here rather than by the server. */
+async function gatherInput(argv: string[]): Promise<{ argv: string[]; input: CliInput }> {
+  const { command, values, positionals } = parseCommand(argv);
+  const input: CliInput = {};
+  if (command === "set-password") {
+    input.password = await readSecret({ prompt: "New password: ", confirm: "Again: ", fromStdin: values["password-stdin"] === true });
+  }
+  if ((command === "backup" || command === "restore") && positionals.length === 1) {
+    // The server that writes it may run in another folder.
+    const file = path.resolve(positionals[0]);
+    argv = argv.map((arg) => (arg === positionals[0] ? file : arg));
+  }
+  return { argv, input };
 }
 
-function table(rows: Array<Record<string, unknown>>): string {
-  if (rows.length === 0) return "(none)\n";
-  const keys = Object.keys(rows[0]);
-  const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => String(r[k]).length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
-  return [line(keys), ...rows.map((r) => line(keys.map((k) => String(r[k]))))].join("\n") + "\n";
+async function runThroughServer(owner: LockOwner, config: Config, request: { argv: string[]; input: CliInput }, out: Write): Promise<number> {
+  const deadline = Date.now() + STARTING_SERVER_WAIT_MS;
+  let told = false;
+  for (;;) {
+    if (owner.kind === "cli") throw new DataDirBusyError(config.dataDir, owner);
+    if (owner.socket !== null) {
+      try {
+        const result = await sendOperatorCommand(owner.socket, request, out);
+        if (result.exit !== 0 && result.error) {
+          process.stderr.write(result.usage ? `${result.error}\n\n${USAGE}\n` : `Error: ${result.error}\n`);
+        }
+        return result.exit;
+      } catch (error) {
+        if (!(error instanceof ChannelUnavailableError)) throw error;
+      }
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`the server (pid ${owner.pid}) owns ${config.dataDir} but does not answer on its operators' channel; is it still starting? Try again once it is ready, or stop it.`);
+    }
+    if (!told) {
+      process.stderr.write(`waiting for the server (pid ${owner.pid}) to finish starting...\n`);
+      told = true;
+    }
+    await sleep(250);
+    const current = dataDirOwner(config.dataDir);
+    if (current === null) return -1;
+    owner = current;
+  }
 }
 
-type Out = (text: string) => void;
-
-export async function runCli(argv: string[], services: Services, out: Out): Promise<void> {
-  const [command, ...rest] = argv;
-  const { values } = parseArgs({
-    args: rest,
-    options: Object.fromEntries(
-      ["subdomain", "name", "owner-email", "owner-name", "owner-password", "realm", "email", "new-email", "password", "role"].map((o) => [o, { type: "string" as const }]),
-    ),
-    strict: true,
-  });
-  const { prisma } = services.db;
-  switch (command) {
-    case "create-realm": {
-      const password = values["owner-password"] ?? randomBytes(12).toString("base64url");
-      const { realm, owner } = await services.actions.run(0, (tx, events) =>
-        createRealm(tx, events, services.ctx, {
-          subdomain: required(values, "subdomain"),
-          name: required(values, "name"),
-          owner: { email: required(values, "owner-email"), fullName: values["owner-name"] ?? "Owner", password },
-        }),
-      );
-      out(`created realm ${realm.id} "${realm.name}" at subdomain "${realm.string_id}"\nowner: ${owner.email}\napi key: ${owner.api_key}\n`);
-      if (!values["owner-password"]) out(`password: ${password}\n`);
-      return;
-    }
-    case "create-user": {
-      const realm = await getRealmForSubdomain(prisma, required(values, "realm"));
-      const roleName = values.role ?? "member";
-      const role = ROLE_NAMES[roleName];
-      if (role === undefined) throw new UsageError(`--role must be one of ${Object.keys(ROLE_NAMES).join(", ")}`);
-      const password = values.password ?? randomBytes(12).toString("base64url");
-      const user = await services.actions.run(realm.id, (tx, events) =>
-        createUser(tx, events, services.ctx, realm, { email: required(values, "email"), fullName: required(values, "name"), password, role }),
-      );
-      out(`created user ${user.id} ${user.delivery_email} (${roleName})\napi key: ${user.api_key}\n`);
-      if (!values.password) out(`password: ${password}\n`);
-      return;
-    }
-    case "regenerate-api-key": {
-      const realm = await getRealmForSubdomain(prisma, required(values, "realm"));
-      const user = await getUserByDeliveryEmail(prisma, realm.id, required(values, "email"));
-      if (!user) throw new UsageError(`no user ${values.email} in realm "${realm.string_id}"`);
-      const apiKey = await services.actions.run(realm.id, (tx, events) => regenerateApiKey(tx, events, user));
-      out(`api key: ${apiKey}\n`);
-      return;
-    }
-    case "change-user-email": {
-      const realm = await getRealmForSubdomain(prisma, required(values, "realm"));
-      const user = await getUserByDeliveryEmail(prisma, realm.id, required(values, "email"));
-      if (!user) throw new UsageError(`no user ${values.email} in realm "${realm.string_id}"`);
-      const changed = await services.actions.run(realm.id, (tx, events) => changeDeliveryEmail(tx, events, services.ctx, user, required(values, "new-email")));
-      out(`user ${changed.id} is now ${changed.delivery_email}\n`);
-      return;
-    }
-    case "list-realms": {
-      const realms = await prisma.realm.findMany({ orderBy: { id: "asc" }, include: { _count: { select: { users: true } } } });
-      out(table(realms.map((r) => ({ id: r.id, subdomain: r.string_id === "" ? '""' : r.string_id, name: r.name, users: r._count.users, deactivated: r.deactivated }))));
-      return;
-    }
-    case "list-users": {
-      const realm = await getRealmForSubdomain(prisma, required(values, "realm"));
-      const users = await prisma.userProfile.findMany({ where: { realm_id: realm.id }, orderBy: { id: "asc" } });
-      const roleName = (role: number) => Object.entries(ROLE_NAMES).find(([, r]) => r === role)?.[0] ?? String(role);
-      out(table(users.map((u) => ({ id: u.id, email: u.delivery_email, name: u.full_name, role: roleName(u.role), bot: u.is_bot, active: u.is_active }))));
-      return;
-    }
-    default:
-      throw new UsageError(command ? `unknown command: ${command}` : "no command given");
+async function runHere(config: Config, request: { argv: string[]; input: CliInput }, out: Write): Promise<number> {
+  const services = await openServices(config, { migrate: true });
+  try {
+    await runCli(request.argv, services, { out, input: request.input });
+    return 0;
+  } finally {
+    await services.close();
   }
 }
 
@@ -126,12 +79,33 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return argv.length === 0 ? 2 : 0;
   }
-  const services = await openServices(loadConfig(), { migrate: true });
-  try {
-    await runCli(argv, services, (text) => process.stdout.write(text));
-    return 0;
-  } finally {
-    await services.close();
+  const request = await gatherInput(argv);
+  const config = loadConfig();
+  const out: Write = (text) => process.stdout.write(text);
+  if (!ownsDataDir(config)) return runHere(config, request, out);
+
+  ensureDataDir(config.dataDir);
+  for (;;) {
+    const owner = dataDirOwner(config.dataDir);
+    if (owner) {
+      const code = await runThroughServer(owner, config, request, out);
+      // -1: the server stopped while we waited for it; the folder may be ours now.
+      if (code !== -1) return code;
+      continue;
+    }
+    let lock;
+    try {
+      lock = acquireDataDirLock(config.dataDir, { kind: "cli" });
+    } catch (error) {
+      // A server took the folder between our look and our try: go through it.
+      if (error instanceof DataDirBusyError) continue;
+      throw error;
+    }
+    try {
+      return await runHere(config, request, out);
+    } finally {
+      lock.release();
+    }
   }
 }
 
@@ -139,12 +113,13 @@ if (require.main === module) {
   main().then(
     (code) => process.exit(code),
     (error) => {
-      if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      if (error instanceof UsageError) {
         process.stderr.write(`${error.message}\n\n${USAGE}\n`);
         process.exit(2);
       }
       const label = error instanceof ConfigError ? "Configuration error" : "Error";
-      const message = error instanceof JsonableError || error instanceof ConfigError ? error.message : String(error?.message ?? error);
+      const known = error instanceof JsonableError || error instanceof ConfigError || error instanceof DataDirBusyError || error instanceof CommandError;
+      const message = known ? error.message : String(error?.message ?? error);
       process.stderr.write(`${label}: ${message}\n`);
       process.exit(1);
     },

@@ -6,12 +6,16 @@ import express, { Router, type Express } from "express";
 import { apiHotRoutes, apiRouter, fileRoutes } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
-import { ConfigError, loadConfig, type Config } from "@chat/config";
+import { ConfigError, loadConfig, serverVersion, type Config } from "@chat/config";
 import { ActorCache, oldestOutboxAgeSeconds, preloadEmojiNames } from "@chat/core";
 import { createHttpApp, createJsonHttpServer, healthRoutes, trackRequest, withHotRoutes, type HotRoute } from "@chat/http";
 import { measureAtScrape, metricsText } from "@chat/metrics";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
+import { runCli } from "./cli-commands.ts";
+import { acquireDataDirLock, DataDirBusyError, type DataDirLock } from "./data-dir-lock.ts";
+import { DataDirError, ensureDataDir, ownsDataDir } from "./data-dir.ts";
+import { openOperatorChannel, operatorSocketPath, type OperatorChannel } from "./operator-channel.ts";
 import { isClusterWorker, runPrimary, type ReadyMessage } from "./cluster.ts";
 import { openApiRoutes, servedEndpoints } from "./openapi.ts";
 import { readinessCheck, type ReadinessCheck } from "./readiness.ts";
@@ -34,6 +38,24 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
+  // One process owns the embedded database (or a Redis-less server's folder): a second one stops here.
+  let lock: DataDirLock | null = null;
+  if (ownsDataDir(config)) {
+    ensureDataDir(config.dataDir);
+    lock = acquireDataDirLock(config.dataDir, {
+      kind: "server",
+      onStale: (stale) => logger.warn("took over the data folder's lock from a process that is gone", { pid: stale.pid, since: stale.since }),
+    });
+  }
+  try {
+    return await startServerOwning(config, lock);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+async function startServerOwning(config: Config, lock: DataDirLock | null): Promise<RunningServer> {
   const services = await openServices(config, { migrate: true });
   const { role } = config;
 
@@ -125,6 +147,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
   const address = server?.address();
   const port = address && typeof address === "object" ? address.port : null;
+  // `npm run cli` finds it through the lock, and has this process carry out its commands.
+  let channel: OperatorChannel | null = null;
+  if (lock) {
+    channel = await openOperatorChannel(operatorSocketPath(config.dataDir), (argv, io) => runCli(argv, services, io));
+    lock.setSocket(channel.socket);
+  }
   // Metrics and health on a port of its own, never public: the worker's only HTTP.
   const opsServer = config.metricsPort === null ? null : await startOpsServer(config.metricsPort, config.metricsBindAddress, readiness);
   const metricsPort = opsServer ? (opsServer.address() as AddressInfo).port : null;
@@ -133,7 +161,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
     logger.info("server process ready", { pid: process.pid, port, metricsPort });
     process.send?.({ type: "ready", port } satisfies ReadyMessage);
   } else {
-    logger.info(`team chat ${role} tier${role === "all" ? "s" : ""} ready`, { port, metricsPort, database: services.db.kind, bus: config.redisClusterNodes ? "redis cluster" : config.redisUrl ? "redis" : "in-process" });
+    const host = config.bindAddress === "0.0.0.0" || config.bindAddress === "::" ? "localhost" : config.bindAddress.includes(":") ? `[${config.bindAddress}]` : config.bindAddress;
+    logger.info(`team chat ${role} tier${role === "all" ? "s" : ""} ready`, {
+      url: port === null ? null : `http://${host}:${port}`,
+      port,
+      metricsPort,
+      version: serverVersion(),
+      database: services.db.kind,
+      // Where this process keeps what it keeps: the embedded database and local uploads.
+      dataDir: services.db.kind === "pglite" || config.storage.backend === "local" ? config.dataDir : null,
+      bus: config.redisClusterNodes ? "redis cluster" : config.redisUrl ? "redis" : "in-process",
+    });
   }
 
   return {
@@ -147,6 +185,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Readiness fails first, and every answer from now closes its connection. Held polls answer
       // at once, so their clients poll another node; the fan-out hands over.
       draining = true;
+      // No new operator commands; one in progress finishes before the database closes.
+      const channelClosed = channel?.close();
       const drained = events?.drain();
       // Load balancers notice the readiness before new connections are refused.
       if (config.shutdownDelaySeconds > 0) await sleep(config.shutdownDelaySeconds * 1000);
@@ -158,7 +198,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await closed;
       await new Promise((resolve) => (opsServer ? opsServer.close(resolve) : resolve(undefined)));
       await events?.stop();
+      await channelClosed;
       await services.close();
+      lock?.release();
     },
   };
 }
@@ -245,6 +287,11 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((error) => {
+    if (error instanceof DataDirBusyError || error instanceof DataDirError) {
+      // The operator's next step, said plainly rather than as a log record.
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
     logger.error("startup failed", { error: error instanceof Error ? error.message : String(error) });
     process.exit(1);
   });

@@ -387,3 +387,4 @@ function readStorage(env: Env, dataDir: string): StorageConfig {
     forcePathStyle: readBool(env, "S3_FORCE_PATH_STYLE", endpoint !== null),
   };
 }
+export { serverVersion } from "./version.ts";
