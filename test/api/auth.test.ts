@@ -57,6 +57,12 @@ describe.each(MODES)("authentication (%s)", (mode) => {
     });
   });
 
+  test("GET /server_settings at a host naming no organization says so", async () => {
+    const res = await server.anonymousAt("nowhere.chat.test").get("/server_settings");
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ result: "error", msg: "There is no Zulip organization hosted at this subdomain.", code: "NONEXISTENT_SUBDOMAIN" });
+  });
+
   describe("POST /fetch_api_key", () => {
     test("returns the key for the right password, without Basic credentials", async () => {
       const res = await server.anonymous.post("/fetch_api_key", { username: OWNER_EMAIL, password: OWNER_PASSWORD });

@@ -82,6 +82,12 @@ describe.each(MODES)("realms (%s)", (mode) => {
     expect(settings.body.realm_name).toBeDefined();
   });
 
+  test("the default stream's description shows its emoji", async () => {
+    const streams = (await server.owner.get("/streams")).body.streams as Array<{ name: string; rendered_description: string }>;
+    const general = streams.find((s) => s.name === "general");
+    expect(general?.rendered_description).toContain('<span aria-label="octopus" class="emoji emoji-1f419" role="img" title="octopus">:octopus:</span>');
+  });
+
   test("a subdomain with no realm is NONEXISTENT_SUBDOMAIN", async () => {
     const res = await server.client(OWNER_EMAIL, server.owner.credentials!.apiKey, "nowhere.chat.test").get("/users/me");
     expect(res.status).toBe(404);

@@ -121,6 +121,18 @@ describe("a running embedded server owns its data folder", () => {
   });
 });
 
+describe("a data folder that cannot be used", () => {
+  test.each([
+    ["a file", () => path.join(dataDir, LOCK_FILE + ".not-a-folder"), /DATA_DIR \S+ is not a folder: set DATA_DIR to a folder this user may write/],
+    // Node's own recursive mkdir spins forever here.
+    ["a path under /proc", () => "/proc/no-such-process/data", /DATA_DIR \/proc\/no-such-process\/data cannot be created/],
+  ])("DATA_DIR on %s stops the server with a message", async (_name, folder, message) => {
+    const target = folder();
+    if (target.startsWith(dataDir)) writeFileSync(target, "");
+    await expect(startProcess({ ...env, DATA_DIR: target }, { timeoutMs: 30_000 })).rejects.toThrow(message);
+  });
+});
+
 function lockOwnerTemplate(): LockOwner {
   return { token: "x", pid: 1, host: os.hostname(), startTime: null, kind: "server", socket: null, since: new Date().toISOString() };
 }

@@ -2,7 +2,7 @@ import winston from "winston";
 
 /** One structured logger per process; JSON in production, readable lines on a terminal. */
 export const logger = winston.createLogger({
-  level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === "test" ? "warn" : "info"),
+  level: process.env.LOG_LEVEL?.trim().toLowerCase() || (process.env.NODE_ENV === "test" ? "warn" : "info"),
   format: process.stdout.isTTY
     ? winston.format.combine(winston.format.colorize(), winston.format.simple())
     : winston.format.combine(winston.format.timestamp(), winston.format.json()),

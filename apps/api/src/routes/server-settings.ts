@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { getRealmForSubdomain, realmUri, renderMarkdown } from "@chat/core";
+import { NonexistentSubdomainError, realmUri, renderMarkdown } from "@chat/core";
 import { endpoint, requestProtocol, requestSubdomain, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -73,7 +73,10 @@ export function serverSettingsRoutes(services: ApiServices): Router {
         require_email_format_usernames: true,
       };
       const subdomain = requestSubdomain(req, ctx.externalHost);
-      const realm = await getRealmForSubdomain(prisma, subdomain).catch(() => null);
+      const realm = await prisma.realm.findUnique({ where: { string_id: subdomain } });
+      // A host naming no organization is a mistyped address: say so, as Zulip does, rather than
+      // answer as if it were the server's root (which may host none and still answer).
+      if (!realm && subdomain !== "") throw new NonexistentSubdomainError();
       if (realm) {
         Object.assign(settings, {
           realm_uri: realmUri(subdomain, ctx.externalHost, requestProtocol(req)),

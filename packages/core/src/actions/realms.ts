@@ -4,6 +4,7 @@ import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Realm, UserProfile } from "../models.ts";
 import { ROLE_OWNER } from "../lib/roles.ts";
+import { renderMarkdown } from "../lib/markdown.ts";
 import { createStream } from "./streams.ts";
 import { ensureSystemBots } from "./system-bots.ts";
 import { createUser, type NewUser } from "./users.ts";
@@ -17,6 +18,8 @@ export function checkSubdomain(raw: string): string {
   }
   return subdomain;
 }
+
+const DEFAULT_STREAM_DESCRIPTION = "Everyone is added to this stream by default. Welcome! :octopus:";
 
 /**
  * Creates an organization: the realm, its default stream `general` (every new user joins it),
@@ -35,8 +38,8 @@ export async function createRealm(
   const realm = await tx.realm.create({ data: { string_id: subdomain, name } });
   const general = await createStream(tx, events, realm.id, {
     name: DEFAULT_STREAM_NAME,
-    description: "Everyone is added to this stream by default. Welcome! :octopus:",
-    renderedDescription: "<p>Everyone is added to this stream by default. Welcome! :octopus:</p>",
+    description: DEFAULT_STREAM_DESCRIPTION,
+    renderedDescription: renderMarkdown(DEFAULT_STREAM_DESCRIPTION).html,
   });
   await tx.defaultStream.create({ data: { realm_id: realm.id, stream_id: general.id } });
   const withStreams = await tx.realm.update({
