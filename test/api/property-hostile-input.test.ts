@@ -37,6 +37,8 @@ interface RouteCase {
   actors?: Actor[];
   /** Served at the root, not under /api/v1 (public files): a success is the file, not JSON. */
   root?: boolean;
+  /** A page for a browser (password reset): a success, and its own refusals, are HTML. */
+  page?: boolean;
 }
 
 /**
@@ -71,6 +73,7 @@ const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
   "DELETE /messages/:message_id/reactions": () => ({ emoji_name: "octopus" }),
   "PATCH /realm": () => ({ description: "fuzzed realm" }),
   "POST /messages/render": () => ({ content: "**bold** @**all**" }),
+  "PATCH /settings": () => ({ full_name: "Fuzzed Name" }),
   "PATCH /settings/notifications": () => ({ enable_sounds: "true" }),
   "PATCH /settings/display": () => ({ dense_mode: "true" }),
   "POST /users/me/enter-sends": () => ({ enter_sends: "true" }),
@@ -193,6 +196,11 @@ const ROUTES: RouteCase[] = [
   { method: "GET", path: "/user_avatars/:realm_id/:file", params: [], pathFixtures: ["realm", "avatarFile"], actors: EVERYONE, root: true },
   { method: "GET", path: "/user_avatars/:realm_id/emoji/images/:file", params: [], pathFixtures: ["realm", "emojiFile"], actors: EVERYONE, root: true },
   { method: "GET", path: "/static/images/logo/zulip-icon-128x128.png", params: [], actors: EVERYONE, root: true },
+  // password-reset.ts: pages outside /api/v1, no credentials (an unknown token is a page too)
+  { method: "GET", path: "/accounts/password/reset/", params: [], actors: ["anonymous", "member", "forged"], root: true, page: true },
+  { method: "POST", path: "/accounts/password/reset/", params: ["email"], actors: ["anonymous", "member", "forged"], root: true, page: true },
+  { method: "GET", path: "/accounts/password/reset/:token/", params: [], pathFixtures: ["stream"], actors: ["anonymous", "member", "forged"], root: true, page: true },
+  { method: "POST", path: "/accounts/password/reset/:token/", params: ["new_password", "new_password_confirm"], pathFixtures: ["stream"], actors: ["anonymous", "member", "forged"], root: true, page: true },
   // realm-emoji.ts
   { method: "GET", path: "/realm/emoji", params: [] },
   { method: "POST", path: "/realm/emoji/:emoji_name", params: [], pathFixtures: ["emoji"], actors: EVERYONE },
@@ -203,7 +211,8 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: "/messages/render", params: ["content"] },
   // server-settings.ts
   { method: "GET", path: "/server_settings", params: [], actors: ["anonymous", "member", "forged"] },
-  // settings.ts
+  // settings.ts (the bot refusal comes before anything is read)
+  { method: "PATCH", path: "/settings", params: ["full_name", "email", "old_password", "new_password"], actors: [...EVERYONE, "bot"] },
   { method: "PATCH", path: "/settings/notifications", params: NOTIFICATION_PARAMS },
   { method: "PATCH", path: "/settings/display", params: DISPLAY_PARAMS },
   { method: "POST", path: "/users/me/enter-sends", params: ["enter_sends"] },
@@ -529,14 +538,19 @@ const STACK_MARKERS = [/ {4}at /, /\.ts:\d/, /node_modules/];
  * What every answer must be: no 5xx, JSON with a result, an error's msg a string, no stack trace;
  * a public file's success is the file itself, an image.
  */
-function checkAnswer(res: RawResponse, label: string, options: { fileSuccess?: boolean } = {}): void {
+function checkAnswer(res: RawResponse, label: string, options: { fileSuccess?: boolean; page?: boolean } = {}): void {
   if (res.status >= 500) throw new Error(`${label}: ${res.status} ${res.text.slice(0, 500)}`);
-  if (options.fileSuccess && res.status === 200) {
+  if (options.fileSuccess && !options.page && res.status === 200) {
     if (!/^image\//.test(res.contentType)) throw new Error(`${label}: a file served as ${res.contentType}`);
     return;
   }
   for (const marker of STACK_MARKERS) {
     if (marker.test(res.text)) throw new Error(`${label}: stack trace in body ${res.text.slice(0, 1000)}`);
+  }
+  // A page answers HTML (the API document says which statuses may be); never a script in it.
+  if (options.page && res.contentType.startsWith("text/html")) {
+    if (/<script/i.test(res.text)) throw new Error(`${label}: a script in a page ${res.text.slice(0, 300)}`);
+    return;
   }
   let body: unknown;
   try {
@@ -823,7 +837,7 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     const res = await sendRaw(server.baseUrl, route.method, url, { auth, body, host: forged ? attempt.forged.host : undefined });
     const sent = attempt.transport === "form" ? ` body ${encoded.slice(0, 300)}` : attempt.transport === "multipart" ? ` multipart ${JSON.stringify(values).slice(0, 300)}` : "";
     const label = `${route.method} ${url.slice(0, 300)} as ${attempt.actor}${forged ? ` ${JSON.stringify(attempt.forged).slice(0, 200)}` : ""}${sent}`;
-    checkAnswer(res, label, { fileSuccess: route.root });
+    checkAnswer(res, label, { fileSuccess: route.root, page: route.page });
     if (attempt.actor === "bot") {
       if (res.status < 400) throw new Error(`${label}: a bot was answered ${res.status}: ${res.text.slice(0, 200)}`);
       // A request the HTTP layer refuses (431, 413, 415) never reaches a route, and a hostile id is

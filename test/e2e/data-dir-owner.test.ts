@@ -67,6 +67,26 @@ describe("a running embedded server owns its data folder", () => {
     expect(more.body.events).toEqual([expect.objectContaining({ type: "realm_user", op: "update", person: { user_id: login2.body.user_id, role: 200 } })]);
   });
 
+  test("set-password from standard input and password-reset-link, carried out by the server", async () => {
+    const url = `http://127.0.0.1:${server!.port}`;
+    const weak = await runCliProcess(["set-password", "--email", "cli-made@example.com", "--password-stdin"], { DATA_DIR: dataDir }, { stdin: "abc\n" });
+    expect(weak.code).toBe(1);
+    expect(weak.stderr).toMatch(/^Error: .*password/i);
+    const set = await runCliProcess(["set-password", "--email", "cli-made@example.com", "--password-stdin"], { DATA_DIR: dataDir }, { stdin: "quiet-harbour-lantern-93\n" });
+    expect(set).toMatchObject({ code: 0, stdout: "set a new password for cli-made@example.com\n" });
+    const anonymous = new ApiClient(url, null);
+    expect((await anonymous.post("/fetch_api_key", { username: "cli-made@example.com", password: "quiet-harbour-lantern-93" })).body.result).toBe("success");
+    expect((await anonymous.post("/fetch_api_key", { username: "cli-made@example.com", password: "cli-made-password" })).status).toBe(401);
+
+    const link = await runCliProcess(["password-reset-link", "--email", "cli-made@example.com"], { DATA_DIR: dataDir });
+    expect(link.code).toBe(0);
+    const printed = /^(http:\/\/localhost:\d+)(\/accounts\/password\/reset\/[\w-]+\/)\n\(valid once, until \S+\)\n$/.exec(link.stdout);
+    expect(printed).not.toBeNull();
+    const page = await fetch(`${url}${printed![2]}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/<form/);
+  });
+
   test("a second server on the same folder stops at once and says what to do", async () => {
     const refused = startProcess({ ...env, PORT: "0" }, { timeoutMs: 30_000 });
     await expect(refused).rejects.toThrow(new RegExp(`exited with 1 before it was ready:\\s*The data folder ${dataDir} is in use by a server \\(pid ${server!.child.pid}\\).*Stop it`));

@@ -80,6 +80,8 @@ export function checkResponse(method: string, path: string, status: number, body
   if (method.toLowerCase() === "head") return;
   const ref = (declared as { $ref?: string }).$ref;
   const content = ref ? undefined : declared.content;
+  // A page's answer (a success, or a refusal in its own words) where the document says it may be HTML.
+  if (content?.["text/html"] && contentType?.startsWith("text/html")) return;
   if (ref || content?.["application/json"]) {
     if (!contentType?.includes("json")) throw new ContractViolation(`${where}: the document says JSON, the response is ${contentType ?? "without a type"}`);
     const pointer = ref

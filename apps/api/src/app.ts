@@ -28,6 +28,7 @@ import { attachmentEndpoints, attachmentRoutes } from "./routes/attachments.ts";
 import { avatarEndpoints, avatarRoutes } from "./routes/avatars.ts";
 import { botEndpoints, botRoutes } from "./routes/bots.ts";
 import { publicFileEndpoints, publicFileRoutes } from "./routes/public-files.ts";
+import { passwordResetEndpoints, passwordResetRoutes } from "./routes/password-reset.ts";
 import { uploadEndpoints, uploadFileEndpoints, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
 import type { ApiServices } from "./services.ts";
 
@@ -70,9 +71,12 @@ export function apiRouter(services: ApiServices): Router {
   return api;
 }
 
-/** Files at Zulip's paths outside /api/v1: uploads (authenticated), avatars, emoji and the icon. */
+/**
+ * What is served outside /api/v1, at Zulip's paths: files (uploads, authenticated; avatars, emoji
+ * and the icon) and the password reset pages.
+ */
 export function fileRoutes(services: ApiServices): Router {
-  return Router().use(uploadFileRoutes(services)).use(publicFileRoutes(services));
+  return Router().use(uploadFileRoutes(services)).use(publicFileRoutes(services)).use(passwordResetRoutes(services));
 }
 
 /** The API's hot routes, answered before Express where they can be (hot-routes.ts). */
@@ -112,5 +116,5 @@ export const apiEndpoints: Endpoint[] = [
   profileFieldEndpoints,
 ].flatMap((group) => Object.values(group) as Endpoint[]);
 
-/** The contracts of the files served outside /api/v1. */
-export const fileEndpoints: Endpoint[] = [uploadFileEndpoints, publicFileEndpoints].flatMap((group) => Object.values(group) as Endpoint[]);
+/** The contracts of what is served outside /api/v1: files and the password reset pages. */
+export const fileEndpoints: Endpoint[] = [uploadFileEndpoints, publicFileEndpoints, passwordResetEndpoints].flatMap((group) => Object.values(group) as Endpoint[]);

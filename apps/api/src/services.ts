@@ -1,3 +1,4 @@
+import type { JobQueue } from "@chat/bus";
 import type { PrismaClient } from "@chat/db";
 import type { ActionRunner, ActorCache, MessageCache, ServerContext } from "@chat/core";
 import type { RateLimits } from "@chat/http";
@@ -18,4 +19,6 @@ export interface ApiServices {
   /** Where uploads, avatars and custom emoji live. */
   storage: FileStorage;
   uploads: UploadConfig;
+  /** The bus's job queue: emails are queued here for the worker tier to send. */
+  jobs: JobQueue;
 }

@@ -6,12 +6,14 @@ import { parseArgs } from "node:util";
 import { serverVersion } from "@chat/config";
 import {
   changeDeliveryEmail,
+  createPasswordResetLink,
   createRealm,
   createUser,
   deactivateUser,
   getUserByDeliveryEmail,
   reactivateUser,
   regenerateApiKey,
+  setUserPassword,
   ROLE_ADMINISTRATOR,
   ROLE_GUEST,
   ROLE_MEMBER,
@@ -21,6 +23,7 @@ import {
   type Realm,
   type UserProfile,
 } from "@chat/core";
+import { createBackup, describeBackup } from "./backup.ts";
 import type { Services } from "./services.ts";
 
 export const USAGE = `usage: npm run cli -- <command> [options]
@@ -39,15 +42,20 @@ organizations and users:
 passwords:
   set-password [--realm S] --email E [--password-stdin]
       asks for the new password (twice), or reads one line from standard input
-  password-reset-link [--realm S] --email E
+  password-reset-link [--realm S] --email E [--scheme http|https]
       prints a link, valid for 24 hours and once, where the user sets a new password
+      (https unless EXTERNAL_HOST is this machine; --scheme says otherwise)
 
 data:
   backup FILE          the database and uploaded files, in one file
-  restore FILE         replaces this server's data with a backup (the server must be stopped)
+  restore FILE [--force]
+                       replaces this server's data with a backup (the server must be stopped;
+                       --force: on Postgres, even while other sessions are connected)
 
   version
 
+--cluster uses the database and Redis of the last \`npm run cluster\` on this DATA_DIR (the running
+one's are used anyway when DATABASE_URL is unset).
 --realm names an organization by its subdomain; "" (or --realm=) is the root organization. It may
 be left out when there is only one. A password left out of create-* is generated and printed once.
 While a server runs on the embedded database, these commands are carried out by that server.`;
@@ -76,11 +84,12 @@ export interface CliIo {
   input: CliInput;
 }
 
-const OPTIONS = ["subdomain", "name", "owner-email", "owner-name", "owner-password", "realm", "email", "new-email", "password", "role"] as const;
+const OPTIONS = ["subdomain", "name", "owner-email", "owner-name", "owner-password", "realm", "email", "new-email", "password", "role", "scheme"] as const;
+const FLAGS = ["password-stdin", "force"] as const;
 
 export interface ParsedCommand {
   command: string;
-  values: Partial<Record<(typeof OPTIONS)[number], string>> & { "password-stdin"?: boolean };
+  values: Partial<Record<(typeof OPTIONS)[number], string>> & Partial<Record<(typeof FLAGS)[number], boolean>>;
   positionals: string[];
 }
 
@@ -93,7 +102,7 @@ export function parseCommand(argv: string[]): ParsedCommand {
   try {
     parsed = parseArgs({
       args: rest,
-      options: { ...Object.fromEntries(OPTIONS.map((o) => [o, { type: "string" as const }])), "password-stdin": { type: "boolean" as const } },
+      options: { ...Object.fromEntries(OPTIONS.map((o) => [o, { type: "string" as const }])), ...Object.fromEntries(FLAGS.map((f) => [f, { type: "boolean" as const }])) },
       strict: true,
       allowPositionals: true,
     });
@@ -160,6 +169,12 @@ async function chooseUser(services: Services, values: ParsedCommand["values"]): 
  */
 function operatorActor(realm: Realm, target: UserProfile): Actor {
   return { ...target, id: -1, role: ROLE_OWNER, is_bot: false, bot_owner_id: null, is_active: true, realm };
+}
+
+/** localhost, a loopback address, or either with a port: links to it are http. */
+function isThisMachine(externalHost: string): boolean {
+  const host = externalHost.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1");
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** Commands that need the data folder to themselves, never run inside a server. */
@@ -240,6 +255,30 @@ export async function runCli(argv: string[], services: Services, io: CliIo): Pro
       out(table(users.map((u) => ({ id: u.id, email: u.delivery_email, name: u.full_name, role: roleName(u.role), bot: u.is_bot, active: u.is_active }))));
       return;
     }
+    case "set-password": {
+      const { realm, user } = await chooseUser(services, values);
+      const password = io.input.password;
+      if (password === undefined) throw new UsageError("set-password reads the new password from the terminal or standard input");
+      await services.actions.run(realm.id, (tx) => setUserPassword(tx, user, password));
+      out(`set a new password for ${user.delivery_email}\n`);
+      return;
+    }
+    case "password-reset-link": {
+      const { realm, user } = await chooseUser(services, values);
+      const scheme = values.scheme ?? (isThisMachine(services.config.externalHost) ? "http" : "https");
+      if (scheme !== "http" && scheme !== "https") throw new UsageError("--scheme must be http or https");
+      const link = await services.actions.run(realm.id, (tx) => createPasswordResetLink(tx, { externalHost: services.config.externalHost, protocol: scheme }, realm, user));
+      out(`${link.url}\n(valid once, until ${link.expiresAt.toISOString()})\n`);
+      return;
+    }
+    case "backup": {
+      const result = await createBackup(services, parseCommand(argv).positionals[0]);
+      out(describeBackup(result));
+      return;
+    }
+    case "restore":
+      // cli.ts runs it with no services open: they would hold the very data it replaces.
+      throw new CommandError("restore runs without a server: stop the server, then run it again");
     case "version":
       out(`${serverVersion()}\n`);
       return;

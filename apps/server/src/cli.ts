@@ -11,6 +11,8 @@ import { acquireDataDirLock, DataDirBusyError, dataDirOwner, type LockOwner } fr
 import { ensureDataDir, ownsDataDir } from "./data-dir.ts";
 import { ChannelUnavailableError, sendOperatorCommand } from "./operator-channel.ts";
 import { readSecret } from "./secret-prompt.ts";
+import { BackupError, describeRestore, restoreBackup } from "./backup.ts";
+import { clusterDir, clusterSettingsForCli, runningCluster } from "./cluster-state.ts";
 import { openServices } from "./services.ts";
 
 /** How long to wait for a server that owns the folder but is still starting (migrations) to listen. */
@@ -64,6 +66,12 @@ async function runThroughServer(owner: LockOwner, config: Config, request: { arg
 }
 
 async function runHere(config: Config, request: { argv: string[]; input: CliInput }, out: Write): Promise<number> {
+  const { command, values, positionals } = parseCommand(request.argv);
+  if (command === "restore") {
+    const result = await restoreBackup(config, positionals[0], { force: values.force === true, log: (line) => out(`${line}\n`) });
+    out(describeRestore(result));
+    return 0;
+  }
   const services = await openServices(config, { migrate: true });
   try {
     await runCli(request.argv, services, { out, input: request.input });
@@ -73,14 +81,35 @@ async function runHere(config: Config, request: { argv: string[]; input: CliInpu
   }
 }
 
+/**
+ * The settings of `npm run cluster` on this data folder (cluster-state.ts), for a CLI given no
+ * database of its own: those of the running cluster, or with --cluster the last one's. Settings
+ * in the environment win.
+ */
+function withClusterSettings(env: NodeJS.ProcessEnv, forced: boolean): NodeJS.ProcessEnv {
+  if (!forced && env.DATABASE_URL) return env;
+  const dataDir = path.resolve(env.DATA_DIR || "./data");
+  const settings = clusterSettingsForCli(dataDir, { includeStopped: forced });
+  if (settings === null) {
+    if (forced) throw new CommandError(`--cluster: no \`npm run cluster\` has run on ${dataDir} (DATA_DIR)`);
+    return env;
+  }
+  process.stderr.write(`using ${runningCluster(dataDir) ? "the running" : "the last"} cluster's database and Redis (${path.relative(process.cwd(), clusterDir(dataDir)) || "."}/)\n`);
+  const merged = { ...env };
+  for (const [name, value] of Object.entries(settings)) if (!merged[name]) merged[name] = value;
+  return merged;
+}
+
 async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
+  let argv = process.argv.slice(2);
+  const forceCluster = argv.includes("--cluster");
+  argv = argv.filter((arg) => arg !== "--cluster");
   if (argv.length === 0 || argv[0] === "--help" || argv[0] === "help") {
     process.stdout.write(`${USAGE}\n`);
     return argv.length === 0 ? 2 : 0;
   }
   const request = await gatherInput(argv);
-  const config = loadConfig();
+  const config = loadConfig(withClusterSettings(process.env, forceCluster));
   const out: Write = (text) => process.stdout.write(text);
   if (!ownsDataDir(config)) return runHere(config, request, out);
 
@@ -118,7 +147,7 @@ if (require.main === module) {
         process.exit(2);
       }
       const label = error instanceof ConfigError ? "Configuration error" : "Error";
-      const known = error instanceof JsonableError || error instanceof ConfigError || error instanceof DataDirBusyError || error instanceof CommandError;
+      const known = error instanceof JsonableError || error instanceof ConfigError || error instanceof DataDirBusyError || error instanceof CommandError || error instanceof BackupError;
       const message = known ? error.message : String(error?.message ?? error);
       process.stderr.write(`${label}: ${message}\n`);
       process.exit(1);

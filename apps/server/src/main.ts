@@ -48,6 +48,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     });
   }
   try {
+    // A folder that cannot be used is said now, not found by whatever first writes to it.
+    if (config.storage.backend === "local" && config.storage.directory !== null) ensureDataDir(config.storage.directory, "LOCAL_UPLOADS_DIR");
     return await startServerOwning(config, lock);
   } catch (error) {
     lock?.release();
@@ -96,6 +98,7 @@ async function startServerOwning(config: Config, lock: DataDirLock | null): Prom
       actions: services.actions,
       outgoingWebhooks: config.outgoingWebhooks,
       devMode: config.devMode,
+      mail: config.mail,
     });
   }
 
@@ -117,6 +120,7 @@ async function startServerOwning(config: Config, lock: DataDirLock | null): Prom
       rateLimits: services.rateLimits,
       storage: services.storage,
       uploads: config.uploads,
+      jobs: services.bus.jobs,
     };
     if (role !== "events") hotRoutes = apiHotRoutes(apiServices);
     if (events) hotRoutes = [...hotRoutes, ...events.hotRoutes];

@@ -2,12 +2,13 @@
 // several workers at once (outbox rows are locked with SKIP LOCKED; queue expiry is idempotent).
 import { hostname } from "node:os";
 import type { Bus } from "@chat/bus";
-import type { OutgoingWebhookConfig } from "@chat/config";
+import type { MailConfig, OutgoingWebhookConfig } from "@chat/config";
 import type { PrismaClient } from "@chat/db";
-import { sweepOutbox, sweepUnclaimedUploads, type ActionRunner } from "@chat/core";
+import { sweepOutbox, sweepPasswordResetTokens, sweepUnclaimedUploads, type ActionRunner } from "@chat/core";
 import type { FileStorage } from "@chat/storage";
 import { logger } from "@chat/logger";
 import { every } from "./periodic.ts";
+import { createMailSender, processEmailJobs } from "./mail.ts";
 import { processServiceBotJobs, queueServiceBotJobs } from "./service-bots.ts";
 import { WebhookClient } from "./webhook-client.ts";
 import { ServiceBotCache } from "./service-bot-cache.ts";
@@ -30,6 +31,8 @@ export interface WorkerServices {
   outgoingWebhooks: OutgoingWebhookConfig;
   /** Development: outgoing webhooks may call loopback addresses. */
   devMode: boolean;
+  /** Where the emails the API tier queues go (SMTP, or the log without EMAIL_HOST). */
+  mail: MailConfig;
 }
 
 export interface WorkerTier {
@@ -51,7 +54,11 @@ export function startWorker(services: WorkerServices): WorkerTier {
       const deleted = await sweepUnclaimedUploads(prisma, services.storage, services.unclaimedUploadGraceHours);
       if (deleted > 0) logger.info("deleted uploads no message links", { files: deleted });
     }),
+    every("password reset link sweep", 60 * 60_000, () => sweepPasswordResetTokens(prisma)),
   ];
+  const mailSender = createMailSender(services.mail);
+  if (mailSender.destination === "log") logger.info("EMAIL_HOST is not set: emails (password resets) are written to this log, not sent");
+  const emails = processEmailJobs(bus.jobs, mailSender);
   const webhooks = services.outgoingWebhooks;
   const client = new WebhookClient({
     timeoutMs: webhooks.timeoutMs,
@@ -76,8 +83,9 @@ export function startWorker(services: WorkerServices): WorkerTier {
   return {
     async stop() {
       // Running jobs finish (BullMQ's close waits for them); their replies still need the database.
-      await Promise.all([changes.stop(), serviceBots.stop(), ...jobs.map((job) => job.stop())]);
+      await Promise.all([changes.stop(), serviceBots.stop(), emails.stop(), ...jobs.map((job) => job.stop())]);
       client.close();
+      mailSender.close();
     },
   };
 }

@@ -70,6 +70,28 @@ export interface Config {
   bots: BotLimitConfig;
   /** How soon a job whose worker died runs again on another (BullMQ's lock and stalled check). */
   jobStallSeconds: number;
+  /** Outgoing email (password resets), sent by the worker tier. */
+  mail: MailConfig;
+}
+
+/**
+ * Outgoing email over SMTP, with Zulip's (Django's) setting names. Without a host the worker writes
+ * each email to the log instead, as Zulip's development server does: a trial server needs no SMTP.
+ */
+export interface MailConfig {
+  /** EMAIL_HOST; null: no SMTP, emails are logged (info) rather than sent. */
+  host: string | null;
+  /** EMAIL_PORT: 465 with EMAIL_USE_SSL, else 587 (submission) unless set. */
+  port: number;
+  /** EMAIL_HOST_USER and EMAIL_HOST_PASSWORD, both or neither (no SMTP AUTH). */
+  user: string | null;
+  password: string | null;
+  /** EMAIL_USE_TLS: STARTTLS, required (the send fails rather than going on in clear). False: never TLS. */
+  useTls: boolean;
+  /** EMAIL_USE_SSL: TLS from the first byte (implicit TLS, port 465). */
+  useSsl: boolean;
+  /** NOREPLY_EMAIL_ADDRESS: the From address of the server's emails. */
+  noreplyAddress: string;
 }
 
 /** How the worker tier calls bots' services (outgoing webhooks). */
@@ -306,7 +328,7 @@ export function loadConfig(env: Env = process.env): Config {
     changeStreamShards: readInt(env, "CHANGE_STREAM_SHARDS", 4, 1, 1024),
     changeStreamMaxEntries: readInt(env, "CHANGE_STREAM_MAX_ENTRIES", 200_000, 100, 100_000_000),
     messageCacheMb: readInt(env, "MESSAGE_CACHE_MB", 64, 0, 1024 * 1024),
-    logLevel: readString(env, "LOG_LEVEL", "info"),
+    logLevel: readLogLevel(env),
     rateLimits: {
       enabled: readBool(env, "RATE_LIMITING", true),
       userRequestsPerMinute: readInt(env, "RATE_LIMIT_USER_REQUESTS_PER_MINUTE", 200, 1, 1_000_000),
@@ -338,10 +360,58 @@ export function loadConfig(env: Env = process.env): Config {
       maxPerRealm: readInt(env, "MAX_BOTS_PER_REALM", 1000, 1, 1_000_000),
     },
     jobStallSeconds: readInt(env, "JOB_STALL_SECONDS", 30, 1, 3600),
+    mail: readMail(env, readString(env, "EXTERNAL_HOST", `localhost:${port}`).toLowerCase()),
+  };
+}
+
+/** An address as an SMTP envelope takes it: local@domain, no spaces, angle brackets or controls. */
+const EMAIL_ADDRESS = /^[^\s@<>()",;:\\\x00-\x1f\x7f]+@[^\s@<>()",;\\\x00-\x1f\x7f]+$/;
+
+/** EMAIL_* and NOREPLY_EMAIL_ADDRESS; `externalHost` gives the default From domain. */
+function readMail(env: Env, externalHost: string): MailConfig {
+  const rawHost = readString(env, "EMAIL_HOST", "").trim();
+  const host = rawHost === "" ? null : rawHost.replace(/^\[(.*)\]$/, "$1");
+  if (host !== null && isIP(host) === 0 && !HOSTNAME.test(host)) {
+    throw new ConfigError(`EMAIL_HOST must be a host name or an IP address (no scheme or port: EMAIL_PORT sets the port), got ${JSON.stringify(rawHost)}`);
+  }
+  const user = readString(env, "EMAIL_HOST_USER", "");
+  const password = readString(env, "EMAIL_HOST_PASSWORD", "");
+  if (host === null) {
+    for (const name of ["EMAIL_HOST_USER", "EMAIL_HOST_PASSWORD", "EMAIL_PORT"]) {
+      if ((env[name] ?? "") !== "") throw new ConfigError(`${name} is set without EMAIL_HOST: set EMAIL_HOST to send email over SMTP (without it, emails are written to the log)`);
+    }
+  }
+  if ((user === "") !== (password === "")) throw new ConfigError("Set both EMAIL_HOST_USER and EMAIL_HOST_PASSWORD (SMTP login), or neither");
+  const useSsl = readBool(env, "EMAIL_USE_SSL", false);
+  // Django's two settings are exclusive; STARTTLS is the default unless implicit TLS is asked for.
+  const useTls = readBool(env, "EMAIL_USE_TLS", !useSsl);
+  if (useTls && useSsl) {
+    throw new ConfigError("EMAIL_USE_TLS and EMAIL_USE_SSL are both true: EMAIL_USE_SSL is TLS from the start (usually port 465), EMAIL_USE_TLS is STARTTLS (usually port 587); set one");
+  }
+  const domain = externalHost.startsWith("[") ? externalHost.slice(0, externalHost.indexOf("]") + 1) : externalHost.replace(/:\d*$/, "");
+  const noreplyAddress = readString(env, "NOREPLY_EMAIL_ADDRESS", `noreply@${domain}`).trim();
+  if (!EMAIL_ADDRESS.test(noreplyAddress)) throw new ConfigError(`NOREPLY_EMAIL_ADDRESS must be a plain email address (local@domain), got ${JSON.stringify(noreplyAddress)}`);
+  return {
+    host,
+    port: readInt(env, "EMAIL_PORT", useSsl ? 465 : 587, 1, 65535),
+    user: user === "" ? null : user,
+    password: password === "" ? null : password,
+    useTls,
+    useSsl,
+    noreplyAddress,
   };
 }
 
 const MIB = 1024 * 1024;
+
+/** winston's levels (packages/logger), most to least severe. */
+const LOG_LEVELS = ["error", "warn", "info", "http", "verbose", "debug", "silly"];
+
+function readLogLevel(env: Env): string {
+  const level = readString(env, "LOG_LEVEL", "info").trim().toLowerCase();
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(env.LOG_LEVEL)}`);
+  return level;
+}
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
 

@@ -112,6 +112,11 @@ describe("loadConfig", () => {
     expect(loadConfig({ TRUSTED_PROXIES: "none" }).trustedProxies).toEqual([]);
   });
 
+  test("LOG_LEVEL is one of the logger's levels", () => {
+    expect(loadConfig({ LOG_LEVEL: "Debug" }).logLevel).toBe("debug");
+    expect(() => loadConfig({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL must be one of error, warn, info, http, verbose, debug, silly, got "loud"/);
+  });
+
   test("caps on active bots: 100 a user and 1,000 an organization unless set", () => {
     expect(loadConfig({}).bots).toEqual({ maxPerUser: 100, maxPerRealm: 1000 });
     expect(loadConfig({ MAX_BOTS_PER_USER: "5", MAX_BOTS_PER_REALM: "50" }).bots).toEqual({ maxPerUser: 5, maxPerRealm: 50 });

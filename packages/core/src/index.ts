@@ -92,3 +92,8 @@ export * from "./lib/bots.ts";
 export * from "./lib/embedded-bots.ts";
 export * from "./queries/bots.ts";
 export * from "./actions/bots.ts";
+export * from "./lib/passwords.ts";
+export * from "./lib/emails.ts";
+export * from "./actions/passwords.ts";
+export * from "./actions/account-settings.ts";
+export * from "./actions/password-reset.ts";

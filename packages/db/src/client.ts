@@ -2,7 +2,7 @@
 // embedded PGlite under the data directory. Callers get the same Prisma client either way.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
+import { createPGlite } from "./pglite-instance.ts";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import pg from "pg";
@@ -20,6 +20,12 @@ export interface Database {
    * pg_stat_activity. Null for PGlite: one process is its only session, with nobody else to hear.
    */
   listen: ((channel: string, name: string, handlers: NotificationHandlers) => NotificationListener) | null;
+  /**
+   * PGlite only: its data directory as an uncompressed tar (PGlite's own dump), what
+   * loadPgliteDump takes back. Taken between two statements of the open database, so it is what
+   * a crash at that moment would leave: loaded, it recovers to the last commit.
+   */
+  dumpDataDir?: () => Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -97,7 +103,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     location = path.join(options.dataDir, "pglite");
     mkdirSync(location, { recursive: true });
   }
-  const pglite = await PGlite.create(location);
+  const pglite = await createPGlite(location);
   if (options.migrate) await applyMigrations(pgliteExecutor(pglite));
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   registerLeanSql(prisma, pgliteLeanSql(pglite));
@@ -105,6 +111,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     prisma,
     kind: "pglite",
     listen: null,
+    async dumpDataDir() {
+      // Written back first, so that a load replays little WAL.
+      await pglite.exec("CHECKPOINT");
+      return new Uint8Array(await (await pglite.dumpDataDir("none")).arrayBuffer());
+    },
     async close() {
       await prisma.$disconnect();
       await pglite.close();

@@ -4,6 +4,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { logger } from "@chat/logger";
 import { Prisma } from "./generated/client.ts";
 import type { LeanSql } from "./lean-sql.ts";
 import type { SqlExecutor } from "./sql-executor.ts";
@@ -74,6 +75,7 @@ export async function applyMigrations(db: SqlExecutor, dir = MIGRATIONS_DIR): Pr
         continue;
       }
       // Each migration and its record commit together, so a failure leaves nothing half-applied.
+      const started = Date.now();
       await db.exec("BEGIN");
       try {
         await db.exec(migration.sql);
@@ -87,12 +89,21 @@ export async function applyMigrations(db: SqlExecutor, dir = MIGRATIONS_DIR): Pr
         await db.exec("ROLLBACK");
         throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`);
       }
+      logger.info("migration applied", { migration: migration.name, ms: Date.now() - started });
       done.push(migration.name);
     }
     return done;
   } finally {
     await db.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
   }
+}
+
+/** The migrations a database records as applied, by name (what a backup's manifest lists). */
+export async function appliedMigrations(sql: LeanSql): Promise<string[]> {
+  const rows = await sql.query<{ migration_name: string }>(
+    Prisma.sql`SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY migration_name`,
+  );
+  return rows.map((row) => row.migration_name);
 }
 
 /** The bundled migrations' names, read once: readiness checks compare against them. */

@@ -68,8 +68,13 @@ export interface Endpoint<S extends ParamSpec = ParamSpec> {
   pathParams?: Record<string, PathParamDoc>;
   /** A multipart body carrying a file (besides any parameters). */
   file?: FilePartDoc;
-  /** The success body's JSON Schema, or a file's media types for a download. */
-  response: JsonSchema | { binary: string[] };
+  /** The success body's JSON Schema, a file's media types for a download, or `{ html }` describing a page for a browser. */
+  response: JsonSchema | { binary: string[] } | { html: string };
+  /**
+   * A page's refusals in its own words, as HTML (a bad link, a form to correct): these statuses
+   * may be a page as well as the JSON error every endpoint may answer before the route.
+   */
+  htmlStatuses?: readonly number[];
   /** The success status, 200 unless said. */
   successStatus?: number;
   /** Codes beyond the ones every endpoint may answer (openapi.ts's COMMON_ERRORS). */

@@ -182,19 +182,33 @@ function errorSchema(codes: Iterable<string>): JsonSchema {
   return { allOf: [{ $ref: "#/components/schemas/Error" }, { properties: { code: { enum: [...new Set(codes)] } } }] };
 }
 
+/** An HTML page, as a page endpoint answers. */
+const HTML_CONTENT = { "text/html": { schema: { type: "string", contentMediaType: "text/html" } } };
+
 function errorResponses(contract: Endpoint): OpenApiOperation["responses"] {
   const responses: OpenApiOperation["responses"] = {};
   const statuses = [...Object.keys(COMMON_ERRORS).map(Number), ...(contract.errorStatuses ?? [])].sort((a, b) => a - b);
+  const html = new Set(contract.htmlStatuses ?? []);
   for (const status of statuses) {
     const common = COMMON_ERRORS[status];
-    // What every endpoint answers alike is written once (components.responses).
+    // What every endpoint answers alike is written once (components.responses); a page's own refusal may also be HTML.
+    if (common && status !== 400 && html.has(status)) {
+      responses[String(status)] = {
+        description: `${common.description} Codes: ${common.codes.join(", ")}. Or a page saying why, in HTML.`,
+        content: { "application/json": { schema: errorSchema(common.codes) }, ...HTML_CONTENT },
+      };
+      continue;
+    }
     if (common && status !== 400) {
       responses[String(status)] = { $ref: `#/components/responses/${common.name}` } as never;
       continue;
     }
     const codes = status === 400 ? [...common.codes, ...(contract.errors ?? [])] : status === 403 ? ["BAD_REQUEST", ...(contract.errors ?? []).filter((code) => code === "UNAUTHORIZED_PRINCIPAL")] : ["BAD_REQUEST"];
     const description = `${common?.description ?? OTHER_STATUSES[status] ?? "An error."} Codes: ${[...new Set(codes)].join(", ")}.`;
-    responses[String(status)] = { description, content: { "application/json": { schema: errorSchema(codes) } } };
+    responses[String(status)] = {
+      description: html.has(status) ? `${description} Or a page saying why, in HTML.` : description,
+      content: { "application/json": { schema: errorSchema(codes) }, ...(html.has(status) ? HTML_CONTENT : {}) },
+    };
   }
   return responses;
 }
@@ -207,7 +221,9 @@ function operation(contract: Endpoint): OpenApiOperation {
   const success =
     "binary" in contract.response
       ? { description: "The file's bytes.", content: Object.fromEntries((contract.response.binary as string[]).map((type) => [type, { schema: { type: "string", contentMediaType: type } }])) }
-      : { description: "Success.", content: { "application/json": { schema: contract.response } } };
+      : "html" in contract.response && typeof contract.response.html === "string"
+        ? { description: contract.response.html, content: HTML_CONTENT }
+        : { description: "Success.", content: { "application/json": { schema: contract.response } } };
   const responses: OpenApiOperation["responses"] = { [String(contract.successStatus ?? 200)]: success };
   // A download that answers ranges (416 past the end) answers one range with 206 and its bytes.
   if ("binary" in contract.response && contract.errorStatuses?.includes(416)) responses["206"] = { ...success, description: "The requested byte range of the file." };

@@ -49,6 +49,9 @@ export class RateLimits {
   private readonly loginByAccount: RateLimiterAbstract;
   private readonly loginByIp: RateLimiterAbstract;
   private readonly loginPoints: { account: number; ip: number };
+  /** Zulip's password_reset_form_by_email (two windows) and sends_email_by_ip. */
+  private readonly resetByAddress: RateLimiterAbstract[];
+  private readonly emailByIp: RateLimiterAbstract;
   private lastStoreWarning = 0;
   /** Each limiter's name, the label of its hits in the metrics. */
   private readonly names = new Map<RateLimiterAbstract, string>();
@@ -69,6 +72,10 @@ export class RateLimits {
     this.loginByAccount = limiter("login-account", settings.loginFailuresPerAccount, settings.loginFailureWindowSeconds);
     this.loginByIp = limiter("login-ip", settings.loginFailuresPerIp, settings.loginFailureWindowSeconds);
     this.loginPoints = { account: settings.loginFailuresPerAccount, ip: settings.loginFailuresPerIp };
+    // Zulip's fixed rules: an email address gets 2 reset emails an hour and 5 a day, and one client
+    // address may have 5 sent a day, whoever they go to: each could be mail to a stranger.
+    this.resetByAddress = [limiter("reset-address-hour", 2, 3600), limiter("reset-address-day", 5, 86_400)];
+    this.emailByIp = limiter("email-ip", 5, 86_400);
   }
 
   /** Counts one request of a user; the seconds to wait when past the limit, else null. */
@@ -103,6 +110,20 @@ export class RateLimits {
     const waits = await Promise.all([account === null ? null : this.consume(this.loginByAccount, account), this.consume(this.loginByIp, ip)]);
     const limited = waits.filter((wait): wait is number => wait !== null);
     return limited.length === 0 ? null : Math.max(...limited);
+  }
+
+  /**
+   * Counts a password reset email asked for `email` from `ip`: the seconds to wait once past the
+   * address's limits or the client's, else null. An address past its limit counts nothing against
+   * the client (Zulip checks the address first).
+   */
+  async countPasswordResetEmail(email: string, ip: string): Promise<number | null> {
+    const address = email.trim().toLowerCase();
+    for (const limiter of this.resetByAddress) {
+      const wait = await this.consume(limiter, address);
+      if (wait !== null) return wait;
+    }
+    return this.consume(this.emailByIp, ip);
   }
 
   private async consume(limiter: RateLimiterAbstract, key: string): Promise<number | null> {

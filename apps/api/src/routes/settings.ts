@@ -1,6 +1,21 @@
 import { Router } from "express";
-import { setEnterSends, updateDisplaySettings, updateNotificationSettings } from "@chat/core";
-import { actorOf, changedSettingsBody, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
+import { checkHumanUser, JsonableError, PASSWORD_MAX_LENGTH, setEnterSends, updateAccountSettings, updateDisplaySettings, updateNotificationSettings, WrongPasswordError } from "@chat/core";
+import {
+  actorOf,
+  changedSettingsBody,
+  clientIp,
+  EMPTY_SUCCESS,
+  endpoint,
+  loginAccountKey,
+  originOf,
+  params,
+  parseParams,
+  route,
+  schema,
+  serve,
+  success,
+  successBody,
+} from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 const bool = () => params.bool().optional();
@@ -45,7 +60,26 @@ const DISPLAY_PARAMS = {
   timezone: string(),
 };
 
+// Zulip 3.x's json_change_settings: each is "" unless sent, and "" changes nothing.
+const ACCOUNT_PARAMS = {
+  full_name: params.string().default("").describe("A new full name; ignored for non-administrators when the organization disables name changes."),
+  email: params.string().default("").describe("A new email address: refused (this server has no email change flow yet) unless it is the current one."),
+  old_password: params.string().default("").describe("The current password, required with new_password."),
+  new_password: params.string().default("").maxLength(PASSWORD_MAX_LENGTH).describe("A new password: at least 6 characters, not a common password or a simple pattern."),
+};
+
 export const settingsEndpoints = {
+  account: endpoint({
+    method: "patch",
+    path: "/settings",
+    tag: "users",
+    auth: "basic",
+    summary: "Change the user's password or full name",
+    description:
+      "Zulip 3.x's `json_change_settings`. A wrong `old_password` is `Wrong password!` and counts as a failed login; past the account's or address's failed logins the answer is `You're making too many attempts! Try again in N seconds.` (400, as Zulip) even with the right password. Bots are refused.",
+    params: ACCOUNT_PARAMS,
+    response: successBody({}, { full_name: schema.string() }),
+  }),
   notifications: endpoint({
     method: "patch",
     path: "/settings/notifications",
@@ -79,6 +113,33 @@ export function settingsRoutes(services: ApiServices): Router {
   const router = Router();
   const { actions } = services;
   const E = settingsEndpoints;
+
+  serve(
+    router,
+    E.account,
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      // Zulip's @human_users_only comes before anything is read.
+      checkHumanUser(actor);
+      const p = parseParams(req, E.account.params);
+      // The old password is a login: throttled and counted as POST /fetch_api_key's (Zulip's authenticate).
+      const account = loginAccountKey(actor.realm.string_id, actor.delivery_email);
+      const ip = clientIp(req);
+      if (p.new_password !== "") {
+        const wait = await services.rateLimits.loginThrottled(account, ip);
+        if (wait !== null) throw new JsonableError(`You're making too many attempts! Try again in ${Math.ceil(wait)} seconds.`);
+      }
+      try {
+        const changed = await actions.run(originOf(req, actor), (tx, events) =>
+          updateAccountSettings(tx, events, actor, { fullName: p.full_name, email: p.email, oldPassword: p.old_password, newPassword: p.new_password }),
+        );
+        success(res, changed);
+      } catch (error) {
+        if (error instanceof WrongPasswordError) await services.rateLimits.countLoginFailure(account, ip);
+        throw error;
+      }
+    }),
+  );
 
   serve(
     router,
