@@ -99,6 +99,10 @@ describe("a running embedded server owns its data folder", () => {
     const restore = await runCliProcess(["restore", path.join(dataDir, "nothing.backup")], { DATA_DIR: dataDir });
     expect(restore.code).toBe(1);
     expect(restore.stderr).toMatch(/stop the server first/);
+    // db:migrate opens the database files too: not beside a server (which migrated at start).
+    const migrate = await runCliProcess([], { DATA_DIR: dataDir }, { entry: "migrate" });
+    expect(migrate.code).toBe(1);
+    expect(migrate.stderr).toMatch(/is in use by a server \(pid \d+\)/);
     const unknownUser = await runCliProcess(["deactivate-user", "--email", "nobody@example.com"], { DATA_DIR: dataDir });
     expect(unknownUser).toMatchObject({ code: 1, stderr: expect.stringMatching(/no user nobody@example\.com/) });
     const lastOwner = await runCliProcess(["change-role", "--email", OWNER, "--role", "member"], { DATA_DIR: dataDir });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { TYPESCRIPT_NODE_ARGS } from "../../apps/server/src/local-cluster.ts";
 
 const ROOT = path.resolve(__dirname, "../..");
-const CLI = path.join(ROOT, "apps/server/src/cli.ts");
+const ENTRIES = { cli: path.join(ROOT, "apps/server/src/cli.ts"), migrate: path.join(ROOT, "apps/server/src/migrate.ts") };
 
 export interface CliResult {
   code: number | null;
@@ -12,8 +12,8 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCliProcess(args: string[], env: Record<string, string>, options: { stdin?: string; timeoutMs?: number } = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [...TYPESCRIPT_NODE_ARGS, CLI, ...args], {
+export function runCliProcess(args: string[], env: Record<string, string>, options: { stdin?: string; timeoutMs?: number; entry?: keyof typeof ENTRIES } = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [...TYPESCRIPT_NODE_ARGS, ENTRIES[options.entry ?? "cli"], ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NODE_ENV: "production", LOG_LEVEL: "warn", ...env },
     stdio: ["pipe", "pipe", "pipe"],

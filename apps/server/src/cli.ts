@@ -92,6 +92,10 @@ function withClusterSettings(env: NodeJS.ProcessEnv, forced: boolean): NodeJS.Pr
   const settings = clusterSettingsForCli(dataDir, { includeStopped: forced });
   if (settings === null) {
     if (forced) throw new CommandError(`--cluster: no \`npm run cluster\` has run on ${dataDir} (DATA_DIR)`);
+    // Else the command would quietly open an empty embedded database beside the cluster's files.
+    if (clusterSettingsForCli(dataDir, { includeStopped: true }) !== null) {
+      process.stderr.write(`note: a stopped \`npm run cluster\` used this data folder; this command uses the embedded database here. Add --cluster for the cluster's database.\n`);
+    }
     return env;
   }
   process.stderr.write(`using ${runningCluster(dataDir) ? "the running" : "the last"} cluster's database and Redis (${path.relative(process.cwd(), clusterDir(dataDir)) || "."}/)\n`);

@@ -5,7 +5,7 @@
 //
 // Protocol: the client writes one JSON line {argv, input}; the server answers with JSON lines
 // {out: text}... and a last one {exit: code, error?, usage?}.
-import { chmodSync, mkdirSync, unlinkSync } from "node:fs";
+import { chmodSync, mkdirSync, statSync, unlinkSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -47,6 +47,11 @@ export type CommandRunner = (argv: string[], io: { out: (text: string) => void; 
 export async function openOperatorChannel(socketPath: string, run: CommandRunner): Promise<OperatorChannel> {
   const folder = path.dirname(socketPath);
   mkdirSync(folder, { recursive: true, mode: 0o700 });
+  // A folder someone else made (the shared temp dir's fallback) could let them replace our socket.
+  const uid = process.getuid?.();
+  if (uid !== undefined && statSync(folder).uid !== uid) {
+    throw new Error(`${folder} belongs to another user, so the operators' channel cannot live there safely: remove it, or give DATA_DIR a shorter path`);
+  }
   // mkdir leaves an existing folder's mode as it was.
   chmodSync(folder, 0o700);
   try {

@@ -9,7 +9,7 @@ import { OUTAGE_RETRY_AFTER_SECONDS } from "../outage.ts";
 export const EMAIL_JOB = "send-email";
 /**
  * Attempts before an email is given up: the waits double from EMAIL_BACKOFF_MS (2 s, 4 s, ...),
- * so the last attempt comes about two hours after the first: an SMTP server down that long, or
+ * so the last attempt comes about an hour after the first (4,094 s of waits): an SMTP server down that long, or
  * refusing for that long, loses the email (the worker logs it as given up).
  */
 export const EMAIL_ATTEMPTS = 12;
