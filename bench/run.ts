@@ -2,6 +2,7 @@
 // ceilings measured in the same run. The machines are shared and noisy: compare ratios, not times.
 import { benchEvents } from "./events.bench.ts";
 import { benchFiles } from "./files.bench.ts";
+import { benchMemory } from "./memory.bench.ts";
 import { benchMessages } from "./messages.bench.ts";
 import { benchSubscriptions } from "./subscriptions.bench.ts";
 import { benchWebhooks } from "./webhooks.bench.ts";
@@ -12,6 +13,7 @@ const BENCHMARKS: Record<string, () => Promise<boolean>> = {
   files: benchFiles,
   webhooks: benchWebhooks,
   events: benchEvents,
+  memory: benchMemory,
 };
 
 async function main(): Promise<number> {

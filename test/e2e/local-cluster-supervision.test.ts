@@ -162,7 +162,8 @@ describe("the state file and the entry", () => {
     writeFileSync(bundle, "");
     const past = new Date(Date.now() - 60_000);
     utimesSync(path.join(sources, "deep/a.ts"), past, past);
-    expect(resolveServerEntry("auto", bundle, [sources])).toMatchObject({ kind: "bundle", args: [bundle] });
+    // Run as ./teamchat and the image run it.
+    expect(resolveServerEntry("auto", bundle, [sources])).toMatchObject({ kind: "bundle", args: ["--max-semi-space-size=4", bundle] });
     expect(resolveServerEntry("typescript", bundle, [sources]).kind).toBe("typescript");
     writeFileSync(path.join(sources, "deep/a.ts"), "// edited after the build");
     const future = new Date(Date.now() + 60_000);

@@ -1,6 +1,7 @@
 // `npm run cluster`: nginx, N API processes, M events processes and a worker on this machine's
 // Postgres and Redis (local-cluster.ts), supervised: a process that dies is logged and started
 // again. Ctrl-C (or SIGTERM) stops them all. Its logs and state live under the data folder.
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { redactUrl } from "./cluster-database.ts";
@@ -14,7 +15,7 @@ const USAGE = `usage: npm run cluster -- [--api N] [--events M] [--port P] [--me
                        0 gives each a free port; off turns metrics off
   --logs DIR           where the logs go (DATA_DIR/cluster/logs, DATA_DIR being ./data by default)
   --entry E            bundle: apps/server/dist/main.cjs (npm run build); typescript: the sources;
-                       auto (the default): the bundle when it is newer than every source
+                       auto (the default): builds the bundle when it is older than the sources, then runs it
   --quiet              do not echo the processes' output (their log files have it)
 
 DATABASE_URL (postgres://postgres@127.0.0.1:5432/chat, created if missing), REDIS_URL
@@ -53,6 +54,8 @@ async function main(): Promise<void> {
   const metricsPort = values["metrics-port"] === "off" ? null : count(values["metrics-port"], 9200, "metrics-port", 0, 65535 - processes);
   const entry = (values.entry ?? "auto") as ClusterEntry;
   if (!["auto", "bundle", "typescript"].includes(entry)) throw new UsageError("--entry must be auto, bundle or typescript");
+  // As `npm start` does: the bundle is brought up to date first, so auto runs what the sources say.
+  if (entry === "auto") execFileSync(process.execPath, [path.join(__dirname, "../../../scripts/build-server.cjs"), "--if-stale"], { stdio: "inherit" });
   // The folder `npm run cli` uses too: it finds the cluster's settings there (cluster-state.ts).
   const dataDirSetting = process.env.DATA_DIR ?? "./data";
   if (dataDirSetting === "memory://") throw new UsageError("DATA_DIR=memory:// cannot hold the cluster's state and uploads: set DATA_DIR to a folder (./data by default)");

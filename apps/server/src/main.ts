@@ -8,8 +8,9 @@ import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, serverVersion, type Config } from "@chat/config";
 import { ActorCache, oldestOutboxAgeSeconds, preloadEmojiNames } from "@chat/core";
+import { compileWasmWithBaselineOnly } from "@chat/db";
 import { createHttpApp, createJsonHttpServer, healthRoutes, trackRequest, withHotRoutes, type HotRoute } from "@chat/http";
-import { measureAtScrape, metricsText } from "@chat/metrics";
+import { collectProcessMetrics, measureAtScrape, metricsText } from "@chat/metrics";
 import { logger } from "@chat/logger";
 import { bootstrapIfEmpty, ensureSystemBotsOfAllRealms } from "./bootstrap.ts";
 import { runCli } from "./cli-commands.ts";
@@ -211,6 +212,7 @@ async function startServerOwning(config: Config, lock: DataDirLock | null): Prom
 
 /** /metrics (Prometheus text), /health/live and /health/ready on their own port (METRICS_PORT). */
 async function startOpsServer(port: number, bindAddress: string, readiness: ReadinessCheck): Promise<http.Server> {
+  collectProcessMetrics();
   const app = express();
   app.disable("x-powered-by");
   app.use(healthRoutes(readiness));
@@ -252,6 +254,8 @@ function closeGracefully(server: http.Server): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // Before Prisma's and PGlite's WebAssembly is compiled: 40 MB and more per process (wasm-compilation.ts).
+  compileWasmWithBaselineOnly();
   let config: Config;
   try {
     config = loadConfig();

@@ -13,7 +13,7 @@ import dns from "node:dns";
 import http from "node:http";
 import net from "node:net";
 import ipaddr from "ipaddr.js";
-import { Agent, type Dispatcher } from "undici";
+import type { Agent, Dispatcher } from "undici";
 
 export interface WebhookClientOptions {
   /** The whole request: connect, send, response headers and body. */
@@ -212,7 +212,8 @@ export class WebhookClient {
   private readonly options: WebhookClientOptions;
   private readonly policy: DestinationPolicy;
   private readonly userAgent: string;
-  private readonly agent: Agent;
+  /** Made with the first post: undici is loaded only by a worker that has a webhook to call. */
+  private agentInstance: Agent | null = null;
   private readonly targets = new Map<string, Target>();
   private closed = false;
 
@@ -221,11 +222,16 @@ export class WebhookClient {
     this.policy = new DestinationPolicy(this.options.allowedHosts, this.options.allowLoopback);
     this.userAgent = this.options.userAgent ?? "ZulipOutgoingWebhook";
     http.validateHeaderValue("User-Agent", this.userAgent);
+  }
+
+  private get agent(): Agent {
+    if (this.agentInstance) return this.agentInstance;
     // The client's own agent, given no proxy: every new connection (http or https) resolves its
     // host through `lookup`, which refuses internal addresses. Undici's own timeouts are set to
     // the whole request's, which a timer of this client's enforces (they restart per phase).
     const { timeoutMs } = this.options;
-    this.agent = new Agent({
+    const { Agent } = require("undici") as typeof import("undici");
+    this.agentInstance = new Agent({
       connections: MAX_SOCKETS_PER_HOST,
       keepAliveTimeout: FREE_SOCKET_TIMEOUT_MS,
       keepAliveMaxTimeout: FREE_SOCKET_TIMEOUT_MS,
@@ -233,6 +239,7 @@ export class WebhookClient {
       bodyTimeout: timeoutMs,
       connect: { lookup: this.lookup, timeout: timeoutMs },
     });
+    return this.agentInstance;
   }
 
   post(url: string, body: WebhookRequestBody): Promise<WebhookResponse> {
@@ -260,7 +267,7 @@ export class WebhookClient {
   /** Destroys every socket, idle or in use; posts after this fail. */
   close(): void {
     this.closed = true;
-    this.agent.destroy().catch(() => undefined);
+    this.agentInstance?.destroy().catch(() => undefined);
   }
 
   /** Parses and checks a URL, once per URL string (bounded cache). */

@@ -1,6 +1,7 @@
 export { PrismaClient, Prisma } from "./generated/client.ts";
 export type * from "./generated/models.ts";
 export { openDatabase, type Database, type OpenDatabaseOptions } from "./client.ts";
+export { compileWasmWithBaselineOnly } from "./wasm-compilation.ts";
 export type { NotificationHandlers, NotificationListener } from "./notification-listener.ts";
 export { applyMigrations, appliedMigrations, listMigrations, MigrationError, MIGRATIONS_DIR, pendingMigrations } from "./migrations.ts";
 export { loadPgliteDump, type LoadedDump } from "./pglite-dump.ts";

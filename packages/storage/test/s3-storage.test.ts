@@ -13,7 +13,8 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { crc32 } from "node:zlib";
 import { startS3Server, type S3Server } from "../../../test/support/s3-server.ts";
-import { openStorage, S3FileStorage, type S3StorageConfig } from "../src/index.ts";
+import { openStorage } from "../src/index.ts";
+import { S3FileStorage, type S3StorageConfig } from "../src/s3.ts";
 import { countBytes } from "../src/byte-counter.ts";
 import { PART_SIZE, uploadStream } from "../src/multipart-upload.ts";
 import { endlessStream, failingStream, MIB, pattern, readAll, sha256, streamOf, streamWithGate, waitFor } from "./bodies.ts";
@@ -425,7 +426,7 @@ describe("s3 storage", () => {
       });
     const config = JSON.stringify(configOf(server));
     const withStorage = await run(
-      `const { S3FileStorage } = require("./packages/storage/src/index.ts");
+      `const { S3FileStorage } = require("./packages/storage/src/s3.ts");
        const storage = new S3FileStorage(${config});
        console.log("stat", JSON.stringify(await storage.stat("absent")));
        await storage.close();`,

@@ -8,11 +8,16 @@
 // bus, the job queue and the rate limiter is made here, so the two differ in this file only. On a
 // cluster every multi-key command, transaction, pipeline and script keeps to one hash slot
 // (keys.ts tags the keys so).
-import Redis, { Cluster, type ClusterOptions, type RedisOptions } from "ioredis";
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from "ioredis";
 import type { BusLog } from "../log";
 
 /** A connection to one server or to a cluster: the bus's code runs on either. */
 export type RedisClient = Redis | Cluster;
+
+/** ioredis, loaded with the first connection: a process on the in-process bus never needs it. */
+function ioredis(): typeof import("ioredis") {
+  return require("ioredis") as typeof import("ioredis");
+}
 
 /** Where Redis is: one server's URL, or a cluster's seed nodes (`host:port`; the rest are discovered). */
 export type RedisTarget = { url: string; clusterNodes?: undefined } | { clusterNodes: string[]; url?: undefined };
@@ -41,6 +46,7 @@ export const OUTAGE_AWARE_REDIS_OPTIONS: RedisOptions = {
  * queueing while disconnected, and auto-pipelining, which it does per node.
  */
 export function createRedisClient(target: RedisTarget, options: RedisOptions): RedisClient {
+  const { Redis, Cluster } = ioredis();
   if (target.clusterNodes === undefined) return new Redis(target.url, options);
   const { retryStrategy, enableOfflineQueue, enableAutoPipelining, autoPipeliningIgnoredCommands, lazyConnect, ...perNode } = options;
   const retry = retryStrategy ?? reconnectDelay;
@@ -59,7 +65,7 @@ export function createRedisClient(target: RedisTarget, options: RedisOptions): R
 
 /** Whether the client talks to a Redis Cluster (and so must group multi-key work by slot). */
 export function isCluster(client: RedisClient): client is Cluster {
-  return client instanceof Cluster;
+  return client instanceof ioredis().Cluster;
 }
 
 /**

@@ -1,10 +1,15 @@
-import { DelayedError, Queue, Worker } from "bullmq";
+import type { Queue, Worker } from "bullmq";
 import type { Result } from "ioredis";
 import { chunked, DEFAULT_BACKOFF_MS, ITEM_CLAIM_GRACE_MS, KEEP_COMPLETED_JOBS_S, KEEP_FAILED_JOBS_S } from "../defaults";
 import { stderrLog, type BusLog } from "../log";
 import type { AddEachOptions, JobHandler, JobItem, JobOptions, JobQueue, Stoppable } from "../types";
 import { createRedisClient, logOutages, type RedisClient, type RedisTarget } from "./connection";
 import { BusKeys } from "./keys";
+
+/** BullMQ, loaded with the first queue or worker: a process on the in-process bus never needs it. */
+function bullmq(): typeof import("bullmq") {
+  return require("bullmq") as typeof import("bullmq");
+}
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
@@ -141,6 +146,7 @@ export class RedisJobQueue implements JobQueue {
   }
 
   process(name: string, handler: JobHandler, concurrency = 1): Stoppable {
+    const { DelayedError, Worker } = bullmq();
     const worker = new Worker<JobData>(
       name,
       async (job, token) => {
@@ -186,6 +192,7 @@ export class RedisJobQueue implements JobQueue {
   private queue(name: string): Queue<JobData> {
     let queue = this.queues.get(name);
     if (!queue) {
+      const { Queue } = bullmq();
       queue = new Queue<JobData>(name, { connection: this.connection, prefix: this.prefix });
       queue.on("error", (error) => this.log(`job queue ${name} error`, error));
       this.queues.set(name, queue);

@@ -7,7 +7,7 @@
 // crafted PNG or GIF of 5 MiB can claim billions of pixels. Every decode is therefore bounded by
 // MAX_IMAGE_PIXELS, checked on the header before any pixel is decoded.
 import type { Readable } from "node:stream";
-import sharp, { type Metadata, type Sharp } from "sharp";
+import type { Metadata, Sharp, SharpConstructor } from "sharp";
 import { FileTooLargeError } from "@chat/storage";
 import { JsonableError } from "../errors.ts";
 
@@ -25,9 +25,18 @@ export const DEFAULT_EMOJI_SIZE = 64;
  */
 export const MAX_IMAGE_PIXELS = 25_000_000;
 
-// libvips' operation cache keeps recent results for reuse; every upload is a new image, so it
-// would only hold decoded pixels in memory.
-sharp.cache(false);
+let loadedSharp: SharpConstructor | null = null;
+
+/** sharp (and libvips with it, about 19 MB) is loaded with the first image, not by every process. */
+function sharp(): SharpConstructor {
+  if (loadedSharp === null) {
+    loadedSharp = require("sharp") as SharpConstructor;
+    // libvips' operation cache keeps recent results for reuse; every upload is a new image, so it
+    // would only hold decoded pixels in memory.
+    loadedSharp.cache(false);
+  }
+  return loadedSharp;
+}
 
 /**
  * Images being resized at once; the rest wait their turn. Each holds one of libuv's threads (four
@@ -141,14 +150,14 @@ export interface CheckedImage {
 
 function decoder(data: Buffer, options: { animated?: boolean } = {}): Sharp {
   // failOn "warning" (sharp's default, kept explicit) refuses truncated or damaged data.
-  return sharp(data, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: "warning", animated: options.animated ?? false });
+  return sharp()(data, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: "warning", animated: options.animated ?? false });
 }
 
 /** The image's header: its format, size and frames, before any pixel is decoded. */
 export async function checkImage(data: Buffer): Promise<CheckedImage> {
   let metadata: Metadata;
   try {
-    metadata = await sharp(data, { limitInputPixels: MAX_IMAGE_PIXELS }).metadata();
+    metadata = await sharp()(data, { limitInputPixels: MAX_IMAGE_PIXELS }).metadata();
   } catch (error) {
     throw decodeFailure(error);
   }
