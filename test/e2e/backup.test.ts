@@ -7,7 +7,6 @@
 // database created for the test). Then, in the test process, what a restore refuses (each refusal
 // leaving the data as it was), and a backup from before the newest migration, which restores and
 // which the next start brings up to date.
-import { spawn } from "node:child_process";
 import { createReadStream, createWriteStream } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -23,7 +22,7 @@ import { Client } from "pg";
 import request from "supertest";
 import { tarChunks, tarEntries, type EntrySource } from "../../apps/server/src/backup-archive.ts";
 import { BackupError, createBackup, readBackupManifest, restoreBackup, type BackupManifest, type BackupSource } from "../../apps/server/src/backup.ts";
-import { TYPESCRIPT_NODE_ARGS } from "../../apps/server/src/local-cluster.ts";
+import { runCliProcess } from "../support/cli-process.ts";
 import { ApiClient } from "../support/client.ts";
 import { startProcess, type ServerProcess } from "../support/processes.ts";
 import { MODES } from "../support/server.ts";
@@ -31,32 +30,10 @@ import { createTestDatabase, type TestDatabase } from "../support/services.ts";
 
 jest.setTimeout(180_000);
 
-const ROOT = path.resolve(__dirname, "../..");
-const CLI = path.join(ROOT, "apps/server/src/cli.ts");
 const OWNER = "owner@example.com";
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** `npm run cli -- <args>` as an operator runs it, with the server's settings. */
-function cli(args: string[], env: Record<string, string>): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...TYPESCRIPT_NODE_ARGS, CLI, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", NODE_ENV: "production", LOG_LEVEL: "warn", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], env: Record<string, string>) => runCliProcess(args, env);
 
 async function tempDir(label: string): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), `backup-test-${label}-`));

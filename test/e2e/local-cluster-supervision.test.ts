@@ -10,26 +10,17 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Client } from "pg";
 import { ensureDatabase, quoteIdentifier } from "../../apps/server/src/cluster-database.ts";
-import { clusterSettingsForCli, clusterStatePath, lastClusterStatePath, processStartTime, writeClusterState, type ClusterState } from "../../apps/server/src/cluster-state.ts";
+import { clusterSettingsForCli, clusterStatePath, lastClusterStatePath, writeClusterState, type ClusterState } from "../../apps/server/src/cluster-state.ts";
+import { processStartTime } from "../../apps/server/src/process-identity.ts";
 import { freePort, resolveServerEntry, restartDelay, TYPESCRIPT_NODE_ARGS } from "../../apps/server/src/local-cluster.ts";
-import { createRedisPrefix, POSTGRES_ADMIN_URL, REDIS_URL, uniqueName, type TestRedisPrefix } from "../support/services.ts";
+import { admin, createRedisPrefix, POSTGRES_ADMIN_URL, REDIS_URL, uniqueName, type TestRedisPrefix } from "../support/services.ts";
 
 jest.setTimeout(240_000);
 
 const ROOT = path.resolve(__dirname, "../..");
 const CLUSTER_CLI = path.join(ROOT, "apps/server/src/cluster-cli.ts");
 
-async function admin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: POSTGRES_ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 function urlFor(database: string, user?: string): string {
   const url = new URL(POSTGRES_ADMIN_URL);

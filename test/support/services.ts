@@ -11,7 +11,8 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${process.pid}_${randomBytes(4).toString("hex")}`;
 }
 
-async function admin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+/** Runs `fn` on a connection to the maintenance database, as the test suite's Postgres superuser. */
+export async function admin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: POSTGRES_ADMIN_URL });
   await client.connect();
   try {

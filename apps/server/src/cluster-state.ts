@@ -6,6 +6,7 @@
 import { readFileSync, renameSync, mkdirSync, unlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { processStartTime, sameProcessAlive } from "./process-identity.ts";
 
 /** The cluster's folder inside the data folder. */
 export const CLUSTER_DIR = "cluster";
@@ -55,31 +56,11 @@ export function lastClusterStatePath(dataDir: string): string {
   return path.join(clusterDir(dataDir), LAST_STATE_FILE);
 }
 
-/** Field 22 of /proc/<pid>/stat (start time since boot); null off Linux or when the process is gone. */
-export function processStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
 /** Whether the supervisor a state names still runs (and is still that process, not a reused pid). */
 export function supervisorAlive(state: Pick<ClusterState, "pid" | "pidStartTime" | "host">): boolean {
   // Another host's cluster (a shared folder) listens on that host's loopback: not one to reach from here.
   if (state.host !== os.hostname()) return false;
-  // A container restarted with the same host name may run us under the pid of its last life.
-  if (!Number.isInteger(state.pid) || state.pid <= 0 || state.pid === process.pid) return false;
-  try {
-    process.kill(state.pid, 0);
-  } catch (error) {
-    // EPERM: alive, but another user's.
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  const startTime = processStartTime(state.pid);
-  return state.pidStartTime === null || startTime === null || startTime === state.pidStartTime;
+  return sameProcessAlive(state.pid, state.pidStartTime);
 }
 
 function readState(file: string): ClusterState | null {

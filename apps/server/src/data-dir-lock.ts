@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { processStartTime, sameProcessAlive } from "./process-identity.ts";
 
 export const LOCK_FILE = "server.lock";
 /** How often the owner touches the lock, and how old a lock of another host's owner may be before it is stale. */
@@ -47,27 +48,6 @@ function describeBusy(dataDir: string, owner: LockOwner): string {
   return `The data folder ${dataDir} is in use by ${who} since ${owner.since}. ${what}`;
 }
 
-/** The process start time the kernel reports (field 22 of /proc/<pid>/stat); null off Linux or when gone. */
-function processStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces and parentheses: count fields after its last ")".
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, but another user's.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Whether the process a lock names still runs (and still is that process). */
 export function ownerAlive(owner: LockOwner, lockPath: string): boolean {
   if (owner.host !== os.hostname()) {
@@ -78,11 +58,7 @@ export function ownerAlive(owner: LockOwner, lockPath: string): boolean {
       return false;
     }
   }
-  // A container restarted with the same host name runs us under the pid of its last life.
-  if (owner.pid <= 0 || owner.pid === process.pid) return false;
-  if (!pidAlive(owner.pid)) return false;
-  const startTime = processStartTime(owner.pid);
-  return owner.startTime === null || startTime === null || startTime === owner.startTime;
+  return sameProcessAlive(owner.pid, owner.startTime);
 }
 
 function readOwner(lockPath: string): LockOwner | null {

@@ -12,6 +12,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { ensureDatabase } from "./cluster-database.ts";
+import { pidAlive } from "./process-identity.ts";
 import { clusterDir, lastCluster, newClusterState, pickCliSettings, retireClusterState, runningCluster, supervisorAlive, writeClusterState, type ClusterState } from "./cluster-state.ts";
 
 const ROOT = path.resolve(__dirname, "../../..");
@@ -689,15 +690,6 @@ function readFrom(file: string, offset: number): string {
     return buffer.toString();
   } finally {
     closeSync(fd);
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
