@@ -14,6 +14,7 @@ import {
   reactivateUser,
   regenerateApiKey,
   setUserPassword,
+  hashNewPassword,
   ROLE_ADMINISTRATOR,
   ROLE_GUEST,
   ROLE_MEMBER,
@@ -259,7 +260,8 @@ export async function runCli(argv: string[], services: Services, io: CliIo): Pro
       const { realm, user } = await chooseUser(services, values);
       const password = io.input.password;
       if (password === undefined) throw new UsageError("set-password reads the new password from the terminal or standard input");
-      await services.actions.run(realm.id, (tx) => setUserPassword(tx, user, password));
+      const hashed = await hashNewPassword(password);
+      await services.actions.run(realm.id, (tx) => setUserPassword(tx, user, hashed));
       out(`set a new password for ${user.delivery_email}\n`);
       return;
     }

@@ -7,6 +7,7 @@ import { Router, type Request, type Response } from "express";
 import {
   checkPasswordResetToken,
   isValidEmail,
+  hashNewPassword,
   JsonableError,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
@@ -208,7 +209,8 @@ export function passwordResetRoutes(services: ApiServices): Router {
       }
       let state: PasswordResetTokenState;
       try {
-        state = await services.actions.run(originOf(req, { realm_id: realm.id }), (tx) => resetPasswordWithToken(tx, realm, token, new_password));
+        const hashed = await hashNewPassword(new_password);
+        state = await services.actions.run(originOf(req, { realm_id: realm.id }), (tx) => resetPasswordWithToken(tx, realm, token, hashed));
       } catch (error) {
         // A password refused (too short, too weak): the form again, the link still good.
         if (error instanceof JsonableError) {

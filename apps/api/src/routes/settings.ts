@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { checkHumanUser, JsonableError, PASSWORD_MAX_LENGTH, setEnterSends, updateAccountSettings, updateDisplaySettings, updateNotificationSettings, WrongPasswordError } from "@chat/core";
+import { checkHumanUser, JsonableError, PASSWORD_MAX_LENGTH, prepareOwnPasswordChange, setEnterSends, updateAccountSettings, updateDisplaySettings, updateNotificationSettings, WrongPasswordError } from "@chat/core";
 import {
   actorOf,
   changedSettingsBody,
@@ -130,8 +130,9 @@ export function settingsRoutes(services: ApiServices): Router {
         if (wait !== null) throw new JsonableError(`You're making too many attempts! Try again in ${Math.ceil(wait)} seconds.`);
       }
       try {
+        const passwordChange = p.new_password === "" ? null : await prepareOwnPasswordChange(services.prisma, actor.id, p.old_password, p.new_password);
         const changed = await actions.run(originOf(req, actor), (tx, events) =>
-          updateAccountSettings(tx, events, actor, { fullName: p.full_name, email: p.email, oldPassword: p.old_password, newPassword: p.new_password }),
+          updateAccountSettings(tx, events, actor, { fullName: p.full_name, email: p.email, newPassword: p.new_password, passwordChange }),
         );
         success(res, changed);
       } catch (error) {

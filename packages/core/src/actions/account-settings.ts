@@ -1,6 +1,7 @@
 // PATCH /settings as Zulip 3.x (json_change_settings): the user's own password, full name and
-// email address, checked in Zulip's order. Everything runs in the caller's transaction, so a
-// refusal after the password check (an email change) leaves the password as it was.
+// email address, checked in Zulip's order. The password's argon2 work is done before the
+// transaction (prepareOwnPasswordChange); its write and the rest run in the caller's transaction,
+// so a refusal after the password check (an email change) leaves the password as it was.
 import type { Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
 import { JsonableError } from "../errors.ts";
@@ -9,13 +10,14 @@ import { checkHumanUser } from "../lib/human-users.ts";
 import { isAdmin } from "../lib/roles.ts";
 import { checkFullName } from "../lib/validation.ts";
 import { changeFullName } from "./user-changes.ts";
-import { changeOwnPassword, lockUserRow } from "./passwords.ts";
+import { changeOwnPassword, lockUserRow, type OwnPasswordChange } from "./passwords.ts";
 
 export interface AccountSettingsRequest {
   fullName: string;
   email: string;
-  oldPassword: string;
   newPassword: string;
+  /** The checked and hashed change when newPassword is set (prepareOwnPasswordChange, before the transaction). */
+  passwordChange: OwnPasswordChange | null;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface AccountSettingsRequest {
 export async function updateAccountSettings(tx: Tx, events: EventRecorder, actor: Actor, request: AccountSettingsRequest): Promise<{ full_name?: string }> {
   checkHumanUser(actor);
   if (request.fullName === "" && request.email === "" && request.newPassword === "") throw new JsonableError("Please fill out all fields.");
-  if (request.newPassword !== "") await changeOwnPassword(tx, actor.id, request.oldPassword, request.newPassword);
+  if (request.passwordChange) await changeOwnPassword(tx, actor.id, request.passwordChange);
 
   const user = await lockUserRow(tx, actor.id);
   const newEmail = request.email.trim();

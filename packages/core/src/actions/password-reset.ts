@@ -9,7 +9,7 @@ import type { Realm, UserProfile } from "../models.ts";
 import { passwordResetEmail, passwordResetNoAccountEmail, type OutgoingEmail } from "../lib/emails.ts";
 import { realmUri } from "../lib/realm-hosts.ts";
 import { getUserByDeliveryEmail } from "../queries/users.ts";
-import { setUserPassword } from "./passwords.ts";
+import { setUserPassword, type HashedPassword } from "./passwords.ts";
 
 /** How long a link works (Zulip: a day). */
 export const PASSWORD_RESET_VALID_HOURS = 24;
@@ -92,7 +92,7 @@ export async function checkPasswordResetToken(db: TokenReader, realm: Realm, tok
  * Checked with the token's row locked, so two submissions of one link cannot both succeed; a
  * password too weak throws before anything is written, and the link still works.
  */
-export async function resetPasswordWithToken(tx: Tx, realm: Realm, token: string, password: string): Promise<PasswordResetTokenState> {
+export async function resetPasswordWithToken(tx: Tx, realm: Realm, token: string, password: HashedPassword): Promise<PasswordResetTokenState> {
   if (!TOKEN.test(token)) return { status: "unknown" };
   await tx.$queryRaw`SELECT id FROM password_reset_token WHERE token_hash = ${tokenHash(token)} FOR UPDATE`;
   const state = await checkPasswordResetToken(tx, realm, token);

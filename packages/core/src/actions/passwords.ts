@@ -1,7 +1,7 @@
 // A user's password: set (by the user through PATCH /settings, a reset link, or an operator's
 // CLI) as an argon2id hash. Setting one ends every reset link of the user still outstanding.
 // Zulip sends no event for a password change, and neither does this: no client state shows it.
-import type { Tx } from "@chat/db";
+import type { PrismaClient, Tx } from "@chat/db";
 import { JsonableError } from "../errors.ts";
 import type { UserProfile } from "../models.ts";
 import { PASSWORD_MAX_LENGTH, passwordWeakness, passwordWeaknessMessage } from "../lib/passwords.ts";
@@ -31,31 +31,59 @@ async function writePasswordHash(tx: Tx, userId: number, passwordHash: string): 
   await tx.passwordResetToken.updateMany({ where: { user_id: userId, used_at: null }, data: { used_at: new Date() } });
 }
 
-/**
- * Sets a user's password, checked for strength (at least 6 and at most 100 characters, not a
- * common password or pattern): for a reset link and the CLI's set-password. Any user but a bot,
- * deactivated or not (an operator may set one before reactivating). No event.
- */
-export async function setUserPassword(tx: Tx, user: Pick<UserProfile, "id" | "is_bot">, password: string): Promise<void> {
-  checkMayHavePassword(user);
-  const weakness = passwordWeakness(password);
-  if (weakness !== null) throw new JsonableError(passwordWeaknessMessage(weakness));
-  await lockUserRow(tx, user.id);
-  await writePasswordHash(tx, user.id, await hashPassword(password));
+/** A new password checked for strength and hashed: made before the transaction that stores it. */
+export interface HashedPassword {
+  readonly hash: string;
 }
 
 /**
- * A user's own password change (PATCH /settings, Zulip's json_change_settings): the old password
- * must match ("Wrong password!"), the new one be strong enough ("New password is too weak!").
- * The caller has checked the actor is a person and not past its failed logins.
+ * Checks a new password's strength (at least 6 and at most 100 characters, not a common password
+ * or pattern) and hashes it. Outside any transaction: argon2 takes tens of milliseconds, for which
+ * a transaction would hold the user's row, a pool connection, and on the embedded database (one
+ * session) every other request.
  */
-export async function changeOwnPassword(tx: Tx, userId: number, oldPassword: string, newPassword: string): Promise<void> {
-  const user = await lockUserRow(tx, userId);
+export async function hashNewPassword(password: string): Promise<HashedPassword> {
+  const weakness = passwordWeakness(password);
+  if (weakness !== null) throw new JsonableError(passwordWeaknessMessage(weakness));
+  return { hash: await hashPassword(password) };
+}
+
+/**
+ * Stores a user's new password: for a reset link and the CLI's set-password. Any user but a bot,
+ * deactivated or not (an operator may set one before reactivating). No event.
+ */
+export async function setUserPassword(tx: Tx, user: Pick<UserProfile, "id" | "is_bot">, password: HashedPassword): Promise<void> {
+  checkMayHavePassword(user);
+  await lockUserRow(tx, user.id);
+  await writePasswordHash(tx, user.id, password.hash);
+}
+
+/** A user's own password change, its argon2 work done: the hash the old password matched, and the new one. */
+export interface OwnPasswordChange {
+  verifiedHash: string;
+  newPassword: HashedPassword;
+}
+
+/**
+ * PATCH /settings's password change (Zulip's json_change_settings), checked before the
+ * transaction (argon2, see hashNewPassword): the old password must match ("Wrong password!"), the
+ * new one be strong enough ("New password is too weak!"). The caller has checked the actor is a
+ * person and not past its failed logins.
+ */
+export async function prepareOwnPasswordChange(prisma: PrismaClient, userId: number, oldPassword: string, newPassword: string): Promise<OwnPasswordChange> {
+  const user = await prisma.userProfile.findUniqueOrThrow({ where: { id: userId }, select: { is_bot: true, password_hash: true } });
   checkMayHavePassword(user);
   // An empty password never matches (Zulip's EmailAuthBackend refuses it before looking).
-  if (oldPassword === "" || !(await verifyPassword(user.password_hash, oldPassword))) throw new WrongPasswordError();
+  if (oldPassword === "" || user.password_hash === null || !(await verifyPassword(user.password_hash, oldPassword))) throw new WrongPasswordError();
   const weakness = passwordWeakness(newPassword);
   if (weakness === "too_long") throw new JsonableError(`new_password is too long (limit: ${PASSWORD_MAX_LENGTH} characters)`, { extra: { var_name: "new_password" } });
   if (weakness !== null) throw new JsonableError("New password is too weak!");
-  await writePasswordHash(tx, user.id, await hashPassword(newPassword));
+  return { verifiedHash: user.password_hash, newPassword: { hash: await hashPassword(newPassword) } };
+}
+
+/** Stores a prepared change, unless the password changed since the old one was checked (then it no longer matches). */
+export async function changeOwnPassword(tx: Tx, userId: number, change: OwnPasswordChange): Promise<void> {
+  const user = await lockUserRow(tx, userId);
+  if (user.password_hash !== change.verifiedHash) throw new WrongPasswordError();
+  await writePasswordHash(tx, user.id, change.newPassword.hash);
 }
