@@ -13,6 +13,11 @@ const settings = {
   narrow: [],
   notificationSettingsNull: false,
   bulkMessageDeletion: true,
+  userSettingsObject: false,
+  streamTypingNotifications: false,
+  userAvatarUrlFieldOptional: false,
+  includeDeactivatedGroups: false,
+  modernClient: false,
 };
 
 function alertWords(word: string, users: number[], allPublicStreams = false): RoutedEvent {

@@ -16,6 +16,7 @@ import {
   withLeanRawQueries,
   type RegisterOptions,
   defaultEventsNarrow,
+  zulipVersionFields,
 } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, requestProtocol, route, schema, serve, success, successBody, successJsonBytes } from "@chat/http";
 import type { PollAuthenticator } from "./poll-auth.ts";
@@ -24,10 +25,6 @@ import { requireUserKnownToNode } from "./trusted-user.ts";
 import type { EventServices } from "./services.ts";
 import { pollEvents, readEvents } from "./long-poll.ts";
 import type { LongPollWaiters } from "./waiters.ts";
-
-// Version facts every /register response carries, whatever event_types asked for.
-const ZULIP_VERSION = "3.0";
-const ZULIP_FEATURE_LEVEL = 1;
 
 const STRING_LIST = { type: "array", items: { type: "string" } };
 const NARROW = { type: "array", items: { type: "array", items: { type: "string" }, minItems: 2, maxItems: 2 } };
@@ -43,6 +40,36 @@ const MAX_EVENTS_NARROW_TERMS = 20;
 
 /** Zulip's MAX_QUEUE_TIMEOUT_SECS: a client may keep its queue up to a week without polling. */
 const MAX_QUEUE_LIFESPAN_SECS = 7 * 24 * 60 * 60;
+
+/**
+ * Capabilities Zulip added after 3.x (feature levels 13 to 491). Declaring any of them marks a
+ * client written against today's API (RegisterOptions.modernClient); unknown ones are ignored.
+ */
+const MODERN_CAPABILITIES = [
+  "user_avatar_url_field_optional",
+  "stream_typing_notifications",
+  "user_settings_object",
+  "linkifier_url_template",
+  "user_list_incomplete",
+  "include_deactivated_groups",
+  "archived_channels",
+  "empty_topic_name",
+  "simplified_presence_events",
+  "individual_emoji_changes",
+];
+
+function capabilityOptions(capabilities: Record<string, boolean>) {
+  const has = (name: string) => capabilities[name] === true;
+  return {
+    notificationSettingsNull: has("notification_settings_null"),
+    bulkMessageDeletion: has("bulk_message_deletion"),
+    userSettingsObject: has("user_settings_object"),
+    streamTypingNotifications: has("stream_typing_notifications"),
+    userAvatarUrlFieldOptional: has("user_avatar_url_field_optional"),
+    includeDeactivatedGroups: has("include_deactivated_groups"),
+    modernClient: MODERN_CAPABILITIES.some(has),
+  };
+}
 
 export const eventEndpoints = {
   register: endpoint({
@@ -120,8 +147,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
         allPublicStreams,
         includeSubscribers: p.include_subscribers,
         narrow: parseEventsNarrow(narrow),
-        notificationSettingsNull: p.client_capabilities.notification_settings_null === true,
-        bulkMessageDeletion: p.client_capabilities.bulk_message_deletion === true,
+        ...capabilityOptions(p.client_capabilities),
         realmUri: realmUri(actor.realm.string_id, ctx.externalHost, requestProtocol(req)),
       };
       const settings: QueueSettings = {
@@ -132,6 +158,11 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
         narrow: options.narrow,
         notificationSettingsNull: options.notificationSettingsNull,
         bulkMessageDeletion: options.bulkMessageDeletion,
+        userSettingsObject: options.userSettingsObject,
+        streamTypingNotifications: options.streamTypingNotifications,
+        userAvatarUrlFieldOptional: options.userAvatarUrlFieldOptional,
+        includeDeactivatedGroups: options.includeDeactivatedGroups,
+        modernClient: options.modernClient,
       };
 
       // Race-free as in Zulip: the queue exists before the state is read, and whatever reached it
@@ -164,7 +195,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
       const texts = takeJsonTextSections(state);
       res
         .type("json")
-        .send(successJsonBytes({ queue_id: queue.id, last_event_id: lastEventId, zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, ...state }, texts));
+        .send(successJsonBytes({ queue_id: queue.id, last_event_id: lastEventId, ...zulipVersionFields(), ...state }, texts));
     }),
   );
 

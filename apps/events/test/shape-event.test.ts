@@ -12,6 +12,11 @@ const base: QueueSettings = {
   narrow: [],
   notificationSettingsNull: false,
   bulkMessageDeletion: true,
+  userSettingsObject: false,
+  streamTypingNotifications: false,
+  userAvatarUrlFieldOptional: false,
+  includeDeactivatedGroups: false,
+  modernClient: false,
 };
 
 const streamMessage: WireMessage = {

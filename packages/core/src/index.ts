@@ -6,6 +6,7 @@ export * from "./events.ts";
 export * from "./auth.ts";
 export * from "./actor-cache.ts";
 export * from "./actor-validity.ts";
+export * from "./lib/api-version.ts";
 export * from "./lib/roles.ts";
 export * from "./lib/avatars.ts";
 export * from "./lib/realm-hosts.ts";

@@ -235,7 +235,7 @@ const MUTED_TOPIC = { type: "array", prefixItems: [string, string, integer], min
  * asked for. Every section the server can send is listed here.
  */
 const REGISTER_RESPONSE = s.object(
-  { result: s.const("success"), msg: string, queue_id: string, last_event_id: integer, zulip_version: string, zulip_feature_level: integer },
+  { result: s.const("success"), msg: string, queue_id: string, last_event_id: integer, zulip_version: string, zulip_feature_level: integer, zulip_merge_base: string },
   {
     // alert_words
     alert_words: stringList,

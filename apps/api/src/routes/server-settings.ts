@@ -1,11 +1,9 @@
 import { Router } from "express";
-import { NonexistentSubdomainError, realmUri, renderMarkdown } from "@chat/core";
+import { NonexistentSubdomainError, realmUri, renderMarkdown, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "@chat/core";
 import { endpoint, requestProtocol, requestSubdomain, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
-/** The Zulip release whose API this server speaks; the official clients check these two. */
-export const ZULIP_VERSION = "3.0";
-export const ZULIP_FEATURE_LEVEL = 1;
+export { ZULIP_FEATURE_LEVEL, ZULIP_VERSION };
 
 export const serverSettingsEndpoints = {
   // No authentication, as in Zulip: clients read it before they have credentials.

@@ -37,6 +37,18 @@ export interface RegisterOptions {
   narrow: Array<[string, string]>;
   notificationSettingsNull: boolean;
   bulkMessageDeletion: boolean;
+  /** Capabilities of Zulip 4.0 and later (client_capabilities); each false when not declared. */
+  userSettingsObject: boolean;
+  streamTypingNotifications: boolean;
+  userAvatarUrlFieldOptional: boolean;
+  includeDeactivatedGroups: boolean;
+  /**
+   * The client declared a capability newer than Zulip 3.x (MODERN_CAPABILITIES): it gets events
+   * in the shapes of today's Zulip where those replaced 3.x's without a capability of their own
+   * (plural peer_add, realm_user deactivation as an update, message_type "direct"). A client that
+   * declares none gets 3.x's shapes, which every client of that era parses.
+   */
+  modernClient: boolean;
   /** The organization's URL as this request reached it (`realm_uri`). */
   realmUri: string;
 }
