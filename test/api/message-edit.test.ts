@@ -75,7 +75,9 @@ describe.each(MODES)("message editing (%s)", (mode) => {
           prev_stream_id: null,
         }),
       ]);
-      expect((await alice.client.get(`/messages/${id}`)).body).toEqual({ result: "success", msg: "", raw_content: "second **draft**" });
+      // raw_content, and (feature level 120, additive) the message itself.
+      const fetched = (await alice.client.get(`/messages/${id}`)).body;
+      expect(fetched).toMatchObject({ result: "success", msg: "", raw_content: "second **draft**", message: { id, content: "<p>second <strong>draft</strong></p>" } });
     });
 
     test("edited content is rendered with the send path's context: mentions resolve", async () => {
@@ -258,6 +260,8 @@ describe.each(MODES)("message editing (%s)", (mode) => {
         type: "update_message",
         user_id: alice.id,
         message_id: id,
+        // Feature level 114's, for every client (additive).
+        rendering_only: false,
         edit_timestamp: Math.floor(edited.last_edit_time!.getTime() / 1000),
         stream_name: "edits",
         stream_id: editsId,

@@ -125,7 +125,7 @@ describe.each(MODES)("the API document (%s)", (mode) => {
     const send = document.paths["/api/v1/messages"].post;
     const form = (send.requestBody as any).content["application/x-www-form-urlencoded"];
     expect(form.schema.required).toEqual(["type", "content"]);
-    expect(form.schema.properties.type.enum).toEqual(["stream", "private"]);
+    expect(form.schema.properties.type.enum).toEqual(["stream", "channel", "private", "direct"]);
     expect(form.schema.properties.topic.maxLength).toBe(60);
     const subscribe = (document.paths["/api/v1/users/me/subscriptions"].post.requestBody as any).content["application/x-www-form-urlencoded"];
     expect(subscribe.encoding.subscriptions).toEqual({ contentType: "application/json" });

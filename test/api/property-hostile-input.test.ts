@@ -48,6 +48,8 @@ interface RouteCase {
 const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
   "POST /users/me/alert_words": () => ({ alert_words: '["fuzzword"]' }),
   "DELETE /users/me/alert_words": () => ({ alert_words: '["fuzzword"]' }),
+  "POST /users/me/android_gcm_reg_id": () => ({ token: "fcm-token" }),
+  "POST /users/me/apns_device_token": () => ({ token: "c0ffee", appid: "com.zulip.flutter" }),
   "POST /fetch_api_key": (f) => ({ username: f.memberEmail, password: "member-pass" }),
   "POST /dev_fetch_api_key": (f) => ({ username: f.memberEmail }),
   "GET /bot_storage": () => ({ keys: '["key"]' }),
@@ -62,6 +64,7 @@ const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
   "PATCH /messages/:message_id": () => ({ content: "edited", topic: "fuzz 2" }),
   "GET /messages": () => ({ anchor: "newest", num_before: "5", num_after: "0", narrow: '[["stream","general"]]' }),
   "POST /messages/flags": (f) => ({ messages: `[${f.messageId}]`, op: "add", flag: "starred" }),
+  "POST /messages/flags/narrow": () => ({ anchor: "newest", num_before: "5", num_after: "0", narrow: '[{"operator":"channel","operand":"general"}]', op: "add", flag: "read" }),
   "POST /mark_stream_as_read": (f) => ({ stream_id: String(f.streamId) }),
   "POST /mark_topic_as_read": (f) => ({ stream_id: String(f.streamId), topic_name: "fuzz" }),
   "POST /messages": () => ({ type: "stream", to: "general", topic: "fuzz", content: "hello" }),
@@ -71,6 +74,7 @@ const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
   "PATCH /realm/profile_fields/:field_id": () => ({ hint: "h2" }),
   "POST /messages/:message_id/reactions": () => ({ emoji_name: "octopus" }),
   "DELETE /messages/:message_id/reactions": () => ({ emoji_name: "octopus" }),
+  "POST /submessage": (f) => ({ message_id: String(f.messageId), msg_type: "widget", content: '{"type":"vote","key":"canned,0","vote":1}' }),
   "PATCH /realm": () => ({ description: "fuzzed realm" }),
   "POST /messages/render": () => ({ content: "**bold** @**all**" }),
   "PATCH /settings": () => ({ full_name: "Fuzzed Name" }),
@@ -86,6 +90,7 @@ const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
   "DELETE /users/me/subscriptions": () => ({ subscriptions: '["fuzz extra"]' }),
   "POST /users/me/subscriptions/properties": (f) => ({ subscription_data: `[{"stream_id":${f.streamId},"property":"color","value":"#ffffff"}]` }),
   "PATCH /users/me/subscriptions/muted_topics": () => ({ stream: "general", topic: "fuzz", op: "add" }),
+  "POST /user_topics": (f) => ({ stream_id: String(f.streamId), topic: "fuzz", visibility_policy: "3" }),
   "POST /typing": (f) => ({ op: "start", to: `[${f.memberId}]` }),
   "POST /user_groups/create": (f) => ({ name: "fuzz group new", description: "d", members: `[${f.memberId}]` }),
   "PATCH /user_groups/:group_id": () => ({ description: "d2" }),
@@ -99,6 +104,7 @@ const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
   "PATCH /bots/:bot_id": () => ({ full_name: `Fuzz Bot ${Math.random().toString(36).slice(2, 8)}` }),
   "POST /users": () => ({ email: "fuzz-new@example.com", password: "member-pass", full_name: "Fuzz New" }),
   "GET /users/:user_id": () => ({ include_custom_profile_fields: "true" }),
+  "GET /users/:email": () => ({ include_custom_profile_fields: "true" }),
   "PATCH /users/:user_id": () => ({ full_name: "Victim Renamed" }),
   "POST /register": () => ({ event_types: '["message"]' }),
   "GET /events": (f) => ({ queue_id: f.queueId, last_event_id: "-1" }),
@@ -123,6 +129,7 @@ const REALM_PARAMS = [
   "message_content_delete_limit_seconds", "allow_edit_history", "mandatory_topics", "default_language", "default_twenty_four_hour_time",
   "inline_image_preview", "inline_url_embed_preview", "send_welcome_emails", "digest_emails_enabled", "message_retention_days",
   "name_changes_disabled", "email_changes_disabled", "avatar_changes_disabled", "add_emoji_by_admins_only", "notifications_stream_id", "signup_notifications_stream_id",
+  "enable_read_receipts",
 ];
 const REACTION_PARAMS = ["emoji_name", "emoji_code", "reaction_type"];
 /** "forged": hostile Authorization and Host headers (a wrong key, bad base64, unicode, no colon…). */
@@ -160,23 +167,31 @@ const ROUTES: RouteCase[] = [
   // message-delete.ts
   { method: "DELETE", path: "/messages/:message_id", params: [], pathFixtures: ["message"] },
   // message-edit.ts
-  { method: "GET", path: "/messages/:message_id", params: [], pathFixtures: ["message"], actors: EVERYONE },
+  { method: "GET", path: "/messages/:message_id", params: ["apply_markdown", "allow_empty_topic_name"], pathFixtures: ["message"], actors: EVERYONE },
   { method: "GET", path: "/messages/:message_id/history", params: [], pathFixtures: ["message"], actors: EVERYONE },
+  // read-receipts.ts
+  { method: "GET", path: "/messages/:message_id/read_receipts", params: [], pathFixtures: ["message"], actors: EVERYONE },
+  // push-devices.ts: accepted, not kept
+  { method: "POST", path: "/users/me/android_gcm_reg_id", params: ["token"], actors: [...EVERYONE, "bot"] },
+  { method: "DELETE", path: "/users/me/android_gcm_reg_id", params: ["token"], actors: EVERYONE },
+  { method: "POST", path: "/users/me/apns_device_token", params: ["token", "appid"], actors: [...EVERYONE, "bot"] },
+  { method: "DELETE", path: "/users/me/apns_device_token", params: ["token"], actors: EVERYONE },
   { method: "PATCH", path: "/messages/:message_id", params: ["content", "propagate_mode", "stream_id", "topic", "subject"], pathFixtures: ["message"], actors: EVERYONE },
   // message-fetch.ts (and its hot route)
   {
     method: "GET",
     path: "/messages",
-    params: ["anchor", "num_before", "num_after", "narrow", "client_gravatar", "apply_markdown", "use_first_unread_anchor"],
+    params: ["anchor", "include_anchor", "num_before", "num_after", "narrow", "client_gravatar", "apply_markdown", "use_first_unread_anchor", "allow_empty_topic_name"],
     actors: EVERYONE,
   },
   // message-flags.ts
   { method: "POST", path: "/messages/flags", params: ["messages", "op", "flag"], actors: EVERYONE },
+  { method: "POST", path: "/messages/flags/narrow", params: ["anchor", "include_anchor", "num_before", "num_after", "narrow", "op", "flag"], actors: EVERYONE },
   { method: "POST", path: "/mark_all_as_read", params: [] },
   { method: "POST", path: "/mark_stream_as_read", params: ["stream_id"] },
   { method: "POST", path: "/mark_topic_as_read", params: ["stream_id", "topic_name"] },
   // messages.ts (and its hot route)
-  { method: "POST", path: "/messages", params: ["type", "to", "content", "topic", "subject"], actors: EVERYONE },
+  { method: "POST", path: "/messages", params: ["type", "to", "content", "topic", "subject", "queue_id", "local_id", "read_by_sender"], actors: EVERYONE },
   // presence.ts
   { method: "POST", path: "/users/me/presence", params: ["status", "ping_only", "new_user_input", "slim_presence"], actors: EVERYONE },
   { method: "GET", path: "/realm/presence", params: [] },
@@ -190,12 +205,15 @@ const ROUTES: RouteCase[] = [
   // reactions.ts
   { method: "POST", path: "/messages/:message_id/reactions", params: REACTION_PARAMS, pathFixtures: ["message"], actors: EVERYONE },
   { method: "DELETE", path: "/messages/:message_id/reactions", params: REACTION_PARAMS, pathFixtures: ["message"] },
+  // submessages.ts
+  { method: "POST", path: "/submessage", params: ["message_id", "msg_type", "content"], actors: EVERYONE },
   // avatars.ts: a multipart file body (the fuzzed bodies hold no file part)
   { method: "POST", path: "/users/me/avatar", params: [], actors: EVERYONE },
   // public-files.ts: no credentials, outside /api/v1
   { method: "GET", path: "/user_avatars/:realm_id/:file", params: [], pathFixtures: ["realm", "avatarFile"], actors: EVERYONE, root: true },
   { method: "GET", path: "/user_avatars/:realm_id/emoji/images/:file", params: [], pathFixtures: ["realm", "emojiFile"], actors: EVERYONE, root: true },
   { method: "GET", path: "/static/images/logo/zulip-icon-128x128.png", params: [], actors: EVERYONE, root: true },
+  { method: "GET", path: "/static/generated/emoji/emoji_api.json", params: [], actors: EVERYONE, root: true },
   // password-reset.ts: pages outside /api/v1, no credentials (an unknown token is a page too)
   { method: "GET", path: "/accounts/password/reset/", params: [], actors: ["anonymous", "member", "forged"], root: true, page: true },
   { method: "POST", path: "/accounts/password/reset/", params: ["email"], actors: ["anonymous", "member", "forged"], root: true, page: true },
@@ -212,7 +230,17 @@ const ROUTES: RouteCase[] = [
   // server-settings.ts
   { method: "GET", path: "/server_settings", params: [], actors: ["anonymous", "member", "forged"] },
   // settings.ts (the bot refusal comes before anything is read)
-  { method: "PATCH", path: "/settings", params: ["full_name", "email", "old_password", "new_password"], actors: [...EVERYONE, "bot"] },
+  {
+    method: "PATCH",
+    path: "/settings",
+    params: [
+      "full_name", "email", "old_password", "new_password",
+      // Zulip 9.0's personal settings, one of each kind.
+      "send_read_receipts", "user_list_style", "web_home_view", "web_font_size_px", "email_notifications_batching_period_seconds",
+      "email_address_visibility", "timezone", "notification_sound", "default_language",
+    ],
+    actors: [...EVERYONE, "bot"],
+  },
   { method: "PATCH", path: "/settings/notifications", params: NOTIFICATION_PARAMS },
   { method: "PATCH", path: "/settings/display", params: DISPLAY_PARAMS },
   { method: "POST", path: "/users/me/enter-sends", params: ["enter_sends"] },
@@ -232,6 +260,8 @@ const ROUTES: RouteCase[] = [
   },
   { method: "DELETE", path: "/streams/:stream_id", params: [], pathFixtures: ["stream"] },
   { method: "GET", path: "/users/me/:stream_id/topics", params: [], pathFixtures: ["stream"], actors: EVERYONE },
+  { method: "GET", path: "/streams/:stream_id", params: [], pathFixtures: ["stream"], actors: EVERYONE },
+  { method: "GET", path: "/streams/:stream_id/email_address", params: [], pathFixtures: ["stream"], actors: EVERYONE },
   // subscriptions.ts
   { method: "GET", path: "/users/me/subscriptions", params: ["include_subscribers"], actors: EVERYONE },
   {
@@ -244,8 +274,11 @@ const ROUTES: RouteCase[] = [
   { method: "DELETE", path: "/users/me/subscriptions", params: ["subscriptions", "principals"] },
   { method: "POST", path: "/users/me/subscriptions/properties", params: ["subscription_data"] },
   { method: "PATCH", path: "/users/me/subscriptions/muted_topics", params: ["stream", "stream_id", "topic", "op"] },
+  { method: "GET", path: "/users/:user_id/subscriptions/:stream_id", params: [], pathFixtures: ["victim", "stream"], actors: EVERYONE },
+  // user-topics.ts
+  { method: "POST", path: "/user_topics", params: ["stream_id", "topic", "visibility_policy"] },
   // typing.ts
-  { method: "POST", path: "/typing", params: ["op", "to"], actors: EVERYONE },
+  { method: "POST", path: "/typing", params: ["op", "type", "to", "stream_id", "topic"], actors: EVERYONE },
   // user-groups.ts
   { method: "GET", path: "/user_groups", params: [] },
   { method: "POST", path: "/user_groups/create", params: ["name", "description", "members"], actors: EVERYONE },
@@ -254,6 +287,7 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: "/user_groups/:group_id/members", params: ["add", "delete"], pathFixtures: ["userGroup"] },
   // user-status.ts
   { method: "POST", path: "/users/me/status", params: ["away", "status_text"] },
+  { method: "GET", path: "/users/:user_id/status", params: [], pathFixtures: ["victim"], actors: EVERYONE },
   // uploads.ts: the upload, and the downloads (the API's temporary-URL route shares its template with the root's; the root one is fuzzed)
   { method: "POST", path: "/user_uploads", params: [], actors: EVERYONE },
   { method: "GET", path: "/user_uploads/:realm_id/*path", params: ["api_key"], pathFixtures: ["stream"], actors: EVERYONE, root: true },
@@ -270,6 +304,7 @@ const ROUTES: RouteCase[] = [
   { method: "DELETE", path: "/users/me", params: [], actors: ["throwaway", "anonymous"] },
   { method: "DELETE", path: "/users/me/avatar", params: [] },
   { method: "GET", path: "/users/:user_id", params: ["client_gravatar", "include_custom_profile_fields"], pathFixtures: ["victim"], actors: EVERYONE },
+  { method: "GET", path: "/users/:email", params: ["client_gravatar", "include_custom_profile_fields"], pathFixtures: ["email"], actors: EVERYONE },
   { method: "PATCH", path: "/users/:user_id", params: ["full_name", "is_admin", "is_guest", "role", "profile_data"], pathFixtures: ["victim"] },
   { method: "DELETE", path: "/users/:user_id", params: [], pathFixtures: ["victim"] },
   // Regenerates whoever sends it: a throwaway user, made again after each success.
@@ -541,7 +576,8 @@ const STACK_MARKERS = [/ {4}at /, /\.ts:\d/, /node_modules/];
 function checkAnswer(res: RawResponse, label: string, options: { fileSuccess?: boolean; page?: boolean } = {}): void {
   if (res.status >= 500) throw new Error(`${label}: ${res.status} ${res.text.slice(0, 500)}`);
   if (options.fileSuccess && !options.page && res.status === 200) {
-    if (!/^image\//.test(res.contentType)) throw new Error(`${label}: a file served as ${res.contentType}`);
+    // Images, and the emoji names document (server_emoji_data_url).
+    if (!/^(image\/|application\/json)/.test(res.contentType)) throw new Error(`${label}: a file served as ${res.contentType}`);
     return;
   }
   for (const marker of STACK_MARKERS) {
@@ -592,7 +628,7 @@ interface Fixtures {
 /** Tables a refused request could write to; event_outbox is left out, as the worker drains it meanwhile. */
 const FINGERPRINT_TABLES = [
   "realm", "recipient", "user_profile", "service", "stream", "huddle", "subscription", "message", "user_message", "reaction", "message_edit",
-  "submessage", "attachment", "realm_emoji", "realm_filter", "user_group", "user_group_membership", "muted_topic", "user_presence",
+  "submessage", "attachment", "realm_emoji", "realm_filter", "user_group", "user_group_membership", "user_topic", "user_presence",
   "user_status", "alert_word", "bot_storage_data", "custom_profile_field", "custom_profile_field_value", "default_stream",
   "default_stream_group", "default_stream_group_stream", "user_hotspot", "bot_config_data",
 ];

@@ -47,6 +47,8 @@ describe.each(STORAGE_SETUPS)("custom emoji ($mode, $backend storage)", ({ mode,
       source_url: `/user_avatars/${realmId}/emoji/images/${id}.png`,
       deactivated: false,
       author: { id: member.id, email: member.email, full_name: "Mia Member" },
+      author_id: member.id,
+      still_url: null,
     });
     expect(events).toEqual([{ id: expect.any(Number), type: "realm_emoji", op: "update", realm_emoji: expect.objectContaining({ [id]: emoji }) }]);
     expect((await registerState(guest.client, ["realm_emoji"])).state.realm_emoji).toMatchObject({ [id]: emoji });

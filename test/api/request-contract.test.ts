@@ -111,6 +111,8 @@ describe.each(MODES)("request contract (%s)", (mode) => {
     ["/api/v1/messages/flags", "POST"],
     ["/api/v1/users/me", "DELETE, GET, HEAD"],
     ["/api/v1/users/12", "DELETE, GET, HEAD, PATCH"],
+    // Any segment that is not an id is an email address, for GET alone (GET /users/{email}).
+    ["/api/v1/users/abc@example.com", "GET, HEAD"],
     ["/api/v1/users/me/subscriptions", "DELETE, GET, HEAD, PATCH, POST"],
     // GET /users/{user_id_or_email}/presence takes `me` too.
     ["/api/v1/users/me/presence", "GET, HEAD, POST"],
@@ -143,8 +145,8 @@ describe.each(MODES)("request contract (%s)", (mode) => {
   test.each([
     ["/api/v1/no/such/endpoint", 404, "Endpoint not found"],
     ["/nowhere", 404, "Endpoint not found"],
-    // No route serves `abc` as a user id: GET /users/abc is the same 404.
-    ["/api/v1/users/abc", 404, "Endpoint not found"],
+    // No route serves `abc` as a stream id: GET /streams/abc is the same 404.
+    ["/api/v1/streams/abc", 404, "Endpoint not found"],
     ["/user_avatars/1/not-an-avatar.txt", 404, "Endpoint not found"],
     ["/api/v1/users/%E0%A4%A", 400, "Malformed URL path"],
   ] as const)("OPTIONS %s, which names nothing served, is the JSON %s every method gets", async (path, status, msg) => {

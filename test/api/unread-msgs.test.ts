@@ -7,7 +7,7 @@ import { createTestUser, type TestUser } from "../support/users.ts";
 import { eventsUntil, registerQueue, sendPrivateMessage, sendStreamMessage, subscribeTo } from "../support/messages.ts";
 
 const UNREAD_EVENT_TYPES = ["message", "update_message_flags"];
-const NOTHING_UNREAD = { pms: [], streams: [], huddles: [], mentions: [], count: 0 };
+const NOTHING_UNREAD = { pms: [], streams: [], huddles: [], mentions: [], count: 0, old_unreads_missing: false };
 
 async function unreadMsgs(user: TestUser, eventTypes: string[] = UNREAD_EVENT_TYPES): Promise<Record<string, any>> {
   const res = await user.client.post("/register", { event_types: eventTypes });
@@ -57,7 +57,7 @@ describe.each(MODES)("unread_msgs (%s)", (mode) => {
     const reply = await sendPrivateMessage(alice.client, [bob.id]);
 
     expect(await unreadMsgs(alice)).toEqual({
-      pms: [{ sender_id: bob.id, unread_message_ids: [pm] }],
+      pms: [{ other_user_id: bob.id, sender_id: bob.id, unread_message_ids: [pm] }],
       streams: [
         // Topics sort case-sensitively, as Zulip's tuples: "Noise" < "lunch" < "news".
         { stream_id: unreadsId, topic: "Noise", unread_message_ids: [noise1, noise2], sender_ids: [bob.id] },
@@ -68,9 +68,10 @@ describe.each(MODES)("unread_msgs (%s)", (mode) => {
       huddles: [{ user_ids_string: sortedIds(alice.id, bob.id, carol.id).join(","), unread_message_ids: [group] }],
       mentions: sortedIds(news, lunch3, quiet),
       count: 1 + 1 + 4,
+      old_unreads_missing: false,
     });
     // Bob's view (he also has the bot's "you were subscribed" notices): `sender_id` names the other party.
-    expect((await unreadMsgs(bob)).pms).toContainEqual({ sender_id: alice.id, unread_message_ids: [reply] });
+    expect((await unreadMsgs(bob)).pms).toContainEqual({ other_user_id: alice.id, sender_id: alice.id, unread_message_ids: [reply] });
   });
 
   test("messages marked read leave unread_msgs; so does everything after mark_all_as_read", async () => {
@@ -87,6 +88,7 @@ describe.each(MODES)("unread_msgs (%s)", (mode) => {
       huddles: [],
       mentions: [second],
       count: 1,
+      old_unreads_missing: false,
     });
     expect((await alice.client.post("/mark_all_as_read")).body.result).toBe("success");
     expect(await unreadMsgs(alice)).toEqual(NOTHING_UNREAD);
@@ -166,7 +168,8 @@ describe("unread_msgs appliers", () => {
       mentions: new Set(),
       wildcard_mentions: new Set(),
       muted_stream_ids: new Set([MUTED_STREAM]),
-      muted_topics: new Set([`${STREAM}:muted`]),
+      topic_policies: new Map([[`${STREAM}:muted`, 1]]),
+      old_unreads_missing: false,
     };
     return { raw_unread_msgs: raw, max_message_id: 0 };
   }
@@ -195,8 +198,8 @@ describe("unread_msgs appliers", () => {
   ];
   const APPLIED = {
     pms: [
-      { sender_id: ME, unread_message_ids: [7] },
-      { sender_id: BOB, unread_message_ids: [5] },
+      { other_user_id: ME, sender_id: ME, unread_message_ids: [7] },
+      { other_user_id: BOB, sender_id: BOB, unread_message_ids: [5] },
     ],
     streams: [
       { stream_id: STREAM, topic: "MUTED", unread_message_ids: [3], sender_ids: [BOB] },
@@ -206,6 +209,7 @@ describe("unread_msgs appliers", () => {
     huddles: [{ user_ids_string: "1,2,3", unread_message_ids: [8] }],
     mentions: [2, 4, 5],
     count: 2 + 2 + 1,
+    old_unreads_missing: false,
   };
 
   const finish = (state: State) => finishState(state).unread_msgs;
@@ -227,7 +231,7 @@ describe("unread_msgs appliers", () => {
       { ...readEvent([1]), flag: "starred" },
     ];
     expect(finish(applyEvents(rawState(), events, ME))).toEqual({
-      pms: [{ sender_id: ME, unread_message_ids: [7] }],
+      pms: [{ other_user_id: ME, sender_id: ME, unread_message_ids: [7] }],
       streams: [
         { stream_id: STREAM, topic: "MUTED", unread_message_ids: [3], sender_ids: [BOB] },
         { stream_id: STREAM, topic: "lunch", unread_message_ids: [1], sender_ids: [BOB] },
@@ -236,6 +240,7 @@ describe("unread_msgs appliers", () => {
       huddles: [],
       mentions: [4],
       count: 2,
+      old_unreads_missing: false,
     });
     expect(finish(applyEvents(rawState(), [...MESSAGES, readEvent([], { all: true })], ME))).toEqual(NOTHING_UNREAD);
   });

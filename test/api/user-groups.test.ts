@@ -43,7 +43,7 @@ describe.each(MODES)("user groups (%s)", (mode) => {
       const res = await member.client.post("/user_groups/create", { name: "backend", description: "Backend team", members: [other.id, member.id] });
       expect(res.body).toEqual({ result: "success", msg: "" });
       const group = await groupNamed("backend");
-      expect(group).toEqual({ id: expect.any(Number), name: "backend", description: "Backend team", members: [member.id, other.id] });
+      expect(group).toEqual({ id: expect.any(Number), name: "backend", description: "Backend team", members: [member.id, other.id], direct_subgroup_ids: [], is_system_group: false, deactivated: false });
       for (const [i, user] of [member, guest].entries()) {
         const event = await waitForEvent(user.client, queues[i], (e) => e.type === "user_group");
         expect(event).toEqual({ id: expect.any(Number), type: "user_group", op: "add", group });

@@ -1,4 +1,4 @@
-// Real Zulip 3.x-era clients, replayed: zulip-terminal 0.7.0, the python `zulip` library's examples
+// Real Zulip clients, replayed: zulip-terminal 0.7.0 and HEAD, the python `zulip` library's examples
 // and the `zulip_bots` framework were run against this server through a logging proxy, and what
 // they sent is in ./recordings (see its README). Each step is one test, so a run lists exactly which
 // requests a client would trip over; steps run in order and later ones use what earlier ones captured.
@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { replayStep, type Recording, type Scope } from "../support/replay.ts";
 import { MODES, OWNER_EMAIL, OWNER_PASSWORD, startTestServer, type TestServer } from "../support/server.ts";
 
-const RECORDINGS = ["zulip-terminal", "python-zulip-api", "zulip-bots"];
+const RECORDINGS = ["zulip-terminal", "zulip-terminal-head", "python-zulip-api", "zulip-bots"];
 
 // The people the recordings were made with; their names matter (bots answer "@**Helper Bot**").
 const USERS = [

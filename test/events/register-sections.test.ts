@@ -80,7 +80,7 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
   test("the older name `user_group` still brings realm_user_groups; unknown names bring nothing", async () => {
     expect(await fetched(member, ["user_group"])).toHaveProperty("realm_user_groups");
     const unknown = await fetched(member, ["no_such_section"]);
-    expect(Object.keys(unknown).sort()).toEqual(["last_event_id", "msg", "queue_id", "result", "zulip_feature_level", "zulip_version"]);
+    expect(Object.keys(unknown).sort()).toEqual(["last_event_id", "msg", "queue_id", "result", "zulip_feature_level", "zulip_merge_base", "zulip_version"]);
   });
 
   test("constant sections say what this server has", async () => {
@@ -269,6 +269,9 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
           source_url: `/user_avatars/${realm.id}/emoji/images/1.png`,
           deactivated: false,
           author: { id: member.id, email: member.email, full_name: "Mia Member" },
+          // Feature levels 7 and 97, beside 3.x's `author`.
+          author_id: member.id,
+          still_url: null,
         },
       });
       expect((await member.client.get("/realm/emoji")).body).toEqual({ result: "success", msg: "", emoji: listed });

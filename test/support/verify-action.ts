@@ -17,8 +17,8 @@ export function canonical(value: unknown): string {
   );
 }
 
-export async function registerState(client: ApiClient, eventTypes: string[]): Promise<{ queueId: string; state: Record<string, unknown> }> {
-  const res = await client.post("/register", { event_types: eventTypes });
+export async function registerState(client: ApiClient, eventTypes: string[], extra: Record<string, unknown> = {}): Promise<{ queueId: string; state: Record<string, unknown> }> {
+  const res = await client.post("/register", { event_types: eventTypes, ...extra });
   if (res.body.result !== "success") throw new Error(`register failed: ${JSON.stringify(res.body)}`);
   return { queueId: res.body.queue_id, state: stateOf(res.body) };
 }
@@ -32,8 +32,10 @@ export async function verifyAction(
   eventTypes: string[],
   action: () => Promise<unknown>,
   timeoutMs = 5000,
+  /** More /register parameters (client_capabilities), for both registrations. */
+  registerParams: Record<string, unknown> = {},
 ): Promise<Array<Record<string, any>>> {
-  const { queueId, state } = await registerState(client, eventTypes);
+  const { queueId, state } = await registerState(client, eventTypes, registerParams);
   // Appliers need the user's id, which the state holds only with the realm_user section.
   const userId = (state.user_id as number | undefined) ?? (await client.get("/users/me")).body.user_id;
   await action();
@@ -49,7 +51,7 @@ export async function verifyAction(
       if (event.type !== "heartbeat") received.push(event);
     }
     applied = applyEvents(structuredClone(state), received, userId);
-    expected = (await registerState(client, eventTypes)).state;
+    expected = (await registerState(client, eventTypes, registerParams)).state;
     if (received.length > 0 && canonical(applied) === canonical(expected)) return received;
     await new Promise((r) => setTimeout(r, 50));
   }

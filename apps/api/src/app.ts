@@ -8,6 +8,7 @@ import { messageEditEndpoints, messageEditRoutes } from "./routes/message-edit.t
 import { serverSettingsEndpoints, serverSettingsRoutes } from "./routes/server-settings.ts";
 import { streamEndpoints, streamRoutes } from "./routes/streams.ts";
 import { subscriptionEndpoints, subscriptionRoutes } from "./routes/subscriptions.ts";
+import { userTopicEndpoints, userTopicRoutes } from "./routes/user-topics.ts";
 import { userEndpoints, userRoutes } from "./routes/users.ts";
 import { alertWordEndpoints, alertWordRoutes } from "./routes/alert-words.ts";
 import { presenceEndpoints, presenceRoutes } from "./routes/presence.ts";
@@ -22,11 +23,14 @@ import { defaultStreamEndpoints, defaultStreamRoutes } from "./routes/default-st
 import { profileFieldEndpoints, profileFieldRoutes } from "./routes/profile-fields.ts";
 import { messageFlagEndpoints, messageFlagRoutes } from "./routes/message-flags.ts";
 import { reactionEndpoints, reactionRoutes } from "./routes/reactions.ts";
+import { submessageEndpoints, submessageRoutes } from "./routes/submessages.ts";
 import { messageDeleteEndpoints, messageDeleteRoutes } from "./routes/message-delete.ts";
 import { botStorageEndpoints, botStorageRoutes } from "./routes/bot-storage.ts";
 import { attachmentEndpoints, attachmentRoutes } from "./routes/attachments.ts";
 import { avatarEndpoints, avatarRoutes } from "./routes/avatars.ts";
 import { botEndpoints, botRoutes } from "./routes/bots.ts";
+import { pushDeviceEndpoints, pushDeviceRoutes } from "./routes/push-devices.ts";
+import { readReceiptEndpoints, readReceiptRoutes } from "./routes/read-receipts.ts";
 import { publicFileEndpoints, publicFileRoutes } from "./routes/public-files.ts";
 import { passwordResetEndpoints, passwordResetRoutes } from "./routes/password-reset.ts";
 import { uploadEndpoints, uploadFileEndpoints, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
@@ -48,6 +52,7 @@ export function apiRouter(services: ApiServices): Router {
   api.use(messageRoutes(services));
   api.use(messageEditRoutes(services));
   api.use(subscriptionRoutes(services));
+  api.use(userTopicRoutes(services));
   api.use(streamRoutes(services));
   api.use(settingsRoutes(services));
   api.use(typingRoutes(services));
@@ -62,12 +67,15 @@ export function apiRouter(services: ApiServices): Router {
   api.use(profileFieldRoutes(services));
   api.use(messageFlagRoutes(services));
   api.use(reactionRoutes(services));
+  api.use(submessageRoutes(services));
   api.use(messageDeleteRoutes(services));
   api.use(botStorageRoutes(services));
   api.use(uploadRoutes(services));
   api.use(attachmentRoutes(services));
   api.use(avatarRoutes(services));
   api.use(botRoutes(services));
+  api.use(pushDeviceRoutes());
+  api.use(readReceiptRoutes(services));
   return api;
 }
 
@@ -93,12 +101,15 @@ export const apiEndpoints: Endpoint[] = [
   renderEndpoints,
   messageEditEndpoints,
   messageDeleteEndpoints,
+  readReceiptEndpoints,
   messageFlagEndpoints,
   reactionEndpoints,
+  submessageEndpoints,
   uploadEndpoints,
   attachmentEndpoints,
   streamEndpoints,
   subscriptionEndpoints,
+  userTopicEndpoints,
   defaultStreamEndpoints,
   userEndpoints,
   avatarEndpoints,
@@ -110,6 +121,7 @@ export const apiEndpoints: Endpoint[] = [
   userGroupEndpoints,
   botEndpoints,
   botStorageEndpoints,
+  pushDeviceEndpoints,
   realmEndpoints,
   linkifierEndpoints,
   realmEmojiEndpoints,

@@ -12,7 +12,7 @@ import {
   type QueueStore,
   type StreamPosition,
 } from "@chat/bus";
-import { END_QUEUES_EVENT, finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
+import { END_QUEUES_EVENT, finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, LEGACY_SETTING_EVENT_KEY, modernRealmEvent, normalizedColor, resolveLegacyShape, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
 import { httpLogging, logger } from "@chat/logger";
 import { fanoutBatches, fanoutLag } from "@chat/metrics";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
@@ -63,9 +63,18 @@ function deprecatedNotificationFields(flags: string[]) {
   };
 }
 
+/** A sent message's local echo: the sender's queue (from POST /messages) and the id its client gave. */
+function localEchoOf(event: EventPayload): { queueId: string; senderId: number; localId: string } | null {
+  if (event.type !== "message") return null;
+  const { sender_queue_id, local_id, sender_id } = event.message as WireMessage;
+  return sender_queue_id === undefined || local_id === undefined ? null : { queueId: sender_queue_id, senderId: sender_id, localId: local_id };
+}
+
 /** One event as one queue's client should see it, or null if that client should not get it. */
-export function shapeEvent(event: EventPayload, settings: QueueSettings, flags: string[] | null): EventPayload | null {
-  if (!wantsType(settings, event.type)) return null;
+export function shapeEvent(recorded: EventPayload, settings: QueueSettings, flags: string[] | null): EventPayload | null {
+  if (!wantsType(settings, recorded.type)) return null;
+  // Queues stored before modernClient existed have none: they get 3.x's shapes.
+  const event = resolveLegacyShape(recorded, settings.modernClient === true);
   if (event.type === "message") {
     const message = event.message as WireMessage;
     if (!matchesNarrow(settings, message, flags ?? [])) return null;
@@ -87,6 +96,21 @@ export function shapeEvent(event: EventPayload, settings: QueueSettings, flags: 
     const subscriptions = (rest.subscriptions as Array<Record<string, unknown>>).map((sub) => resolveNullNotificationSettings(sub, inherited as Record<string, boolean>));
     return { ...rest, subscriptions } as EventPayload;
   }
+  if (event.type === "typing") {
+    // A stream's typing only to clients that declared stream_typing_notifications; direct
+    // typing says `message_type: "direct"` to today's clients (feature level 215), and to 3.x
+    // clients comes without it, as Zulip 3.x sent it.
+    if (event.message_type === "stream") return settings.streamTypingNotifications === true ? event : null;
+    if (settings.modernClient !== true) {
+      const { message_type: _type, ...legacy } = event;
+      return legacy as EventPayload;
+    }
+    return event;
+  }
+  if (settings.modernClient === true && event.type === "realm") return modernRealmEvent(event);
+  if (settings.modernClient === true && event.type === "subscription" && event.property === "color" && typeof event.value === "string") {
+    return { ...event, value: normalizedColor(event.value) };
+  }
   if (event.type === "presence" && settings.slimPresence) {
     // slim_presence clients key presence by user id; the deprecated email is left out.
     const { email: _email, ...slim } = event;
@@ -95,13 +119,42 @@ export function shapeEvent(event: EventPayload, settings: QueueSettings, flags: 
   return event;
 }
 
-/** Clients without bulk_message_deletion get one delete_message event per message. */
-function expandForClient(event: EventPayload, settings: QueueSettings): EventPayload[] {
+/**
+ * Clients without bulk_message_deletion get one delete_message event per message; 3.x clients one
+ * peer_add or peer_remove per stream and user (`stream_id`, `user_id`), where today's Zulip
+ * (feature level 35) sends lists, as recorded.
+ */
+export function expandForClient(event: EventPayload, settings: QueueSettings): EventPayload[] {
   if (event.type === "delete_message" && !settings.bulkMessageDeletion && Array.isArray(event.message_ids)) {
     const { message_ids, ...rest } = event;
     return (message_ids as number[]).map((id) => ({ ...rest, message_id: id }) as EventPayload);
   }
+  if (event.type === "subscription" && (event.op === "peer_add" || event.op === "peer_remove") && settings.modernClient !== true && Array.isArray(event.stream_ids)) {
+    const { stream_ids, user_ids, ...rest } = event;
+    return (stream_ids as number[]).flatMap((streamId) => (user_ids as number[]).map((userId) => ({ ...rest, stream_id: streamId, user_id: userId }) as EventPayload));
+  }
   return [event];
+}
+
+/**
+ * A settings change (actions/settings.ts): its `user_settings` event for the queues that want it,
+ * after the 3.x event it carries for the queues without user_settings_object that want that one
+ * (Zulip sends both; a 3.x client that follows every type reads the one it knows first).
+ */
+function personalSettingEvents(event: EventPayload, settings: QueueSettings): EventPayload[] {
+  const { [LEGACY_SETTING_EVENT_KEY]: legacy, ...modern } = event;
+  const events: EventPayload[] = [];
+  const legacyEvent = legacy as EventPayload | undefined;
+  if (legacyEvent !== undefined && settings.userSettingsObject !== true && wantsType(settings, legacyEvent.type)) events.push(legacyEvent);
+  if (wantsType(settings, modern.type as string)) events.push(modern as EventPayload);
+  return events;
+}
+
+/** Every event one queue gets for a recorded one. */
+export function shapeEvents(event: EventPayload, settings: QueueSettings, flags: string[] | null): EventPayload[] {
+  if (LEGACY_SETTING_EVENT_KEY in event) return personalSettingEvents(event, settings);
+  const shaped = shapeEvent(event, settings, flags);
+  return shaped ? expandForClient(shaped, settings) : [];
 }
 
 /** The users a batch reaches (or whose queues it ends), and whether it needs the realm's all_public_streams queues. */
@@ -208,16 +261,20 @@ function batchAppends(
         const key = flags === null ? "" : `[${flags.join(",")}`;
         events = ofSettings.byContent.get(key);
         if (events === undefined) {
-          const shaped = shapeEvent(routed.event, settings, flags);
-          ofSettings.byContent.set(key, (events = shaped ? expandForClient(shaped, settings) : []));
+          ofSettings.byContent.set(key, (events = shapeEvents(routed.event, settings, flags)));
         }
         ofSettings.byArray.set(flags, events);
       }
       return events;
     };
+    const echo = localEchoOf(routed.event);
     const add = (queue: QueueTarget, flags: string[] | null) => {
       reached?.add(queue.id);
-      const events = shapeFor(queueSettings(queue), flags);
+      let events = shapeFor(queueSettings(queue), flags);
+      // Only the sender's own queue: a queue id named by someone else echoes nothing.
+      if (echo !== null && echo.queueId === queue.id && queue.userId === echo.senderId) {
+        events = events.map((event) => (event.type === "message" ? { ...event, local_message_id: echo.localId } : event));
+      }
       const gathered = appends.get(queue.id);
       if (gathered !== undefined) gathered.add(events);
       else if (events.length > 0) appends.set(queue.id, new GatheredAppend(queue.id, events));

@@ -1,6 +1,7 @@
 import type { Router } from "express";
 import { Router as createRouter } from "express";
 import { hostname } from "node:os";
+import { logger } from "@chat/logger";
 import type { Stoppable } from "@chat/bus";
 import { ActorCache, RealmStateCache } from "@chat/core";
 import type { HotRoute } from "@chat/http";
@@ -10,11 +11,13 @@ import { deleteQueueHotRoute, eventsHotRoute } from "./events-hot-route.ts";
 import { PollAuthenticator } from "./poll-auth.ts";
 import { createReadFanout } from "./fanout.ts";
 import { eventRoutes } from "./routes.ts";
+import { sendRestartEvents } from "./restart-events.ts";
 import type { EventServices } from "./services.ts";
 import { LongPollWaiters } from "./waiters.ts";
 
 export type { EventServices } from "./services.ts";
 export { createReadFanout, shapeEvent } from "./fanout.ts";
+export { sendRestartEvents } from "./restart-events.ts";
 export { LongPollWaiters } from "./waiters.ts";
 export { eventEndpoints } from "./routes.ts";
 export { ACTOR_ROW_LISTENER_NAME } from "./actor-row-listener.ts";
@@ -40,6 +43,8 @@ export async function startEventTier(services: EventServices): Promise<EventTier
   measureAtScrape("chat_long_polls_held", () => waiters.size);
   measureAtScrape("chat_event_queues", () => services.bus.queues.count());
   const consumer: Stoppable = services.bus.changes.consumeInOrder(`events-${hostname()}-${process.pid}`, createReadFanout(services.bus.queues));
+  // Queues of clients told another API version register again; nothing waits for it.
+  sendRestartEvents(services.bus.queues).catch((error: unknown) => logger.error("restart events failed", { error: String(error) }));
   const router = createRouter();
   // This node's copy of what /register shows every member of a realm.
   const ctx = { ...services.ctx, realmState: services.ctx.realmState ?? new RealmStateCache(services.prisma) };

@@ -18,9 +18,10 @@ import {
   defaultEventsNarrow,
   zulipVersionFields,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, params, parseParams, requestProtocol, route, schema, serve, success, successBody, successJsonBytes } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, ignoredParametersOf, params, parseParams, requestProtocol, route, schema, serve, success, successBody, successJsonBytes } from "@chat/http";
 import type { PollAuthenticator } from "./poll-auth.ts";
 import type { QueueSettings } from "./queue-settings.ts";
+import { apiVersionKey } from "./restart-events.ts";
 import { requireUserKnownToNode } from "./trusted-user.ts";
 import type { EventServices } from "./services.ts";
 import { pollEvents, readEvents } from "./long-poll.ts";
@@ -149,6 +150,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
         narrow: parseEventsNarrow(narrow),
         ...capabilityOptions(p.client_capabilities),
         realmUri: realmUri(actor.realm.string_id, ctx.externalHost, requestProtocol(req)),
+        heartbeatSeconds: services.heartbeatMs / 1000,
       };
       const settings: QueueSettings = {
         eventTypes: options.eventTypes,
@@ -163,6 +165,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
         userAvatarUrlFieldOptional: options.userAvatarUrlFieldOptional,
         includeDeactivatedGroups: options.includeDeactivatedGroups,
         modernClient: options.modernClient,
+        apiVersion: apiVersionKey(),
       };
 
       // Race-free as in Zulip: the queue exists before the state is read, and whatever reached it
@@ -195,7 +198,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
       const texts = takeJsonTextSections(state);
       res
         .type("json")
-        .send(successJsonBytes({ queue_id: queue.id, last_event_id: lastEventId, ...zulipVersionFields(), ...state }, texts));
+        .send(successJsonBytes({ queue_id: queue.id, last_event_id: lastEventId, ...zulipVersionFields(), ...state, ...ignoredParametersOf(req) }, texts));
     }),
   );
 

@@ -262,6 +262,8 @@ export interface QueueStore {
   queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueTarget[]>;
   /** Every live queue of a realm registered with all_public_streams. */
   allPublicStreamsQueues(realmId: number): Promise<QueueTarget[]>;
+  /** Every live queue of every realm: rare walks (an event node starting up tells old queues to restart). */
+  allQueues(): Promise<QueueTarget[]>;
   /**
    * Appends events to queues, each queue at most once per `sourceId` (a batch redelivered after a
    * crash adds nothing twice). Appending to a queue that no longer exists is a no-op. Announces

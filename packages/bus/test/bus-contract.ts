@@ -485,6 +485,18 @@ export function busContract(harness: BusHarness): void {
       expect(await queues.allPublicStreamsQueues(1)).toEqual([]);
     });
 
+    it("lists every live queue of every realm, with what it was made with", async () => {
+      const { queues } = newBus();
+      expect(await queues.allQueues()).toEqual([]);
+      const a = await queues.create(options(1, { idleTimeoutMs: 60_000 }));
+      const b = await queues.create(options(2, { realmId: 2, allPublicStreams: true, since: "1700000000000-3" }));
+      const gone = await queues.create(options(3));
+      await queues.delete(gone.id);
+      const target = ({ lastPollMs: _lastPollMs, ...rest }: QueueInfo) => rest;
+      const sorted = (list: Array<{ id: string }>) => [...list].sort((x, y) => (x.id < y.id ? -1 : 1));
+      expect(sorted(await queues.allQueues())).toEqual(sorted([target(a), target(b)]));
+    });
+
     it("numbers appended events from 0, consecutively across appends, and keeps their content", async () => {
       const { queues } = newBus();
       const q = await queues.create(options(1));

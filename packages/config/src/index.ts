@@ -37,7 +37,11 @@ export interface Config {
   /** The host name clients use; a realm is served at `<subdomain>.<externalHost>`. */
   externalHost: string;
   bootstrap: { realmName: string; ownerEmail: string; ownerName: string; ownerPassword: string | null };
-  /** How long GET /events waits before answering with a heartbeat. */
+  /**
+   * How long GET /events waits before answering with a heartbeat. /register advertises
+   * event_queue_longpoll_timeout_seconds as max(90, this + 30), so a client's own timeout on a
+   * poll never fires before the heartbeat (the default, 50, is well under 90).
+   */
   eventHeartbeatSeconds: number;
   /** Queues not polled for this long are deleted (Zulip: 10 minutes). */
   eventQueueIdleSeconds: number;

@@ -50,3 +50,34 @@ describe("applyEvents with the fetched sections", () => {
     expect(Object.keys(state).sort()).toEqual(["max_message_id", "recent_private_conversations", "starred_messages"]);
   });
 });
+
+describe("events in the shapes of today's Zulip and of 3.x", () => {
+  test("marking unread marks the unread section to be read again (message_details carry no senders)", () => {
+    const state = { raw_unread_msgs: {} };
+    const unread = { type: "update_message_flags", op: "remove", operation: "remove", flag: "read", messages: [5], all: false, message_details: {} };
+    applyEvents(state, [unread], 1);
+    expect(takeStaleSections(state)).toEqual(["update_message_flags"]);
+    applyEvents(state, [{ ...unread, flag: "starred" }], 1);
+    expect(takeStaleSections(state)).toEqual([]);
+  });
+
+  test("peer_add / peer_remove with lists (feature level 35) or one stream and user", () => {
+    const state = { subscriptions: [{ stream_id: 3, subscribers: [1] }, { stream_id: 4, subscribers: [1, 9] }] };
+    applyEvents(state, [{ type: "subscription", op: "peer_add", stream_ids: [3, 4], user_ids: [8, 2] }], 1);
+    expect(state.subscriptions).toEqual([{ stream_id: 3, subscribers: [1, 2, 8] }, { stream_id: 4, subscribers: [1, 2, 8, 9] }]);
+    applyEvents(state, [{ type: "subscription", op: "peer_remove", stream_id: 4, user_id: 8 }], 1);
+    applyEvents(state, [{ type: "subscription", op: "peer_remove", stream_ids: [3], user_ids: [2, 8] }], 1);
+    expect(state.subscriptions).toEqual([{ stream_id: 3, subscribers: [1] }, { stream_id: 4, subscribers: [1, 2, 9] }]);
+  });
+
+  test("realm_user update with is_active (feature level 222) moves the user between the lists", () => {
+    const erin = { user_id: 8, full_name: "Erin", is_active: true };
+    const state = { realm_users: [{ user_id: 1, is_active: true }, erin], realm_non_active_users: [] as unknown[], cross_realm_bots: [] };
+    applyEvents(state, [{ type: "realm_user", op: "update", person: { user_id: 8, is_active: false } }], 1);
+    expect(state.realm_users).toEqual([{ user_id: 1, is_active: true }]);
+    expect(state.realm_non_active_users).toEqual([{ ...erin, is_active: false }]);
+    applyEvents(state, [{ type: "realm_user", op: "update", person: { user_id: 8, is_active: true } }], 1);
+    expect(state.realm_users).toEqual([{ user_id: 1, is_active: true }, erin]);
+    expect(state.realm_non_active_users).toEqual([]);
+  });
+});

@@ -18,6 +18,10 @@ const row: MessageRow = {
   last_edit_timestamp: 1_700_000_100,
   is_me_message: false,
   reactions: [{ emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji", user_id: bob.id }],
+  submessages: [
+    { msg_type: "widget", content: '{"widget_type":"poll","extra_data":{"question":"Q \u2028","options":["a"]}}', message_id: 101, sender_id: alice.id, id: 5 },
+    { msg_type: "widget", content: '{"type":"vote","key":"canned,0","vote":1}', message_id: 101, sender_id: bob.id, id: 6 },
+  ],
 };
 
 function wire(overrides: Partial<WireMessage>): WireMessage {
@@ -43,7 +47,7 @@ function wire(overrides: Partial<WireMessage>): WireMessage {
     client: row.sending_client,
     is_me_message: false,
     reactions: [{ emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji", user_id: bob.id, user: { user_id: bob.id, email: bob.email, full_name: bob.full_name } }],
-    submessages: [],
+    submessages: row.submessages!,
     last_edit_timestamp: row.last_edit_timestamp!,
     ...overrides,
   };
@@ -64,7 +68,7 @@ describe.each([
 
   test("a private message, never edited, read from history, with search highlights", () => {
     const participants = [alice, bob].map(({ id, email, full_name, short_name }) => ({ id, email, full_name, short_name, is_mirror_dummy: false }));
-    const unedited = cachedMessageFromRow({ ...row, last_edit_timestamp: null, reactions: null, sender_id: bob.id });
+    const unedited = cachedMessageFromRow({ ...row, last_edit_timestamp: null, reactions: null, submessages: null, sender_id: bob.id });
     const json = messageJson(unedited, { streamId: null, displayRecipientJson: JSON.stringify(participants), topicLinksJson: "[]" }, null, context, { match_content: "<p>x</p>", match_subject: "y" });
     const expected = finalizeMessage(
       wire({
@@ -79,6 +83,7 @@ describe.each([
         display_recipient: participants,
         topic_links: [],
         reactions: [],
+        submessages: [],
         last_edit_timestamp: undefined,
       }),
       options,

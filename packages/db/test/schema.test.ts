@@ -83,7 +83,7 @@ async function writeAndReadEveryModel(db: Database): Promise<void> {
   await p.realmFilter.create({ data: { realm_id: realm.id, pattern: "#(?P<id>[0-9]+)", url_format_string: "https://x.io/%(id)s" } });
   const group = await p.userGroup.create({ data: { realm_id: realm.id, name: "g" } });
   await p.userGroupMembership.create({ data: { user_group_id: group.id, user_id: user.id } });
-  await p.mutedTopic.create({ data: { user_id: user.id, stream_id: stream.id, recipient_id: streamRecipient.id, topic_name: "t" } });
+  await p.userTopic.create({ data: { user_id: user.id, stream_id: stream.id, recipient_id: streamRecipient.id, topic_name: "t", visibility_policy: 3 } });
   await p.userPresence.create({ data: { realm_id: realm.id, user_id: user.id, client_name: "website", status: 1, timestamp: new Date() } });
   await p.userStatus.create({ data: { user_id: user.id, realm_id: realm.id, status: 1, status_text: "away" } });
   await p.alertWord.create({ data: { realm_id: realm.id, user_id: user.id, word: "deploy" } });
@@ -115,7 +115,7 @@ async function writeAndReadEveryModel(db: Database): Promise<void> {
   expect(await p.botStorageData.findUniqueOrThrow({ where: { user_id_key: { user_id: bot.id, key: "number" } } })).toEqual({ user_id: bot.id, key: "number", value: "0" });
   expect(await p.botConfigData.findUniqueOrThrow({ where: { bot_profile_id_key: { bot_profile_id: bot.id, key: "api_key" } } })).toEqual({ bot_profile_id: bot.id, key: "api_key", value: "secret" });
   expect(await p.userProfile.findUniqueOrThrow({ where: { id: bot.id }, include: { default_sending_stream: true } })).toMatchObject({ default_sending_stream: { name: "s" }, default_all_public_streams: true });
-  for (const model of [p.realmEmoji, p.realmFilter, p.userGroupMembership, p.mutedTopic, p.userPresence, p.alertWord, p.defaultStreamGroupStream, p.userHotspot, p.huddle] as Array<{ count(): Promise<number> }>) {
+  for (const model of [p.realmEmoji, p.realmFilter, p.userGroupMembership, p.userTopic, p.userPresence, p.alertWord, p.defaultStreamGroupStream, p.userHotspot, p.huddle] as Array<{ count(): Promise<number> }>) {
     expect(await model.count()).toBe(1);
   }
 }

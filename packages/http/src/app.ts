@@ -7,9 +7,11 @@ import { multipartBody } from "./multipart.ts";
 import { requestIdOf, sendRequestId } from "./request-tracking.ts";
 import { endpoint, serve, successBody, type Endpoint } from "./endpoints.ts";
 import { optionsRouter } from "./http-options.ts";
+import { ignoredParametersOf } from "./ignored-parameters.ts";
 
+/** A success body, with the request's ignored parameters when there are some (ignored-parameters.ts). */
 export function success(res: Response, data: Record<string, unknown> = {}): void {
-  res.json({ result: "success", msg: "", ...data });
+  res.json({ result: "success", msg: "", ...data, ...ignoredParametersOf(res.req) });
 }
 
 /** A success body with fields that are JSON text already (built by a hot path without objects). */
@@ -120,14 +122,14 @@ export function healthRoutes(readiness?: ReadinessProbe): Router {
   const router = Router();
   const [health, live, ready] = healthEndpoints;
   const answerLive = (_req: Request, res: Response) => {
-    res.json({ result: "success", msg: "", status: "ok" });
+    success(res, { status: "ok" });
   };
   serve(router, health, answerLive);
   serve(router, live, answerLive);
   serve(router, ready, async (_req, res) => {
     const { ready, checks } = readiness ? await readiness() : { ready: true, checks: {} };
     if (ready) {
-      res.json({ result: "success", msg: "", status: "ready", checks });
+      success(res, { status: "ready", checks });
       return;
     }
     const failing = Object.entries(checks).filter(([, value]) => value !== "ok");

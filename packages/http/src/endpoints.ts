@@ -4,6 +4,7 @@
 // API document (GET /api/v1/openapi.json) from the contracts, and the tests check every response
 // against it.
 import type { RequestHandler, Router } from "express";
+import { tagEndpoint } from "./ignored-parameters.ts";
 import type { JsonSchema, ParamSpec } from "./params.ts";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -99,9 +100,16 @@ export function endpointKey(method: string, path: string): string {
   return `${method.toUpperCase()} ${path}`;
 }
 
-/** Registers `handlers` at the contract's method and path: a route's path is its contract's. */
+/**
+ * Registers `handlers` at the contract's method and path: a route's path is its contract's. The
+ * request is tagged with its contract, whose parameters a success does not list as ignored.
+ */
 export function serve(router: Router, contract: Endpoint<any>, ...handlers: RequestHandler[]): void {
-  router[contract.method](expressPath(contract), ...handlers);
+  const tag: RequestHandler = (req, _res, next) => {
+    tagEndpoint(req, contract);
+    next();
+  };
+  router[contract.method](expressPath(contract), tag, ...handlers);
 }
 
 // Response bodies. Every body has `result` and `msg`; `success` lists the rest of its fields,

@@ -29,6 +29,7 @@ function opEvent(type: string, op: string, required: Record<string, JsonSchema>,
 
 const STREAMS = { streams: s.array(ref("Stream")) };
 const USER_REF = s.object({ user_id: integer, email: string });
+const TYPING_FIELDS = { message_type: s.enum("direct", "stream"), recipients: s.array(USER_REF), stream_id: integer, topic: string };
 
 /** realm_user update: the user's id and what changed. */
 const PERSON_UPDATE = {
@@ -48,6 +49,8 @@ const PERSON_UPDATE = {
     delivery_email: string,
     bot_owner_id: nullableInteger,
     role: s.enum(100, 200, 400, 600),
+    // (De)activation, for clients newer than Zulip 3.x (feature level 222); others get remove / add.
+    is_active: boolean,
     custom_profile_field: s.object({ id: integer, value: s.nullable(string) }, { rendered_value: nullableString }),
   },
   additionalProperties: false,
@@ -76,16 +79,29 @@ const BOT_UPDATE = {
 /** Each event's schema, by `type` (a schema of its own) or by `type` and `op`. */
 const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
   heartbeat: event("heartbeat", {}),
+  // Register again: the server now speaks another API version (feature levels 59, 88, 240 shape).
+  restart: event("restart", { zulip_version: string, zulip_feature_level: integer, zulip_merge_base: string, server_generation: integer, immediate: boolean }),
   message: event(
     "message",
     { message: ref("Message"), flags: stringList },
-    // Deprecated: what the server did (or would have done) about notifying.
-    { email_notified: boolean, push_notified: boolean, stream_push_notify: boolean, stream_email_notify: boolean, wildcard_mention_notify: boolean },
+    // Deprecated: what the server did (or would have done) about notifying. local_message_id: to
+    // the queue that sent it with queue_id and local_id.
+    {
+      email_notified: boolean,
+      push_notified: boolean,
+      stream_push_notify: boolean,
+      stream_email_notify: boolean,
+      wildcard_mention_notify: boolean,
+      local_message_id: string,
+    },
   ),
+  // user_id is null for an update of the rendering only (rendering_only, feature level 114);
+  // propagate_mode only with a move for clients newer than Zulip 3.x, with every edit for others.
   update_message: event(
     "update_message",
-    { user_id: integer, edit_timestamp: integer, message_id: integer, message_ids: integerList, flags: stringList, propagate_mode: s.enum("change_one", "change_later", "change_all") },
+    { user_id: nullableInteger, rendering_only: boolean, edit_timestamp: integer, message_id: integer, message_ids: integerList, flags: stringList },
     {
+      propagate_mode: s.enum("change_one", "change_later", "change_all"),
       stream_name: string,
       stream_id: integer,
       new_stream_id: integer,
@@ -108,23 +124,43 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
   ),
   update_message_flags: {
     add: opEvent("update_message_flags", "add", { operation: s.const("add"), flag: string, messages: integerList, all: boolean }),
-    remove: opEvent("update_message_flags", "remove", { operation: s.const("remove"), flag: string, messages: integerList, all: boolean }),
+    // message_details when `read` is removed (feature level 121): each message by id, for unread counts.
+    remove: opEvent(
+      "update_message_flags",
+      "remove",
+      { operation: s.const("remove"), flag: string, messages: integerList, all: boolean },
+      {
+        message_details: s.dict(
+          s.object({ type: s.enum("stream", "private") }, { mentioned: s.const(true), user_ids: integerList, stream_id: integer, topic: string, unmuted_stream_msg: boolean }),
+        ),
+      },
+    ),
   },
   reaction: {
     add: opEvent("reaction", "add", { message_id: integer, emoji_name: string, emoji_code: string, reaction_type: string, user_id: integer, user: s.object({ user_id: integer, email: string, full_name: string }) }),
     remove: opEvent("reaction", "remove", { message_id: integer, emoji_name: string, emoji_code: string, reaction_type: string, user_id: integer, user: s.object({ user_id: integer, email: string, full_name: string }) }),
   },
+  // A submessage attached to a message (POST /submessage), to those who have the message.
+  submessage: event("submessage", { msg_type: string, content: string, message_id: integer, sender_id: integer, submessage_id: integer }),
+  // message_type for clients newer than Zulip 3.x; a stream's (stream_id and topic, no
+  // recipients) only for those with stream_typing_notifications.
   typing: {
-    start: opEvent("typing", "start", { sender: USER_REF, recipients: s.array(USER_REF) }),
-    stop: opEvent("typing", "stop", { sender: USER_REF, recipients: s.array(USER_REF) }),
+    start: opEvent("typing", "start", { sender: USER_REF }, TYPING_FIELDS),
+    stop: opEvent("typing", "stop", { sender: USER_REF }, TYPING_FIELDS),
   },
   alert_words: event("alert_words", { alert_words: stringList }),
   muted_topics: event("muted_topics", { muted_topics: s.array({ type: "array", prefixItems: [string, string, integer], minItems: 2, maxItems: 3 }) }),
+  // A topic's visibility policy changed (feature level 134): 0 none, 1 muted, 2 unmuted, 3 followed.
+  user_topic: event("user_topic", { stream_id: integer, topic_name: string, last_updated: integer, visibility_policy: s.enum(0, 1, 2, 3) }),
   // No email for a slim_presence queue.
   presence: event("presence", { user_id: integer, server_timestamp: s.number(), presence: s.dict(ref("ClientPresence")) }, { email: string }),
   user_status: event("user_status", { user_id: integer }, { away: boolean, status_text: string }),
   update_display_settings: event("update_display_settings", { user: string, setting_name: string, setting: SCALAR }, { language_name: string }),
   update_global_notifications: event("update_global_notifications", { user: string, notification_name: string, setting: SCALAR }),
+  // Zulip 5.0's settings event (feature level 89); default_language's carries the language's name.
+  user_settings: {
+    update: opEvent("user_settings", "update", { property: string, value: SCALAR }, { language_name: string }),
+  },
   attachment: {
     add: opEvent("attachment", "add", { attachment: ref("Attachment"), upload_space_used: integer }),
     update: opEvent("attachment", "update", { attachment: ref("Attachment"), upload_space_used: integer }),
@@ -141,8 +177,12 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
     add: opEvent("subscription", "add", { subscriptions: s.array(ref("Subscription")) }),
     remove: opEvent("subscription", "remove", { subscriptions: s.array(s.object({ stream_id: integer, name: string })) }),
     update: opEvent("subscription", "update", { stream_id: integer, name: string, property: string, value: SCALAR }, { email: string }),
-    peer_add: opEvent("subscription", "peer_add", { stream_id: integer, user_id: integer }),
-    peer_remove: opEvent("subscription", "peer_remove", { stream_id: integer, user_id: integer }),
+    // Lists (feature level 35) for clients newer than Zulip 3.x; one stream and user each for others.
+    peer_add: s.oneOf(opEvent("subscription", "peer_add", { stream_ids: integerList, user_ids: integerList }), opEvent("subscription", "peer_add", { stream_id: integer, user_id: integer })),
+    peer_remove: s.oneOf(
+      opEvent("subscription", "peer_remove", { stream_ids: integerList, user_ids: integerList }),
+      opEvent("subscription", "peer_remove", { stream_id: integer, user_id: integer }),
+    ),
   },
   realm: {
     update: opEvent("realm", "update", { property: string, value: SCALAR }),

@@ -9,5 +9,6 @@ export * from "./file-upload.ts";
 export * from "./request-tracking.ts";
 export * from "./http-server.ts";
 export * from "./endpoints.ts";
+export * from "./ignored-parameters.ts";
 export * from "./openapi.ts";
 export * from "./shapes.ts";

@@ -3,6 +3,7 @@
 // response schemas the bodies. Served at GET /api/v1/openapi.json; the tests validate every
 // response and event they see against it.
 import { ERROR_CODES, endpointKey, type Endpoint, type ErrorCode } from "./endpoints.ts";
+import { IGNORED_PARAMETERS_SCHEMA } from "./ignored-parameters.ts";
 import type { JsonSchema, Param } from "./params.ts";
 
 export type OpenApiDocument = Record<string, unknown> & {
@@ -213,6 +214,20 @@ function errorResponses(contract: Endpoint): OpenApiOperation["responses"] {
   return responses;
 }
 
+/**
+ * A success body's schema admitting `ignored_parameters_unsupported`, which any success may carry
+ * (ignored-parameters.ts): added to every object shape whose `result` is "success".
+ */
+function withIgnoredParameters(shape: JsonSchema): JsonSchema {
+  for (const key of ["anyOf", "oneOf"] as const) {
+    const options = shape[key];
+    if (Array.isArray(options)) return { ...shape, [key]: options.map((option: JsonSchema) => withIgnoredParameters(option)) };
+  }
+  const properties = shape.properties as Record<string, JsonSchema> | undefined;
+  if (properties?.result?.const !== "success") return shape;
+  return { ...shape, properties: { ...properties, ignored_parameters_unsupported: IGNORED_PARAMETERS_SCHEMA } };
+}
+
 function operation(contract: Endpoint): OpenApiOperation {
   const described = describedParams(contract);
   const inQuery = contract.method === "get";
@@ -223,7 +238,7 @@ function operation(contract: Endpoint): OpenApiOperation {
       ? { description: "The file's bytes.", content: Object.fromEntries((contract.response.binary as string[]).map((type) => [type, { schema: { type: "string", contentMediaType: type } }])) }
       : "html" in contract.response && typeof contract.response.html === "string"
         ? { description: contract.response.html, content: HTML_CONTENT }
-        : { description: "Success.", content: { "application/json": { schema: contract.response } } };
+        : { description: "Success.", content: { "application/json": { schema: withIgnoredParameters(contract.response) } } };
   const responses: OpenApiOperation["responses"] = { [String(contract.successStatus ?? 200)]: success };
   // A download that answers ranges (416 past the end) answers one range with 206 and its bytes.
   if ("binary" in contract.response && contract.errorStatuses?.includes(416)) responses["206"] = { ...success, description: "The requested byte range of the file." };
@@ -304,7 +319,8 @@ export function openApiDocument(parts: ApiDocumentParts): OpenApiDocument {
     security: [{ basicAuth: [] }],
     paths,
     components: {
-      schemas: { Error: ERROR_SCHEMA, ...parts.schemas },
+      // A shared shape that is a whole success body (OwnUser, RegisterResponse) may list them too.
+      schemas: { Error: ERROR_SCHEMA, ...Object.fromEntries(Object.entries(parts.schemas).map(([name, shape]) => [name, withIgnoredParameters(shape)])) },
       responses: commonResponses(),
       securitySchemes: {
         basicAuth: { type: "http", scheme: "basic", description: "The user's email address and API key (POST /api/v1/fetch_api_key)." },

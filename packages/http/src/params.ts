@@ -4,6 +4,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
 import type { Request } from "express";
 import { badRequest, InvalidArgumentError, MAX_INT, MIN_INT, MissingArgumentError } from "@chat/core";
+import { noteParamsRead } from "./ignored-parameters.ts";
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 
@@ -345,6 +346,7 @@ export function pathParam(req: Pick<Request, "params">, name: string): string {
 }
 
 export function parseParams<S extends ParamSpec>(req: ParamSource, spec: S): ParsedParams<S> {
+  noteParamsRead(req, spec);
   const result: Record<string, unknown> = {};
   for (const [name, param] of Object.entries(spec)) {
     const raw = rawParam(req, name);

@@ -5,6 +5,7 @@
 import { schema as s } from "./endpoints.ts";
 import type { JsonSchema } from "./params.ts";
 import { EVENT_SCHEMAS } from "./event-shapes.ts";
+import { PERSONAL_SETTINGS } from "@chat/core";
 
 const string = s.string();
 const integer = s.integer();
@@ -29,6 +30,9 @@ const REACTION = s.object({
   user: s.object({ user_id: integer, email: string, full_name: string }),
 });
 
+/** A message's submessage: its widget, or a change to it; content is JSON text. */
+const SUBMESSAGE = s.object({ msg_type: string, content: string, message_id: integer, sender_id: integer, id: integer });
+
 const DISPLAY_RECIPIENT_USER = s.object({ id: integer, email: string, full_name: string, short_name: string, is_mirror_dummy: boolean });
 
 /** The fields of a Message (as GET /messages and `message` events show it). */
@@ -52,7 +56,7 @@ const MESSAGE_FIELDS = {
     client: string,
     is_me_message: boolean,
     reactions: s.array(s.ref("Reaction")),
-    submessages: s.array(s.any()),
+    submessages: s.array(s.ref("Submessage")),
     avatar_url: nullableString,
   },
   optional: {
@@ -89,11 +93,13 @@ const USER_FIELDS = {
   optional: {
     bot_type: nullableInteger,
     bot_owner_id: nullableInteger,
-    /** Administrators only. */
-    delivery_email: string,
+    /** For those who may see it; to clients of today's API always, null for the others (feature level 163). */
+    delivery_email: nullableString,
     profile_data: PROFILE_DATA,
     /** The server's own bots (cross_realm_bots). */
     is_cross_realm_bot: boolean,
+    /** The server's own bots (cross_realm_bots), feature level 83's name. */
+    is_system_bot: boolean,
   },
 };
 
@@ -111,7 +117,7 @@ const STREAM_FIELDS = {
   rendered_description: string,
   invite_only: boolean,
   is_web_public: boolean,
-  stream_post_policy: s.enum(1, 2, 3),
+  stream_post_policy: s.enum(1, 2, 3, 4),
   is_announcement_only: boolean,
   history_public_to_subscribers: boolean,
   first_message_id: nullableInteger,
@@ -119,10 +125,13 @@ const STREAM_FIELDS = {
   date_created: integer,
 };
 
-const STREAM = s.object(STREAM_FIELDS);
+/** Messages a week, on streams since feature level 199 (null: too new to say; this server does not count). */
+const STREAM_OPTIONAL_FIELDS = { stream_weekly_traffic: nullableInteger };
+
+const STREAM = s.object(STREAM_FIELDS, STREAM_OPTIONAL_FIELDS);
 
 /** A stream with its subscribers (never_subscribed, with include_subscribers). */
-const STREAM_WITH_SUBSCRIBERS = s.object(STREAM_FIELDS, { subscribers: integerList });
+const STREAM_WITH_SUBSCRIBERS = s.object(STREAM_FIELDS, { ...STREAM_OPTIONAL_FIELDS, subscribers: integerList });
 
 const SUBSCRIPTION = s.object(
   {
@@ -155,7 +164,17 @@ const ATTACHMENT = s.object({
 
 const EDIT_HISTORY_SNAPSHOT = s.object(
   { topic: string, timestamp: integer, user_id: nullableInteger },
-  { content: string, rendered_content: string, prev_content: string, prev_rendered_content: string, content_html_diff: string, prev_topic: string },
+  {
+    content: string,
+    rendered_content: string,
+    prev_content: string,
+    prev_rendered_content: string,
+    content_html_diff: string,
+    prev_topic: string,
+    // A move to another stream (feature level 118): the stream ids after and before.
+    stream: integer,
+    prev_stream: integer,
+  },
 );
 
 const REALM_EMOJI = s.object({
@@ -164,11 +183,13 @@ const REALM_EMOJI = s.object({
   source_url: string,
   deactivated: boolean,
   author: s.nullable(s.object({ id: integer, email: string, full_name: string })),
+  author_id: nullableInteger,
+  still_url: nullableString,
 });
 
 const CUSTOM_PROFILE_FIELD = s.object({ id: integer, name: string, type: integer, hint: string, field_data: string, order: integer });
 
-const USER_GROUP = s.object({ id: integer, name: string, description: string, members: integerList });
+const USER_GROUP = s.object({ id: integer, name: string, description: string, members: integerList, direct_subgroup_ids: integerList, is_system_group: boolean, deactivated: boolean });
 
 const DEFAULT_STREAM_GROUP = s.object({ id: integer, name: string, description: string, streams: s.array(s.ref("Stream")) });
 
@@ -209,8 +230,11 @@ const CLIENT_PRESENCE = s.object({ status: s.enum("active", "idle", "offline"), 
 /** A user's presence by client name, with `aggregated`. */
 const USER_PRESENCE = s.dict(CLIENT_PRESENCE);
 
-/** Every user's presence, by email (or by user id, with slim_presence). */
-const REALM_PRESENCES = s.dict(USER_PRESENCE);
+/** A user's presence as slim_presence has it (Zulip's modern form). */
+const MODERN_PRESENCE = s.object({ active_timestamp: integer, idle_timestamp: integer });
+
+/** Every user's presence, by email (or in the modern form by user id, with slim_presence). */
+const REALM_PRESENCES = s.dict(s.anyOf(USER_PRESENCE, MODERN_PRESENCE));
 
 const TOPIC = s.object({ name: string, max_id: integer });
 
@@ -221,10 +245,19 @@ const EXTERNAL_AUTHENTICATION_METHOD = s.object({ name: string, display_name: st
 
 const UNREAD_MSGS = s.object({
   count: integer,
-  pms: s.array(s.object({ sender_id: integer, unread_message_ids: integerList })),
+  pms: s.array(s.object({ other_user_id: integer, sender_id: integer, unread_message_ids: integerList })),
   streams: s.array(s.object({ stream_id: integer, topic: string, unread_message_ids: integerList }, { sender_ids: integerList })),
   huddles: s.array(s.object({ user_ids_string: string, unread_message_ids: integerList })),
   mentions: integerList,
+  old_unreads_missing: boolean,
+});
+
+/** Zulip 9.0's user_settings object (POST /register): every personal setting, with the values Zulip allows. */
+const USER_SETTINGS = s.object({
+  ...Object.fromEntries(PERSONAL_SETTINGS.map((setting) => [setting.name, setting.allowed ? s.enum(...(setting.allowed as Array<string | number>)) : { boolean, integer, string }[setting.type]])),
+  email_address_visibility: s.enum(1, 2, 3, 4, 5),
+  available_notification_sounds: stringList,
+  emojiset_choices: s.array(s.object({ key: string, text: string })),
 });
 
 /** A muted topic: [stream name, topic, when muted (UNIX time)]. */
@@ -251,6 +284,8 @@ const REGISTER_RESPONSE = s.object(
     max_message_id: integer,
     // muted_topics
     muted_topics: s.array(MUTED_TOPIC),
+    // user_topic: the user's topic visibility policies (feature level 134)
+    user_topics: s.array(s.object({ stream_id: integer, topic_name: string, last_updated: integer, visibility_policy: s.enum(1, 2, 3) })),
     // pointer
     pointer: integer,
     // presence
@@ -268,7 +303,8 @@ const REGISTER_RESPONSE = s.object(
     realm_notifications_stream_id: integer,
     realm_signup_notifications_stream_id: integer,
     realm_message_retention_days: nullableInteger,
-    realm_message_content_edit_limit_seconds: integer,
+    // null (no limit) to clients of today's API, where 3.x clients get 0 (modern-realm-settings.ts).
+    realm_message_content_edit_limit_seconds: nullableInteger,
     realm_message_content_delete_limit_seconds: nullableInteger,
     realm_upload_quota: nullableInteger,
     realm_default_language: string,
@@ -295,6 +331,7 @@ const REGISTER_RESPONSE = s.object(
         "realm_disallow_disposable_email_addresses",
         "realm_email_auth_enabled",
         "realm_email_changes_disabled",
+        "realm_enable_read_receipts",
         "realm_emails_restricted_to_domains",
         "realm_inline_image_preview",
         "realm_inline_url_embed_preview",
@@ -315,6 +352,31 @@ const REGISTER_RESPONSE = s.object(
     max_topic_length: integer,
     max_message_length: integer,
     max_file_upload_size_mib: integer,
+    realm_url: string,
+    realm_date_created: integer,
+    realm_delete_own_message_policy: s.enum(1, 2, 3, 4, 5),
+    realm_upload_quota_mib: nullableInteger,
+    realm_enable_spectator_access: boolean,
+    server_web_public_streams_enabled: boolean,
+    realm_org_type: integer,
+    realm_default_external_accounts: s.dict(s.object({ text: string, name: string, hint: string, url_pattern: string })),
+    password_min_length: integer,
+    password_min_guesses: integer,
+    server_emoji_data_url: string,
+    event_queue_longpoll_timeout_seconds: integer,
+    server_presence_ping_interval_seconds: integer,
+    server_presence_offline_threshold_seconds: integer,
+    server_typing_started_expiry_period_milliseconds: integer,
+    server_typing_stopped_wait_period_milliseconds: integer,
+    server_typing_started_wait_period_milliseconds: integer,
+    server_thumbnail_formats: s.array(s.object({ name: string, max_width: integer, max_height: integer, animated: boolean, format: string })),
+    // muted_users, realm_linkifiers, realm_playgrounds, onboarding_steps: none here (see initial-state.ts)
+    muted_users: s.array(s.object({ id: integer, timestamp: integer })),
+    realm_linkifiers: s.array(s.object({ id: integer, pattern: string, url_template: string })),
+    realm_playgrounds: s.array(s.object({ id: integer, name: string, pygments_language: string, url_template: string })),
+    onboarding_steps: s.array(s.object({ type: string, name: string })),
+    has_zoom_token: boolean,
+    giphy_api_key: string,
     // realm_bot
     realm_bots: s.array(s.ref("OwnedBot")),
     // realm_domains
@@ -338,6 +400,8 @@ const REGISTER_RESPONSE = s.object(
     is_admin: boolean,
     is_owner: boolean,
     is_guest: boolean,
+    is_moderator: boolean,
+    is_billing_admin: boolean,
     role: ROLE,
     user_id: integer,
     // realm_user_groups
@@ -390,6 +454,8 @@ const REGISTER_RESPONSE = s.object(
     presence_enabled: boolean,
     available_notification_sounds: stringList,
     enter_sends: boolean,
+    // user_settings
+    user_settings: USER_SETTINGS,
     // message (unread)
     unread_msgs: s.ref("UnreadMessages"),
     // user_status
@@ -404,6 +470,7 @@ const REGISTER_RESPONSE = s.object(
 export const API_SCHEMAS: Record<string, JsonSchema> = {
   Message: MESSAGE,
   Reaction: REACTION,
+  Submessage: SUBMESSAGE,
   User: USER,
   OwnUser: OWN_USER,
   ProfileData: PROFILE_DATA,

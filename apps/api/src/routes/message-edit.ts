@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from "express";
-import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, rawParam, route, schema, serve, success, successBody } from "@chat/http";
+import { fetchOneMessage, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
+import { actorOf, EMPTY_SUCCESS, endpoint, ignoredParametersOf, originOf, params, parseParams, rawParam, route, schema, serve, success, successBody, successJsonText } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /**
@@ -29,9 +29,13 @@ export const messageEditEndpoints = {
     path: "/messages/{message_id}",
     tag: "messages",
     auth: "basic",
-    summary: "A message's Markdown source",
-    params: {},
-    response: successBody({ raw_content: schema.string() }),
+    summary: "A message, and its Markdown source",
+    params: {
+      apply_markdown: params.bool().default(true).describe("Whether `message.content` is HTML (else the Markdown source)."),
+      // zulip-flutter sends it always (feature level 334); topics are never empty here.
+      allow_empty_topic_name: params.bool().default(false),
+    },
+    response: successBody({ raw_content: schema.string(), message: schema.ref("Message") }),
   }),
   history: endpoint({
     method: "get",
@@ -69,8 +73,11 @@ export function messageEditRoutes(services: ApiServices): Router {
     numericOnly,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const rawContent = await messageRawContent(prisma, actor, messageIdOf(req)!);
-      success(res, { raw_content: rawContent });
+      const p = parseParams(req, E.rawContent.params);
+      const id = messageIdOf(req)!;
+      // raw_content for clients before feature level 120 (zulip-terminal reads it), message for later ones.
+      const [rawContent, message] = await Promise.all([messageRawContent(prisma, actor, id), fetchOneMessage(prisma, services.messageCache, actor, id, p.apply_markdown)]);
+      res.type("json").send(successJsonText({ raw_content: rawContent, ...ignoredParametersOf(req) }, { message }));
     }),
   );
 

@@ -7,6 +7,7 @@ import {
   endpoint,
   hotRoute,
   type HotRoute,
+  ignoredParametersField,
   params,
   type ParamSource,
   parseParams,
@@ -22,7 +23,7 @@ import {
 import type { ApiServices } from "../services.ts";
 
 /** `anchor`: a message id, or newest / oldest / first_unread (Zulip 2.2+). */
-function parseAnchor(raw: string): Anchor {
+export function parseAnchor(raw: string): Anchor {
   if (raw === "newest" || raw === "oldest" || raw === "first_unread") return raw;
   // Past the largest message id every anchor means the same (Zulip clamps it too); Postgres'
   // integer must not see a larger one.
@@ -43,9 +44,12 @@ export const messageFetchEndpoints = {
         .custom<string>((raw) => raw, { anyOf: [{ type: "integer", minimum: 0 }, { enum: ["newest", "oldest", "first_unread"] }] })
         .optional()
         .describe("A message id, or `newest`, `oldest`, `first_unread`. Required unless `use_first_unread_anchor`."),
+      include_anchor: params.bool().default(true).describe("Whether the anchor message itself is returned (feature level 155)."),
       num_before: params.int(),
       num_after: params.int(),
       narrow: params.json<unknown>({}).default([]).describe("A list of `{operator, operand}` dicts, or of `[operator, operand]` pairs."),
+      // zulip-flutter sends it always (feature level 334); topics are never empty here, so nothing changes.
+      allow_empty_topic_name: params.bool().default(false),
       client_gravatar: params.bool().default(false),
       apply_markdown: params.bool().default(true),
       use_first_unread_anchor: params.bool().default(false).describe("Deprecated: `anchor=first_unread`."),
@@ -73,6 +77,7 @@ function fetcher(services: ApiServices) {
     const anchor = p.use_first_unread_anchor ? "first_unread" : parseAnchor(p.anchor!);
     return fetchMessages(prisma, messageCache, actor, {
       anchor,
+      includeAnchor: p.include_anchor,
       numBefore: p.num_before,
       numAfter: p.num_after,
       narrow: parseNarrow(p.narrow),
@@ -82,8 +87,8 @@ function fetcher(services: ApiServices) {
   };
 }
 
-function responseBody({ messages, ...fields }: FetchResult): string {
-  return successJsonText(fields, { messages: `[${messages.join(",")}]` });
+function responseBody({ messages, ...fields }: FetchResult, source: ParamSource): string {
+  return successJsonText({ ...fields, ...ignoredParametersField(messageFetchEndpoints.fetch, source) }, { messages: `[${messages.join(",")}]` });
 }
 
 export function messageFetchRoutes(services: ApiServices): Router {
@@ -95,7 +100,7 @@ export function messageFetchRoutes(services: ApiServices): Router {
     messageFetchEndpoints.fetch,
     requireUserKeepingCopy({ prisma: services.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits, actors: services.actorCache }),
     route(async (req, res) => {
-      res.type("json").send(responseBody(await fetch(req, actorOf(res), null)));
+      res.type("json").send(responseBody(await fetch(req, actorOf(res), null), req));
     }),
   );
   return router;
@@ -118,8 +123,9 @@ export function messageFetchHotRoute(services: ApiServices): HotRoute {
       if (cached === undefined) return false;
       tagRequestUser(req, cached.actor.id);
       if (!(await countHotRequest(services.rateLimits, req, cached.actor.id))) return false;
-      const result = await fetch({ query, body: undefined }, cached.actor, cached.version);
-      sendJsonBody(res, 200, responseBody(result));
+      const source = { query, body: undefined };
+      const result = await fetch(source, cached.actor, cached.version);
+      sendJsonBody(res, 200, responseBody(result, source));
       return true;
     },
   });

@@ -1,7 +1,11 @@
 import { Router } from "express";
-import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags } from "@chat/core";
+import { badRequest, fetchMessageIds, markAllAsRead, markStreamAsRead, markTopicAsRead, parseNarrow, updateMessageFlags } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
+import { parseAnchor } from "./message-fetch.ts";
 import type { ApiServices } from "../services.ts";
+
+/** Zulip's MAX_MESSAGES_PER_UPDATE: one flags/narrow request changes at most this many messages. */
+const MAX_MESSAGES_PER_UPDATE = 5000;
 
 const MESSAGE_IDS = { type: "array", items: { type: "integer" } };
 
@@ -21,6 +25,32 @@ export const messageFlagEndpoints = {
     },
     response: successBody({ messages: schema.array(schema.integer()) }),
   }),
+  updateForNarrow: endpoint({
+    ...common,
+    method: "post",
+    path: "/messages/flags/narrow",
+    summary: "Add a flag to a range of messages in a narrow, or remove it (feature level 155)",
+    params: {
+      anchor: params
+        .custom<string>((raw) => raw, { anyOf: [{ type: "integer", minimum: 0 }, { enum: ["newest", "oldest", "first_unread"] }] })
+        .describe("A message id, or `newest`, `oldest`, `first_unread`."),
+      include_anchor: params.bool().default(true),
+      num_before: params.int().describe(`With num_after, at most ${MAX_MESSAGES_PER_UPDATE} messages (more are cut, as in Zulip).`),
+      num_after: params.int(),
+      narrow: params.json<unknown>({}).default([]).describe("A list of `{operator, operand}` dicts, or of `[operator, operand]` pairs."),
+      op: params.string().describe("`add` or `remove`."),
+      flag: params.string().describe("`read`, `starred`, `collapsed`, ..."),
+    },
+    response: successBody({
+      processed_count: schema.integer(),
+      updated_count: schema.integer(),
+      first_processed_id: schema.nullable(schema.integer()),
+      last_processed_id: schema.nullable(schema.integer()),
+      found_oldest: schema.boolean(),
+      found_newest: schema.boolean(),
+    }),
+    errors: ["BAD_NARROW"],
+  }),
   markAllAsRead: endpoint({ ...common, method: "post", path: "/mark_all_as_read", summary: "Mark every message read", params: {} }),
   markStreamAsRead: endpoint({ ...common, method: "post", path: "/mark_stream_as_read", summary: "Mark a stream's messages read", params: { stream_id: params.int() } }),
   markTopicAsRead: endpoint({
@@ -34,7 +64,7 @@ export const messageFlagEndpoints = {
 
 export function messageFlagRoutes(services: ApiServices): Router {
   const router = Router();
-  const { actions } = services;
+  const { actions, prisma } = services;
   const E = messageFlagEndpoints;
 
   serve(
@@ -45,6 +75,30 @@ export function messageFlagRoutes(services: ApiServices): Router {
       const p = parseParams(req, E.update.params);
       const messages = await actions.run(originOf(req, actor), (tx, events) => updateMessageFlags(tx, events, actor, p.op, p.flag, p.messages));
       success(res, { messages });
+    }),
+  );
+
+  serve(
+    router,
+    E.updateForNarrow,
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, E.updateForNarrow.params);
+      if (p.num_before < 0 || p.num_after < 0) throw badRequest("num_before and num_after must not be negative");
+      // Cut, not refused, as Zulip: the side before keeps at least half when both ask for much.
+      const numBefore = Math.min(p.num_before, Math.max(MAX_MESSAGES_PER_UPDATE - p.num_after, MAX_MESSAGES_PER_UPDATE / 2));
+      const numAfter = Math.min(p.num_after, MAX_MESSAGES_PER_UPDATE - numBefore);
+      const range = { anchor: parseAnchor(p.anchor), includeAnchor: p.include_anchor, numBefore, numAfter, narrow: parseNarrow(p.narrow) };
+      const found = await fetchMessageIds(prisma, actor, range, MAX_MESSAGES_PER_UPDATE);
+      const updated = await actions.run(originOf(req, actor), (tx, events) => updateMessageFlags(tx, events, actor, p.op, p.flag, found.ids));
+      success(res, {
+        processed_count: found.ids.length,
+        updated_count: updated.length,
+        first_processed_id: found.ids[0] ?? null,
+        last_processed_id: found.ids.at(-1) ?? null,
+        found_oldest: found.found_oldest,
+        found_newest: found.found_newest,
+      });
     }),
   );
 

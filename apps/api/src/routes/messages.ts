@@ -8,6 +8,7 @@ import {
   DEFAULT_MAX_JSON_LENGTH,
   endpoint,
   hotRoute,
+  ignoredParametersField,
   params,
   parseParams,
   rawParam,
@@ -76,6 +77,10 @@ function streamOrDefault(to: string | undefined, actor: Actor): StreamIndicator 
   throw badRequest("Missing stream");
 }
 
+/** Event queue ids are short (`<server>:<uuid>`); local ids are the client's counters. */
+const MAX_QUEUE_ID_LENGTH = 100;
+const MAX_LOCAL_ID_LENGTH = 100;
+
 export const messageEndpoints = {
   send: endpoint({
     method: "post",
@@ -84,7 +89,8 @@ export const messageEndpoints = {
     auth: "basic",
     summary: "Send a message",
     params: {
-      type: params.oneOf(["stream", "private"] as const),
+      // `direct` is feature level 174's name for `private`, `channel` level 248's for `stream`.
+      type: params.oneOf(["stream", "channel", "private", "direct"] as const),
       // A list of up to DEFAULT_MAX_ITEMS addresses is longer than an ordinary string.
       to: params
         .string()
@@ -94,6 +100,9 @@ export const messageEndpoints = {
           "A stream: its name or id (or a JSON list of one); without it, a bot's default stream. Private: a JSON list of user ids or of emails, or emails separated by commas.",
         ),
       content: params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`),
+      queue_id: params.string().maxLength(MAX_QUEUE_ID_LENGTH).optional().describe("The sender's event queue, whose `message` event then carries `local_message_id`."),
+      local_id: params.string().maxLength(MAX_LOCAL_ID_LENGTH).optional().describe("The client's id for the message, echoed as `local_message_id` to `queue_id`."),
+      read_by_sender: params.bool().optional().describe("Whether the message starts read for its sender (feature level 236); read when absent."),
     },
     otherParams: TOPIC_PARAMS,
     response: successBody({ id: schema.integer() }),
@@ -105,10 +114,14 @@ function sender(services: ApiServices) {
   return async (source: ParamSource, actor: Actor, req: IncomingMessage): Promise<{ id: number }> => {
     const p = parseParams(source, messageEndpoints.send.params);
     const destination: MessageDestination =
-      p.type === "stream"
+      p.type === "stream" || p.type === "channel"
         ? { type: "stream", stream: streamOrDefault(p.to, actor), topic: rawParam(source, "topic") ?? rawParam(source, "subject") }
         : { type: "private", to: parsePrivateRecipients(p.to ?? "") };
-    return sendMessageAtomic(services.actions, actor, { destination, content: p.content, client: clientName(req) }, requestIdOf(req));
+    // Zulip marks a message read for its sender only when the sending client is a person's
+    // (Client.default_read_by_sender); this server always has, and 3.x-era clients expect it.
+    const localEcho = p.queue_id !== undefined && p.local_id !== undefined ? { queueId: p.queue_id, localId: p.local_id } : undefined;
+    const request = { destination, content: p.content, client: clientName(req), readBySender: p.read_by_sender ?? true, localEcho };
+    return sendMessageAtomic(services.actions, actor, request, requestIdOf(req));
   };
 }
 
@@ -141,8 +154,9 @@ export function messageSendHotRoute(services: ApiServices): HotRoute {
       if (actor === undefined) return false;
       tagRequestUser(req, actor.id);
       if (!(await countHotRequest(services.rateLimits, req, actor.id))) return false;
-      const result = await send({ query, body }, actor, req);
-      sendJsonBody(res, 200, JSON.stringify({ result: "success", msg: "", id: result.id }));
+      const source = { query, body };
+      const result = await send(source, actor, req);
+      sendJsonBody(res, 200, JSON.stringify({ result: "success", msg: "", id: result.id, ...ignoredParametersField(messageEndpoints.send, source) }));
       return true;
     },
   });

@@ -6,8 +6,8 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Router, type Request, type Response } from "express";
-import { avatarStorageKeys, customEmojiStorageKey, fitsPostgresInteger } from "@chat/core";
-import { endpoint, route, serve } from "@chat/http";
+import { avatarStorageKeys, customEmojiStorageKey, fitsPostgresInteger, SERVER_EMOJI_DATA_PATH, unicodeEmojiNamesByCode } from "@chat/core";
+import { endpoint, route, schema, serve } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { fileNotFound, streamStoredBody } from "./stored-files.ts";
 
@@ -83,7 +83,21 @@ export const publicFileEndpoints = {
     params: {},
     response: { binary: ["image/png"] },
   }),
+  // Zulip's server_emoji_data_url (feature level 140): zulip-flutter fetches it after /register.
+  emojiData: endpoint({
+    method: "get",
+    root: true,
+    path: SERVER_EMOJI_DATA_PATH,
+    tag: "files",
+    auth: "none",
+    summary: "The names of the server's Unicode emoji by code, the canonical name first (`server_emoji_data_url`)",
+    params: {},
+    response: schema.object({ code_to_names: schema.dict(schema.array(schema.string())) }),
+  }),
 };
+
+/** The emoji names document, built on first use: it changes only with the server's release. */
+let emojiData: Buffer | null = null;
 
 export function publicFileRoutes(services: ApiServices): Router {
   const router = Router();
@@ -137,5 +151,11 @@ export function publicFileRoutes(services: ApiServices): Router {
       res.end(req.method === "HEAD" ? undefined : data);
     }),
   );
+
+  serve(router, publicFileEndpoints.emojiData, (req, res) => {
+    emojiData ??= Buffer.from(JSON.stringify({ code_to_names: unicodeEmojiNamesByCode() }));
+    setFileHeaders(res, "application/json; charset=utf-8", CACHE_STATIC, emojiData.length);
+    res.end(req.method === "HEAD" ? undefined : emojiData);
+  });
   return router;
 }

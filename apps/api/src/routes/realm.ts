@@ -39,6 +39,7 @@ const REALM_SETTINGS = {
   add_emoji_by_admins_only: params.bool().optional(),
   notifications_stream_id: params.int().optional(),
   signup_notifications_stream_id: params.int().optional(),
+  enable_read_receipts: params.bool().optional(),
 };
 
 export const realmEndpoints = {

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { NonexistentSubdomainError, realmUri, renderMarkdown, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "@chat/core";
+import { NonexistentSubdomainError, realmUri, renderMarkdown, ZULIP_FEATURE_LEVEL, ZULIP_VERSION, zulipVersionFields } from "@chat/core";
 import { endpoint, requestProtocol, requestSubdomain, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -13,13 +13,16 @@ export const serverSettingsEndpoints = {
     tag: "server_and_organizations",
     auth: "none",
     summary: "How to log in, and the server's version; the organization's name and icon when the host names one",
+    description: "The `realm_*` keys are present when the host names an organization (the root host names the organization at the root, if there is one).",
     params: {},
     response: successBody(
       {
-        authentication_methods: schema.dict(schema.boolean()),
+        // zulip-flutter requires `ldap` (it offers the password form when email or ldap is on).
+        authentication_methods: { type: "object", required: ["password", "email", "ldap"], additionalProperties: schema.boolean() },
         external_authentication_methods: schema.array(schema.ref("ExternalAuthenticationMethod")),
         zulip_version: schema.string(),
         zulip_feature_level: schema.integer(),
+        zulip_merge_base: schema.string(),
         service_version: schema.string(),
         push_notifications_enabled: schema.boolean(),
         is_incompatible: schema.boolean(),
@@ -27,7 +30,8 @@ export const serverSettingsEndpoints = {
         require_email_format_usernames: schema.boolean(),
       },
       {
-        realm_uri: schema.string(),
+        realm_url: schema.string(),
+        realm_uri: schema.string({ description: "`realm_url`'s name before feature level 257, which clients still read." }),
         realm_name: schema.string(),
         realm_icon: schema.string(),
         realm_description: schema.string(),
@@ -62,8 +66,7 @@ export function serverSettingsRoutes(services: ApiServices): Router {
       const settings: Record<string, unknown> = {
         authentication_methods,
         external_authentication_methods: [],
-        zulip_version: ZULIP_VERSION,
-        zulip_feature_level: ZULIP_FEATURE_LEVEL,
+        ...zulipVersionFields(),
         service_version: ZULIP_VERSION,
         push_notifications_enabled: false,
         is_incompatible: false,
@@ -76,12 +79,15 @@ export function serverSettingsRoutes(services: ApiServices): Router {
       // answer as if it were the server's root (which may host none and still answer).
       if (!realm && subdomain !== "") throw new NonexistentSubdomainError();
       if (realm) {
+        const url = realmUri(subdomain, ctx.externalHost, requestProtocol(req));
         Object.assign(settings, {
-          realm_uri: realmUri(subdomain, ctx.externalHost, requestProtocol(req)),
+          realm_url: url,
+          realm_uri: url,
           realm_name: realm.name,
           realm_icon: "/static/images/logo/zulip-icon-128x128.png",
           // Markdown to HTML; raw HTML in the description is escaped, never passed through.
           realm_description: realm.description === "" ? "" : renderMarkdown(realm.description).html,
+          // No spectators (web-public access) on this server.
           realm_web_public_access_enabled: false,
         });
       }

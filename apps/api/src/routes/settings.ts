@@ -1,5 +1,20 @@
 import { Router } from "express";
-import { checkHumanUser, JsonableError, PASSWORD_MAX_LENGTH, prepareOwnPasswordChange, setEnterSends, updateAccountSettings, updateDisplaySettings, updateNotificationSettings, WrongPasswordError } from "@chat/core";
+import {
+  checkHumanUser,
+  checkPersonalSettings,
+  JsonableError,
+  PASSWORD_MAX_LENGTH,
+  PERSONAL_SETTINGS,
+  prepareOwnPasswordChange,
+  setEnterSends,
+  updateAccountSettings,
+  updateDisplaySettings,
+  updateNotificationSettings,
+  updatePersonalSettings,
+  WrongPasswordError,
+  type PersonalSetting,
+  type SettingsRequest,
+} from "@chat/core";
 import {
   actorOf,
   changedSettingsBody,
@@ -23,6 +38,23 @@ const int = () => params.int().optional();
 // Zulip 3.x read these strings JSON-encoded; clients of the era send them so.
 const string = () => params.jsonOrPlainString().optional();
 
+function settingParam(setting: PersonalSetting) {
+  if (setting.type === "boolean") return bool();
+  return setting.type === "integer" ? int() : string();
+}
+
+const paramsOf = (settings: readonly PersonalSetting[]) => Object.fromEntries(settings.map((setting) => [setting.name, settingParam(setting)]));
+
+/** Zulip 9.0's personal settings by its names (lib/personal-settings.ts), for PATCH /settings. */
+const PERSONAL_PARAMS = {
+  ...paramsOf(PERSONAL_SETTINGS),
+  email_address_visibility: int().describe("The organization's policy here: a value other than its email_address_visibility is refused."),
+};
+
+/** The 3.x endpoints take the settings newer than 3.x too, by 9.0's names (as Zulip 9.0's aliases of PATCH /settings). */
+const NEWER_PARAMS = paramsOf(PERSONAL_SETTINGS.filter((setting) => setting.legacy === undefined));
+
+// Zulip 3.x's names and values (desktop_icon_count_display 1 to 3, default_view, realm_name_in_notifications).
 const NOTIFICATION_PARAMS = {
   enable_stream_desktop_notifications: bool(),
   enable_stream_email_notifications: bool(),
@@ -42,6 +74,7 @@ const NOTIFICATION_PARAMS = {
   desktop_icon_count_display: int(),
   realm_name_in_notifications: bool(),
   presence_enabled: bool(),
+  ...NEWER_PARAMS,
 };
 
 const DISPLAY_PARAMS = {
@@ -58,14 +91,17 @@ const DISPLAY_PARAMS = {
   emojiset: string(),
   demote_inactive_streams: int(),
   timezone: string(),
+  ...NEWER_PARAMS,
 };
 
-// Zulip 3.x's json_change_settings: each is "" unless sent, and "" changes nothing.
+// Zulip 3.x's json_change_settings: each is "" unless sent, and "" changes nothing. Zulip 9.0's
+// personal settings come with them.
 const ACCOUNT_PARAMS = {
   full_name: params.string().default("").describe("A new full name; ignored for non-administrators when the organization disables name changes."),
   email: params.string().default("").describe("A new email address: refused (this server has no email change flow yet) unless it is the current one."),
   old_password: params.string().default("").describe("The current password, required with new_password."),
   new_password: params.string().default("").maxLength(PASSWORD_MAX_LENGTH).describe("A new password: at least 6 characters, not a common password or a simple pattern."),
+  ...PERSONAL_PARAMS,
 };
 
 export const settingsEndpoints = {
@@ -74,9 +110,9 @@ export const settingsEndpoints = {
     path: "/settings",
     tag: "users",
     auth: "basic",
-    summary: "Change the user's password or full name",
+    summary: "Change the user's password, full name or personal settings",
     description:
-      "Zulip 3.x's `json_change_settings`. A wrong `old_password` is `Wrong password!` and counts as a failed login; past the account's or address's failed logins the answer is `You're making too many attempts! Try again in N seconds.` (400, as Zulip) even with the right password. Bots are refused.",
+      "Zulip 3.x's `json_change_settings` with Zulip 9.0's personal settings (each change is a `user_settings` event; the answer names none of them). With none of `full_name`, `email`, `new_password` and the settings: `Please fill out all fields.`. A wrong `old_password` is `Wrong password!` and counts as a failed login; past the account's or address's failed logins the answer is `You're making too many attempts! Try again in N seconds.` (400, as Zulip) even with the right password. Bots are refused.",
     params: ACCOUNT_PARAMS,
     response: successBody({}, { full_name: schema.string() }),
   }),
@@ -121,7 +157,13 @@ export function settingsRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       // Zulip's @human_users_only comes before anything is read.
       checkHumanUser(actor);
-      const p = parseParams(req, E.account.params);
+      const { full_name, email, old_password, new_password, ...settings } = parseParams(req, E.account.params);
+      const p = { full_name, email, old_password, new_password };
+      const request = settings as SettingsRequest;
+      const asksSettings = Object.values(request).some((value) => value !== undefined);
+      const asksAccount = full_name !== "" || email !== "" || new_password !== "";
+      // Zulip checks the settings' values before the password.
+      if (asksSettings) checkPersonalSettings(actor, request);
       // The old password is a login: throttled and counted as POST /fetch_api_key's (Zulip's authenticate).
       const account = loginAccountKey(actor.realm.string_id, actor.delivery_email);
       const ip = clientIp(req);
@@ -131,9 +173,11 @@ export function settingsRoutes(services: ApiServices): Router {
       }
       try {
         const passwordChange = p.new_password === "" ? null : await prepareOwnPasswordChange(services.prisma, actor.id, p.old_password, p.new_password);
-        const changed = await actions.run(originOf(req, actor), (tx, events) =>
-          updateAccountSettings(tx, events, actor, { fullName: p.full_name, email: p.email, newPassword: p.new_password, passwordChange }),
-        );
+        const changed = await actions.run(originOf(req, actor), async (tx, events) => {
+          const result = asksAccount || !asksSettings ? await updateAccountSettings(tx, events, actor, { fullName: p.full_name, email: p.email, newPassword: p.new_password, passwordChange }) : {};
+          if (asksSettings) await updatePersonalSettings(tx, events, actor, request);
+          return result;
+        });
         success(res, changed);
       } catch (error) {
         if (error instanceof WrongPasswordError) await services.rateLimits.countLoginFailure(account, ip);

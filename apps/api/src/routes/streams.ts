@@ -2,6 +2,7 @@ import { Router } from "express";
 import {
   AdministratorRequiredError,
   accessStreamById,
+  accessStreamByIdAsMember,
   badRequest,
   canSeeStream,
   deactivateStream,
@@ -45,6 +46,27 @@ export const streamEndpoints = {
       include_owner_subscribed: params.bool().default(false),
     },
     response: successBody({ streams: schema.array(schema.ref("Stream")) }),
+  }),
+  // Zulip's get_stream_backend (feature level 132).
+  get: endpoint({
+    method: "get",
+    path: "/streams/{stream_id}",
+    tag: "streams",
+    auth: "basic",
+    summary: "A stream the user can see",
+    params: {},
+    response: successBody({ stream: schema.ref("Stream") }),
+  }),
+  // Zulip's get_stream_email_address (feature level 226). This server has no incoming email
+  // gateway, so, as Zulip without EMAIL_GATEWAY_PATTERN, the address is empty.
+  emailAddress: endpoint({
+    method: "get",
+    path: "/streams/{stream_id}/email_address",
+    tag: "streams",
+    auth: "basic",
+    summary: "The address that posts to a stream by email (empty: no email gateway)",
+    params: {},
+    response: successBody({ email: schema.string() }),
   }),
   update: endpoint({
     method: "patch",
@@ -115,6 +137,24 @@ export function streamRoutes(services: ApiServices): Router {
       });
       chosen.sort((a, b) => a.name.localeCompare(b.name));
       success(res, { streams: chosen.map(formatStream) });
+    }),
+  );
+
+  serve(
+    router,
+    E.get,
+    route(async (req, res) => {
+      const stream = await accessStreamByIdAsMember(prisma, actorOf(res), pathId(req, "stream_id"));
+      success(res, { stream: formatStream(stream) });
+    }),
+  );
+
+  serve(
+    router,
+    E.emailAddress,
+    route(async (req, res) => {
+      await accessStreamByIdAsMember(prisma, actorOf(res), pathId(req, "stream_id"));
+      success(res, { email: "" });
     }),
   );
 

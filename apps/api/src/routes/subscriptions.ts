@@ -1,8 +1,9 @@
 import { Router } from "express";
 import {
   accessStreamById,
-  accessStreamByName,
   badRequest,
+  getReadableUserInRealm,
+  isSubscribed,
   MAX_STREAMS_PER_REQUEST,
   formatSubscription,
   setSubscriptionProperties,
@@ -17,6 +18,7 @@ import {
 } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
+import { pathId } from "./path-ids.ts";
 
 const STREAM_REQUESTS = {
   type: "array",
@@ -105,6 +107,16 @@ export const subscriptionEndpoints = {
     summary: "Change properties of the user's subscriptions",
     params: { subscription_data: params.json<PropertyChange[]>(PROPERTY_CHANGES) },
     response: successBody({ subscription_data: schema.array(schema.object({ stream_id: schema.integer(), property: schema.string(), value: schema.any() })) }),
+  }),
+  // Zulip's get_subscription_backend (feature level 12): administrators may ask of private streams.
+  status: endpoint({
+    method: "get",
+    path: "/users/{user_id}/subscriptions/{stream_id}",
+    tag: "streams",
+    auth: "basic",
+    summary: "Whether a user is subscribed to a stream",
+    params: {},
+    response: successBody({ is_subscribed: schema.boolean() }),
   }),
   mutedTopics: endpoint({
     method: "patch",
@@ -207,6 +219,17 @@ export function subscriptionRoutes(services: ApiServices): Router {
 
   serve(
     router,
+    E.status,
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const target = await getReadableUserInRealm(prisma, actor.realm, pathId(req, "user_id"));
+      const stream = await accessStreamById(prisma, actor, pathId(req, "stream_id"));
+      success(res, { is_subscribed: await isSubscribed(prisma, target.id, stream) });
+    }),
+  );
+
+  serve(
+    router,
     E.mutedTopics,
     route(async (req, res) => {
       const actor = actorOf(res);
@@ -215,10 +238,8 @@ export function subscriptionRoutes(services: ApiServices): Router {
       if (p.stream !== undefined && p.stream_id !== undefined) throw badRequest("Please choose one: 'stream' or 'stream_id'.");
       const topic = p.topic.trim();
       if (topic === "") throw badRequest("Topic can't be empty");
-      await actions.run(originOf(req, actor), async (tx, events) => {
-        const stream = p.stream_id !== undefined ? await accessStreamById(tx, actor, p.stream_id) : await accessStreamByName(tx, actor, p.stream!);
-        await setTopicMuted(tx, events, actor, stream.id, stream.recipient_id!, topic, p.op);
-      });
+      const stream = p.stream_id !== undefined ? { id: p.stream_id } : { name: p.stream! };
+      await actions.run(originOf(req, actor), (tx, events) => setTopicMuted(tx, events, actor, stream, topic, p.op));
       success(res);
     }),
   );

@@ -1,8 +1,21 @@
 import { Router } from "express";
-import { sendTypingNotification } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
+import { badRequest, fitsPostgresInteger, MAX_TOPIC_LENGTH, sendStreamTypingNotification, sendTypingNotification } from "@chat/core";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, rawParam, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { parsePrivateRecipients } from "./messages.ts";
+
+/** A stream's id as clients of feature levels 58 to 214 send it: `to` = a JSON list of that one id. */
+function legacyStreamId(to: string | undefined): number {
+  let value: unknown;
+  try {
+    value = to === undefined ? undefined : JSON.parse(to);
+  } catch {
+    value = undefined;
+  }
+  if (Array.isArray(value) && value.length === 1) value = value[0];
+  if (typeof value === "number" && Number.isSafeInteger(value) && fitsPostgresInteger(value)) return value;
+  throw badRequest("Missing stream_id");
+}
 
 export const typingEndpoints = {
   notify: endpoint({
@@ -10,10 +23,19 @@ export const typingEndpoints = {
     path: "/typing",
     tag: "users",
     auth: "basic",
-    summary: "Tell a private conversation's recipients the user started or stopped typing",
+    summary: "Tell a conversation's participants, or a topic's subscribers, that the user started or stopped typing",
     params: {
       op: params.string().describe("`start` or `stop`."),
-      to: params.string().optional().describe("The recipients: a JSON list of user ids (or of emails, deprecated), or emails separated by commas."),
+      // `direct` is feature level 174's name for `private`, `channel` level 248's for `stream`.
+      type: params.oneOf(["direct", "private", "stream", "channel"] as const).default("direct"),
+      to: params
+        .string()
+        .optional()
+        .describe("Direct: the recipients, a JSON list of user ids (or of emails, deprecated), or emails separated by commas. Stream (before feature level 215): a JSON list of the stream's id."),
+      stream_id: params.int().optional().describe("Stream: the stream (feature level 215)."),
+    },
+    otherParams: {
+      topic: { schema: { type: "string", maxLength: MAX_TOPIC_LENGTH }, description: "Stream: the topic." },
     },
     response: EMPTY_SUCCESS,
   }),
@@ -29,8 +51,14 @@ export function typingRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, typingEndpoints.notify.params);
-      const to = p.to === undefined ? [] : parsePrivateRecipients(p.to);
-      await actions.run(originOf(req, actor), (tx, events) => sendTypingNotification(tx, events, actor, to, p.op));
+      if (p.type === "stream" || p.type === "channel") {
+        const streamId = p.stream_id ?? legacyStreamId(p.to);
+        const topic = rawParam(req, "topic");
+        await actions.run(originOf(req, actor), (tx, events) => sendStreamTypingNotification(tx, events, actor, streamId, topic, p.op));
+      } else {
+        const to = p.to === undefined ? [] : parsePrivateRecipients(p.to);
+        await actions.run(originOf(req, actor), (tx, events) => sendTypingNotification(tx, events, actor, to, p.op));
+      }
       success(res);
     }),
   );

@@ -122,7 +122,11 @@ export const uploadEndpoints = {
     summary: "Upload a file to link in a message",
     params: {},
     file: { name: "file", description: "One file (any field name).", required: true },
-    response: successBody({ uri: schema.string() }),
+    response: successBody({
+      url: schema.string({ description: "The file's path on the server, to link in a message." }),
+      uri: schema.string({ description: "`url`'s name before feature level 272, which clients still read." }),
+      filename: schema.string({ description: "The file's name as kept (feature level 286)." }),
+    }),
   }),
   // Zulip's serve_file_url_backend: a URL that works without credentials, for a minute.
   temporaryUrl: endpoint({
@@ -188,7 +192,8 @@ export function uploadRoutes(services: ApiServices): Router {
         store: (file, info) => storeUploadedFile(services, actor, file, info, limit.maxBytes),
         discard: (stored) => discardUploadedFile(services, stored),
       });
-      success(res, { uri: await recordUploadedFile(services, actor, upload, requestIdOf(req)) });
+      const url = await recordUploadedFile(services, actor, upload, requestIdOf(req));
+      success(res, { url, uri: url, filename: upload.fileName });
     }),
   );
 

@@ -1,7 +1,8 @@
 import { Router } from "express";
-import { updateUserStatus } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
+import { getReadableUserInRealm, getUserStatus, updateUserStatus } from "@chat/core";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
+import { pathId } from "./path-ids.ts";
 
 export const userStatusEndpoints = {
   update: endpoint({
@@ -12,6 +13,16 @@ export const userStatusEndpoints = {
     summary: "Set the user's away flag and status text",
     params: { away: params.bool().optional(), status_text: params.string().optional() },
     response: EMPTY_SUCCESS,
+  }),
+  // Zulip's get_status_backend (feature level 262): only what differs from the default.
+  get: endpoint({
+    method: "get",
+    path: "/users/{user_id}/status",
+    tag: "users",
+    auth: "basic",
+    summary: "A user's status",
+    params: {},
+    response: successBody({ status: schema.object({}, { away: schema.boolean(), status_text: schema.string() }) }),
   }),
 };
 
@@ -27,6 +38,16 @@ export function userStatusRoutes(services: ApiServices): Router {
       const p = parseParams(req, userStatusEndpoints.update.params);
       await actions.run(originOf(req, actor), (tx, events) => updateUserStatus(tx, events, actor, { away: p.away, statusText: p.status_text }));
       success(res);
+    }),
+  );
+
+  serve(
+    router,
+    userStatusEndpoints.get,
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const target = await getReadableUserInRealm(services.prisma, actor.realm, pathId(req, "user_id"));
+      success(res, { status: await getUserStatus(services.prisma, target.id) });
     }),
   );
   return router;

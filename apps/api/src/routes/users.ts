@@ -17,6 +17,7 @@ import {
   seesDeliveryEmails,
   updateProfileData,
   updateUser,
+  usersByEmail,
   type ProfileDataChange,
 } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
@@ -66,6 +67,16 @@ export const userEndpoints = {
     response: successBody({ api_key: schema.string() }),
   }),
   get: endpoint({ ...common, method: "get", path: "/users/{user_id}", summary: "A user", params: readOptions, response: successBody({ user: schema.ref("User") }) }),
+  // Zulip's get_user_by_email (feature level 39): any segment that is not an id is an address.
+  getByEmail: endpoint({
+    ...common,
+    method: "get",
+    path: "/users/{email}",
+    summary: "A user, by email address",
+    params: readOptions,
+    pathParams: { email: { schema: { type: "string" }, description: "The `email` clients are shown, or the real address where the caller may see it." } },
+    response: successBody({ user: schema.ref("User") }),
+  }),
   update: endpoint({
     ...common,
     ...ADMIN,
@@ -162,6 +173,24 @@ export function userRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const apiKey = await actions.run(originOf(req, actor), (tx, events) => regenerateApiKey(tx, events, actor));
       success(res, { api_key: apiKey });
+    }),
+  );
+
+  // Before GET /users/{user_id}, which takes the path when it is an id (Express pattern match is first come).
+  serve(
+    router,
+    E.getByEmail,
+    (req, _res, next) => (/^\d+$/.test(String(req.params.email)) ? next("route") : next()),
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const email = String(req.params.email);
+      const options = parseParams(req, E.getByEmail.params);
+      // A real address names the user only for those who may see it (usersByEmail), so a guess tells nothing.
+      const user = (await usersByEmail(prisma, actor, [email])).get(email.trim().toLowerCase());
+      if (!user) throw badRequest("No such user");
+      const profileData = options.include_custom_profile_fields ? (await getProfileData(prisma, [user.id])).get(user.id) : undefined;
+      const withDeliveryEmail = seesDeliveryEmails(actor.role, actor.realm.email_address_visibility);
+      success(res, { user: formatUser(user, { clientGravatar: options.client_gravatar, withDeliveryEmail, profileData }) });
     }),
   );
 

@@ -63,6 +63,10 @@ export class MemoryQueueStore implements QueueStore {
     return this.targets(this.allPublic.get(realmId));
   }
 
+  async allQueues(): Promise<QueueTarget[]> {
+    return this.targets(new Set(this.queues.keys()));
+  }
+
   async append(sourceId: string, appends: QueueAppend[]): Promise<void> {
     const now = Date.now();
     const ready = new Map<string, AnnouncedEvents | undefined>();

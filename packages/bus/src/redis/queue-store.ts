@@ -129,6 +129,31 @@ export class RedisQueueStore implements QueueStore {
     return (await this.realmQueues(realmId)).allPublicStreamsQueues();
   }
 
+  async allQueues(): Promise<QueueTarget[]> {
+    const found = new Map<string, QueueTarget>();
+    for (const realmId of await this.realms()) {
+      // HSCAN may answer an entry twice: kept once, by id.
+      for await (const page of this.redis.hscanStream(this.keys.queueInfo(realmId), { count: 1000 })) {
+        const flat = page as string[];
+        for (let i = 0; i + 1 < flat.length; i += 2) {
+          const owner = queueOwner(flat[i]);
+          if (owner === null) continue;
+          const [allPublicStreams, since, idleTimeoutMs, settings] = unpackQueueInfo(flat[i + 1]);
+          found.set(flat[i], {
+            id: flat[i],
+            userId: owner.userId,
+            realmId,
+            allPublicStreams: allPublicStreams === "1",
+            settings: JSON.parse(settings) as Record<string, unknown>,
+            since,
+            ...(idleTimeoutMs !== "" ? { idleTimeoutMs: Number(idleTimeoutMs) } : {}),
+          });
+        }
+      }
+    }
+    return [...found.values()];
+  }
+
   /**
    * Appends made in one turn of the event loop go to Redis together (a fan-out issues a read's
    * batches at once): one script step per queue, whatever the number of batches that reach it.

@@ -9,6 +9,7 @@ import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { isAdmin } from "../lib/roles.ts";
 import { accessMessage, messageRecipientUserIds, type AccessedMessage } from "../queries/messages.ts";
+import { withLegacyShape } from "../lib/legacy-shape.ts";
 
 /** Administrators delete anything; a sender their own, if the realm allows it and within its limit. */
 export function checkCanDeleteMessage(actor: Actor, message: AccessedMessage, now = new Date()): void {
@@ -40,8 +41,9 @@ export async function deleteMessage(tx: Tx, events: EventRecorder, actor: Actor,
       WHERE id = ${stream.id}`;
   }
 
-  const where = stream
-    ? { message_type: "stream", stream_id: stream.id, topic: message.subject }
-    : { message_type: "private", recipient_id: message.recipient_id, sender_id: message.sender_id };
-  events.send({ type: "delete_message", message_ids: [message.id], ...where }, recipients);
+  // A private message's recipient_id and sender_id went in feature level 77: 3.x clients only.
+  const event = stream
+    ? { type: "delete_message", message_ids: [message.id], message_type: "stream", stream_id: stream.id, topic: message.subject }
+    : withLegacyShape({ type: "delete_message", message_ids: [message.id], message_type: "private" }, { recipient_id: message.recipient_id, sender_id: message.sender_id });
+  events.send(event, recipients);
 }

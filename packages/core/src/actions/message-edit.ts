@@ -15,6 +15,7 @@ import { accessMessage } from "../queries/messages.ts";
 import { checkWildcardMentionAllowed, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./messages.ts";
 import { realmLinkifiers } from "../queries/linkifiers.ts";
 import { alertWordMatches } from "./message-write.ts";
+import { withLegacyShape } from "../lib/legacy-shape.ts";
 
 export const PROPAGATE_MODES = ["change_one", "change_later", "change_all"] as const;
 export type PropagateMode = (typeof PROPAGATE_MODES)[number];
@@ -136,17 +137,21 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
   if (newTopic === message.subject) newTopic = undefined;
   const newStream = oldStream ? await checkStreamMove(tx, actor, request, oldStream) : null;
   const newContent = request.content === undefined ? undefined : checkEditContent(request.content);
+  // A widget's state lives in its submessages, which new content could not carry over (as Zulip).
+  if (newContent !== undefined && (await tx.submessage.count({ where: { message_id: message.id } })) > 0) throw badRequest("Widgets cannot be edited.");
   if (newTopic === undefined && newContent === undefined && newStream === null) throw badRequest("Nothing to change");
 
   const now = new Date();
   const editTimestamp = Math.floor(now.getTime() / 1000);
   const linkifiers = await realmLinkifiers(tx, actor.realm_id);
 
+  // rendering_only (feature level 114): an edit by a user; this server re-renders nothing later.
   const event: { type: "update_message" } & Record<string, unknown> = {
     type: "update_message",
     user_id: actor.id,
     edit_timestamp: editTimestamp,
     message_id: message.id,
+    rendering_only: false,
   };
   if (oldStream) {
     event.stream_name = oldStream.name;
@@ -163,7 +168,7 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
     // As Zulip since 5.0 (3.x checked sends only): otherwise an edit adds what a send may not.
     // Only the sender edits content, and a content edit never moves the message.
     if (oldStream && rendered.mentionsWildcard) await checkWildcardMentionAllowed(tx, actor, message.recipient_id);
-    await updateContentFlags(tx, message, newContent, mentionFlagUserIds(rendered, context), rendered.mentionsWildcard);
+    await updateContentFlags(tx, message, newContent, mentionFlagUserIds(rendered, context), rendered.mentionsWildcard, rendered.mentionsTopicWildcard);
     Object.assign(edit, {
       prev_content: message.content,
       prev_rendered_content: message.rendered_content,
@@ -186,8 +191,6 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
       is_me_message: rendered.isMeMessage,
     });
   }
-  event.propagate_mode = request.propagateMode;
-
   const topicOrMove = newTopic !== undefined || newStream !== null;
   const others = topicOrMove ? await propagatedMessageIds(tx, message, request.propagateMode) : [];
   const changedIds = [message.id, ...others].sort((a, b) => a - b);
@@ -205,6 +208,9 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
     event.new_stream_id = newStream.id;
   }
   event.message_ids = changedIds;
+  // As today's Zulip, propagate_mode only with a real move (zulip-flutter refuses it otherwise);
+  // 3.x clients got it with every edit.
+  const recorded = topicOrMove ? { ...event, propagate_mode: request.propagateMode } : withLegacyShape(event, { propagate_mode: request.propagateMode });
 
   // Who has the messages now, with their flags on the edited one (read before any move deletes rows).
   const holders = await tx.$queryRaw<Array<{ user_id: number; flags: number | null }>>`
@@ -229,21 +235,28 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
   const users: EventRecipient[] = holders
     .filter((h) => !losingAccess.has(h.user_id))
     .map((h) => ({ id: h.user_id, flags: h.flags === null ? [] : flagsToNames(h.flags) }));
-  events.send(event, users);
+  events.send(recorded, users);
 }
 
-const CONTENT_FLAGS = FLAG_BITS.mentioned | FLAG_BITS.wildcard_mentioned | FLAG_BITS.has_alert_word;
+const CONTENT_FLAGS = FLAG_BITS.mentioned | FLAG_BITS.wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned | FLAG_BITS.has_alert_word;
 
 /**
  * New content sets and clears the flags content decides, for everyone who has the message, as
  * Zulip's update_user_message_flags: `mentioned` (users and members of groups mentioned now),
- * `wildcard_mentioned`, and `has_alert_word` (from each holder's alert words).
+ * `wildcard_mentioned`, `topic_wildcard_mentioned` (the topic's senders and reactors, for
+ * @**topic**), and `has_alert_word` (from each holder's alert words).
  */
-async function updateContentFlags(tx: Tx, message: MessageModel, content: string, mentionedUserIds: number[], wildcard: boolean): Promise<void> {
+async function updateContentFlags(tx: Tx, message: MessageModel, content: string, mentionedUserIds: number[], wildcard: boolean, topicWildcard: boolean): Promise<void> {
   await tx.$executeRaw`
     UPDATE user_message um SET flags = (um.flags & ${~CONTENT_FLAGS}::int)
       | CASE WHEN um.user_id = ANY(${mentionedUserIds}::int[]) THEN ${FLAG_BITS.mentioned}::int ELSE 0 END
       | CASE WHEN ${wildcard}::boolean THEN ${FLAG_BITS.wildcard_mentioned}::int ELSE 0 END
+      | CASE WHEN ${topicWildcard}::boolean AND um.user_id IN (
+          SELECT tm.sender_id FROM message tm WHERE tm.recipient_id = ${message.recipient_id} AND upper(tm.subject) = upper(${message.subject})
+          UNION
+          SELECT re.user_id FROM reaction re JOIN message tm ON tm.id = re.message_id
+          WHERE tm.recipient_id = ${message.recipient_id} AND upper(tm.subject) = upper(${message.subject})
+        ) THEN ${FLAG_BITS.topic_wildcard_mentioned}::int ELSE 0 END
       | CASE WHEN um.user_id IN (
           SELECT aw.user_id FROM alert_word aw WHERE aw.realm_id = ${message.realm_id} AND ${alertWordMatches(Prisma.sql`${content}::text`)}
         ) THEN ${FLAG_BITS.has_alert_word}::int ELSE 0 END

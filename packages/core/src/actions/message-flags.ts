@@ -11,11 +11,12 @@ import { RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { isGuest } from "../lib/roles.ts";
 import { invalidMessageError } from "../queries/messages.ts";
 import { accessStreamById } from "../queries/streams.ts";
+import { unreadMessageDetails } from "../queries/unread-message-details.ts";
 
 /** Flags a client may name (is_private and the push bookkeeping bit are internal). */
-const API_FLAGS: FlagName[] = ["read", "starred", "collapsed", "mentioned", "wildcard_mentioned", "has_alert_word", "historical"];
+const API_FLAGS: string[] = ["read", "starred", "collapsed", "mentioned", "wildcard_mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned", "has_alert_word", "historical"];
 /** Flags the server sets from message content or history; users cannot change them. */
-const NON_EDITABLE_FLAGS: FlagName[] = ["mentioned", "wildcard_mentioned", "has_alert_word", "historical"];
+const NON_EDITABLE_FLAGS: string[] = ["mentioned", "wildcard_mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned", "has_alert_word", "historical"];
 /** The flags a message read without a user_message row behaves as having (Zulip's DEFAULT_HISTORICAL_FLAGS). */
 const DEFAULT_HISTORICAL_FLAGS = FLAG_BITS.historical | FLAG_BITS.read;
 
@@ -117,7 +118,10 @@ export async function updateMessageFlags(tx: Tx, events: EventRecorder, actor: A
   }
 
   const messages = ids.filter((id) => changed.has(id));
-  events.send(flagsEvent(operation, name, messages, false), [actor.id]);
+  const event = flagsEvent(operation, name, messages, false);
+  // Marked unread: what the client needs to count them (feature level 121; additive, so for all).
+  if (subscribedOnly) Object.assign(event, { message_details: await unreadMessageDetails(tx, actor.id, messages) });
+  events.send(event, [actor.id]);
   return messages;
 }
 

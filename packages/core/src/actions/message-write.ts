@@ -5,7 +5,7 @@ import { leanSql, Prisma, type PrismaClient, type Tx } from "@chat/db";
 import { serializedChangeBatch, type ChangeBatch, type RoutedEvent, type ServiceTrigger } from "@chat/bus";
 import type { GroupedWrite } from "../events.ts";
 import { MARKDOWN_VERSION, type RenderedMessage } from "../lib/markdown.ts";
-import { CLIENT_FLAGS, FLAG_BITS } from "../lib/message-flags.ts";
+import { CLIENT_FLAG_NAMES, FLAG_BITS, WILDCARD_MENTION_BITS } from "../lib/message-flags.ts";
 import type { WireMessage } from "../lib/message-format.ts";
 
 /** A message to write: the row's values, who receives it, and its event without id and timestamp. */
@@ -17,6 +17,8 @@ export interface MessageWrite {
   content: string;
   rendered: Pick<RenderedMessage, "html" | "hasLink" | "hasImage" | "isMeMessage">;
   client: string;
+  /** Whether the sender's own row is written read. */
+  readBySender: boolean;
   recipients: { subscribersOf: number } | { userIds: number[] };
   /** The stream whose first_message_id the message may set. */
   streamId: number | null;
@@ -25,6 +27,8 @@ export interface MessageWrite {
   mentionedUserIds: number[];
   /** Whether every recipient gets `wildcard_mentioned`. */
   wildcard: boolean;
+  /** Whether the topic's participants (senders and reactors, and the sender) get `topic_wildcard_mentioned`. */
+  topicWildcard: boolean;
   /** Service bots the message triggers; they travel with its event to the worker tier. */
   services: ServiceTrigger[];
   /** The `message` event's message, but for `id` and `timestamp` (known once inserted). */
@@ -55,12 +59,13 @@ export function alertWordMatches(content: Prisma.Sql): Prisma.Sql {
 // A user_message row's flag names as JSON text, in flagsToNames's order. This runs once per
 // recipient (1,000 times for a big stream), so the two commonest values are written out and the
 // rest built from plain expressions. Built from constants, not client input.
-const CLIENT_FLAG_MASK = CLIENT_FLAGS.reduce((mask, name) => mask | FLAG_BITS[name], 0);
+const CLIENT_FLAG_MASK = CLIENT_FLAG_NAMES.reduce((mask, [, bit]) => mask | bit, 0);
 const FLAG_NAMES_JSON = Prisma.sql`CASE um.flags & ${Prisma.raw(String(CLIENT_FLAG_MASK))}
   WHEN 0 THEN '[]' WHEN ${Prisma.raw(String(FLAG_BITS.read))} THEN '["read"]'
-  ELSE to_json(array_remove(ARRAY[${Prisma.join(
-    CLIENT_FLAGS.map((name) => Prisma.raw(`CASE WHEN um.flags & ${FLAG_BITS[name]} <> 0 THEN '${name}' END`)),
-  )}]::text[], NULL))::text END`;
+  ELSE to_json(array_remove(ARRAY[${Prisma.join([
+    ...CLIENT_FLAG_NAMES.map(([name, bit]) => Prisma.raw(`CASE WHEN um.flags & ${bit} <> 0 THEN '${name}' END`)),
+    Prisma.raw(`CASE WHEN um.flags & ${WILDCARD_MENTION_BITS} <> 0 THEN 'wildcard_mentioned' END`),
+  ])}]::text[], NULL))::text END`;
 
 interface WrittenRow {
   ord: number;
@@ -109,9 +114,11 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
         ${column((w) => w.streamId)}::int[], ${column((w) => w.baseFlags)}::int[], ${column((w) => w.wildcard)}::boolean[],
         ${column((w) => JSON.stringify(w.event))}::text[], ${column((w) => w.allPublicStreams)}::boolean[],
         ${column((w) => (w.services.length > 0 ? JSON.stringify(w.services) : null))}::text[],
-        ${column((w) => w.requestId ?? null)}::text[]
+        ${column((w) => w.requestId ?? null)}::text[], ${column((w) => w.readBySender)}::boolean[],
+        ${column((w) => w.topicWildcard)}::boolean[]
       ) WITH ORDINALITY AS t(realm_id, sender_id, recipient_id, subject, content, rendered, client, has_link, has_image,
-                             is_me, subscribers_of, stream_id, base_flags, wildcard, event, all_public, services, request_id, ord)
+                             is_me, subscribers_of, stream_id, base_flags, wildcard, event, all_public, services, request_id,
+                             read_by_sender, topic_wildcard, ord)
     ), ids AS (
       -- Drawn in the writes' order (a CTE with nextval is evaluated once, row by row).
       SELECT ord, nextval('message_id_seq')::int AS id FROM (SELECT ord FROM input ORDER BY ord) o
@@ -140,12 +147,24 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
       -- The realm's alert words are few: match each once per message, not once per recipient.
       SELECT DISTINCT i.ord, aw.user_id FROM input i JOIN alert_word aw ON aw.realm_id = i.realm_id
       WHERE ${alertWordMatches(Prisma.sql`i.content`)}
+    ), topic_participants AS (
+      -- Zulip's participants_for_topic, for @**topic**: who sent to the topic or reacted there.
+      SELECT i.ord, tm.sender_id AS user_id FROM input i
+      JOIN message tm ON tm.recipient_id = i.recipient_id AND upper(tm.subject) = upper(i.subject) WHERE i.topic_wildcard
+      UNION
+      SELECT i.ord, re.user_id FROM input i
+      JOIN message tm ON tm.recipient_id = i.recipient_id AND upper(tm.subject) = upper(i.subject)
+      JOIN reaction re ON re.message_id = tm.id WHERE i.topic_wildcard
+      UNION
+      SELECT ord, sender_id FROM input WHERE topic_wildcard
     ), um AS (
       INSERT INTO user_message (user_id, message_id, flags)
       SELECT r.user_id, ids.id, i.base_flags
-        | CASE WHEN r.user_id = i.sender_id THEN ${FLAG_BITS.read}::int ELSE 0 END
+        | CASE WHEN r.user_id = i.sender_id AND i.read_by_sender THEN ${FLAG_BITS.read}::int ELSE 0 END
         | CASE WHEN (r.ord, r.user_id) IN (SELECT ord, user_id FROM mentioned) THEN ${FLAG_BITS.mentioned}::int ELSE 0 END
         | CASE WHEN i.wildcard THEN ${FLAG_BITS.wildcard_mentioned}::int ELSE 0 END
+        | CASE WHEN i.topic_wildcard AND (r.ord, r.user_id) IN (SELECT ord, user_id FROM topic_participants)
+               THEN ${FLAG_BITS.topic_wildcard_mentioned}::int ELSE 0 END
         | CASE WHEN (r.ord, r.user_id) IN (SELECT ord, user_id FROM alerted) THEN ${FLAG_BITS.has_alert_word}::int ELSE 0 END
       FROM recipients r JOIN input i USING (ord) JOIN ids USING (ord)
       RETURNING user_id, message_id, flags

@@ -6,6 +6,8 @@ import type { ServiceTrigger } from "@chat/bus";
 import type { ActionRunner, EventRecorder } from "../events.ts";
 import { referencedPathIds } from "../lib/uploads.ts";
 import { claimAttachments } from "./attachments.ts";
+import { addWidgetSubmessage } from "./submessages.ts";
+import { widgetFromContent } from "../lib/widgets.ts";
 import { MESSAGE_WRITES, writeMessage, type MessageWrite } from "./message-write.ts";
 import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
@@ -34,6 +36,10 @@ export interface SendMessageRequest {
   destination: MessageDestination;
   content: string;
   client: string;
+  /** Whether the sender's own row starts read (default true). */
+  readBySender?: boolean;
+  /** The sender's queue and their client's id for the message: that queue's event says `local_message_id`. */
+  localEcho?: { queueId: string; localId: string };
 }
 
 export function checkContent(content: string): string {
@@ -88,6 +94,11 @@ async function accessStreamForSend(findStream: StreamLookup, sender: Actor, indi
     }
   }
   return stream;
+}
+
+/** A stream the sender may post to (POST /typing to a stream checks what a send would). */
+export async function accessStreamForPosting(tx: Tx, sender: Actor, streamId: number): Promise<StreamModel> {
+  return accessStreamForSend((actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds), sender, streamId);
 }
 
 /**
@@ -194,8 +205,9 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
     topic_links: [],
     reactions: [],
     submessages: [],
+    ...(request.localEcho === undefined ? {} : { sender_queue_id: request.localEcho.queueId, local_id: request.localEcho.localId }),
   };
-  const fields = { realmId: sender.realm_id, senderId: sender.id, content, rendered, client: request.client };
+  const fields = { realmId: sender.realm_id, senderId: sender.id, content, rendered, client: request.client, readBySender: request.readBySender ?? true };
 
   if (stream) {
     return {
@@ -207,6 +219,7 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
       baseFlags: 0,
       mentionedUserIds,
       wildcard: rendered.mentionsWildcard,
+      topicWildcard: rendered.mentionsTopicWildcard,
       services: await streamServiceTriggers(db, stream, mentionedBots),
       event: {
         ...base,
@@ -232,6 +245,7 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
     baseFlags: FLAG_BITS.is_private,
     mentionedUserIds,
     wildcard: false,
+    topicWildcard: false,
     // Every service bot in the conversation, by id; a mention there is no separate trigger.
     services: sender.is_bot
       ? []
@@ -252,6 +266,12 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
   const inTransaction: StreamLookup = (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds);
   const write = await prepareMessage(tx, sender, request, inTransaction);
   const written = await writeMessage(tx, write);
+  // `/poll` and `/todo` start a widget, written with the message and shown in its event.
+  const widget = widgetFromContent(write.content);
+  if (widget !== null) {
+    const submessage = await addWidgetSubmessage(tx, written.id, sender.id, widget);
+    written.event.event.message = { ...(written.event.event.message as object), submessages: [submessage] };
+  }
   events.record([written.event]);
   // Links to uploads attach them (nothing to do, and no query, when the content has none).
   await claimAttachments(tx, events, sender, { id: written.id, content: write.content, realmPublic: write.streamId !== null && write.allPublicStreams });
@@ -263,8 +283,9 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
  * by side, then the message joins the next statement writing concurrent sends (group commit).
  */
 export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, request: SendMessageRequest, requestId?: string): Promise<{ id: number }> {
-  // A message that links uploads is written with its links in one transaction (rare, so not grouped).
-  if (referencedPathIds(request.content).length > 0) {
+  // A message that links uploads, or starts a widget, is written with its links or its widget's
+  // submessage in one transaction (rare, so not grouped).
+  if (referencedPathIds(request.content).length > 0 || widgetFromContent(request.content) !== null) {
     return actions.run({ realmId: sender.realm_id, requestId }, (tx, events) => sendMessage(tx, events, sender, request));
   }
   const written = await actions.runGrouped(MESSAGE_WRITES, async (db) => {

@@ -31,7 +31,16 @@ export const PROFILE_FIELD_NAME_MAX_LENGTH = 40;
 export const PROFILE_FIELD_HINT_MAX_LENGTH = 80;
 export const PROFILE_SHORT_TEXT_MAX_LENGTH = 50;
 export const PROFILE_LONG_TEXT_MAX_LENGTH = 500;
-const EXTERNAL_ACCOUNT_SUBTYPES = ["github", "twitter", "custom"];
+/**
+ * The external accounts a field can name by subtype alone (Zulip's DEFAULT_EXTERNAL_ACCOUNTS), as
+ * /register's realm_default_external_accounts shows them: what admins pick, the label and hint
+ * users see, and the link made of a username.
+ */
+export const DEFAULT_EXTERNAL_ACCOUNTS: Record<string, { text: string; name: string; hint: string; url_pattern: string }> = {
+  twitter: { text: "Twitter", name: "Twitter username", hint: "", url_pattern: "https://twitter.com/%(username)s" },
+  github: { text: "GitHub", name: "GitHub username", hint: "", url_pattern: "https://github.com/%(username)s" },
+};
+const EXTERNAL_ACCOUNT_SUBTYPES = [...Object.keys(DEFAULT_EXTERNAL_ACCOUNTS), "custom"];
 
 export interface CustomProfileFieldObject {
   id: number;

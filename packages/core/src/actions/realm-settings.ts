@@ -56,6 +56,7 @@ export interface RealmSettingsChanges {
   /** A stream id, or -1 for none. */
   notifications_stream_id?: number;
   signup_notifications_stream_id?: number;
+  enable_read_receipts?: boolean;
 }
 
 /** Settings sent as one `realm update` each, in this order (Zulip's do_set_realm_property). */
@@ -85,6 +86,7 @@ const SIMPLE_PROPERTIES = [
   "email_changes_disabled",
   "avatar_changes_disabled",
   "add_emoji_by_admins_only",
+  "enable_read_receipts",
 ] as const;
 
 /** Changed together and announced as one `realm update_dict` (Zulip's do_set_realm_message_editing). */

@@ -1,98 +1,43 @@
-// A user's own notification and display settings (Zulip's json_change_notify_settings and
-// update_display_settings_backend): each setting that differs from the stored value is written,
-// reported back, and announced to the user's clients with one event per setting.
+// A user's own personal settings (Zulip's do_change_user_setting), through PATCH /settings as
+// Zulip 9.0 takes them and through Zulip 3.x's PATCH /settings/notifications and /settings/display,
+// which keep 3.x's names, values and answer. Every value is checked before anything is written;
+// each change is announced to the user's clients as a `user_settings` event, which carries the 3.x
+// event of a setting 3.x had for the queues without user_settings_object (fanout.ts picks).
 import type { Tx } from "@chat/db";
+import type { EventPayload } from "@chat/bus";
 import type { EventRecorder } from "../events.ts";
 import { JsonableError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { checkHumanUser } from "../lib/human-users.ts";
-import { isLanguageCode, languageName } from "../lib/languages.ts";
-import { isValidTimezone } from "../lib/timezones.ts";
+import { languageName } from "../lib/languages.ts";
+import {
+  checkSettingValue,
+  fromLegacyValue,
+  legacyName,
+  legacySettings,
+  PERSONAL_SETTINGS,
+  toLegacyValue,
+  type PersonalSetting,
+  type SettingValue,
+} from "../lib/personal-settings.ts";
 import { activeUserIds } from "../queries/users.ts";
 
-export type SettingValue = boolean | number | string;
+/**
+ * The key under which a `user_settings` event carries the 3.x event of the same change
+ * (update_display_settings or update_global_notifications): the fan-out sends that one too to the
+ * queues registered without user_settings_object, and strips the key for everyone.
+ */
+export const LEGACY_SETTING_EVENT_KEY = "__legacy_setting_event";
 
-export const NOTIFICATION_SETTINGS = [
-  "enable_stream_desktop_notifications",
-  "enable_stream_email_notifications",
-  "enable_stream_push_notifications",
-  "enable_stream_audible_notifications",
-  "wildcard_mentions_notify",
-  "notification_sound",
-  "enable_desktop_notifications",
-  "enable_sounds",
-  "enable_offline_email_notifications",
-  "enable_offline_push_notifications",
-  "enable_online_push_notifications",
-  "enable_digest_emails",
-  "enable_login_emails",
-  "message_content_in_email_notifications",
-  "pm_content_in_desktop_notifications",
-  "desktop_icon_count_display",
-  "realm_name_in_notifications",
-  "presence_enabled",
-] as const;
+/** The parameters each 3.x endpoint took, by their 3.x names. */
+export const NOTIFICATION_SETTINGS = legacySettings("notification").map(legacyName);
+export const DISPLAY_SETTINGS = legacySettings("display").map(legacyName);
 
-export const DISPLAY_SETTINGS = [
-  "twenty_four_hour_time",
-  "dense_mode",
-  "starred_message_counts",
-  "fluid_layout_width",
-  "high_contrast_mode",
-  "color_scheme",
-  "translate_emoticons",
-  "default_language",
-  "default_view",
-  "left_side_userlist",
-  "emojiset",
-  "demote_inactive_streams",
-  "timezone",
-] as const;
+/** Zulip 9.0 values of email_address_visibility, a personal setting there and the organization's here. */
+const EMAIL_ADDRESS_VISIBILITY_VALUES = [1, 2, 3, 4, 5];
 
-export type NotificationSetting = (typeof NOTIFICATION_SETTINGS)[number];
-export type DisplaySetting = (typeof DISPLAY_SETTINGS)[number];
-
-/** Zulip's notification sounds (static/audio/notification_sounds), plus "none". */
-export const NOTIFICATION_SOUNDS = [
-  "ascend", "beep_boop", "bink", "bright", "brlip", "chime", "deep tom", "ding", "double tap", "down", "dry bongos",
-  "dutdut", "fast ascend", "flute", "friendly", "kick roll", "loud tintong", "metallic snare", "none", "pan",
-  "practicechat", "shaker", "simple", "stairs", "subtle", "swish", "tintong", "up", "wood block", "zaping", "zing", "zulip",
-] as const;
-
-export const EMOJISETS = ["google", "google-blob", "twitter", "text"] as const;
-export const DEFAULT_VIEWS = ["recent_topics", "all_messages"] as const;
-const ONE_TO_THREE = [1, 2, 3];
-
-function checkIn<T>(name: string, value: T, allowed: readonly T[]): void {
-  if (!allowed.includes(value)) throw new JsonableError(`Invalid ${name}`, { extra: { var_name: name } });
-}
-
-function checkNotificationValue(name: NotificationSetting, value: SettingValue): void {
-  if (name === "notification_sound" && !(NOTIFICATION_SOUNDS as readonly string[]).includes(value as string)) {
-    throw new JsonableError(`Invalid notification sound '${value}'`);
-  }
-  if (name === "desktop_icon_count_display") checkIn(name, value, ONE_TO_THREE);
-}
-
-function checkDisplayValue(name: DisplaySetting, value: SettingValue): void {
-  switch (name) {
-    case "color_scheme":
-    case "demote_inactive_streams":
-      return checkIn(name, value, ONE_TO_THREE);
-    case "emojiset":
-      return checkIn(name, value, EMOJISETS as readonly SettingValue[]);
-    case "default_view":
-      return checkIn(name, value, DEFAULT_VIEWS as readonly SettingValue[]);
-    case "default_language":
-      if (!isLanguageCode(value as string)) throw new JsonableError("Invalid default_language", { extra: { var_name: name } });
-      return;
-    case "timezone":
-      if (!isValidTimezone(value as string)) throw new JsonableError("Invalid timezone", { extra: { var_name: name } });
-      return;
-    default:
-      return;
-  }
-}
+/** Requested values by parameter name (undefined: not sent). */
+export type SettingsRequest = Record<string, SettingValue | undefined>;
 
 /** The user's row, locked, so concurrent changes of the same setting are compared in turn. */
 async function lockedUser(tx: Tx, userId: number): Promise<UserProfile> {
@@ -100,62 +45,109 @@ async function lockedUser(tx: Tx, userId: number): Promise<UserProfile> {
   return tx.userProfile.findUniqueOrThrow({ where: { id: userId } });
 }
 
-/** Every requested value is checked before anything is written; returns the ones that changed. */
-async function changedSettings<K extends string>(
-  tx: Tx,
-  actor: Actor,
-  names: readonly K[],
-  requested: Partial<Record<K, SettingValue>>,
-  check: (name: K, value: SettingValue) => void,
-): Promise<{ user: UserProfile; changed: Partial<Record<K, SettingValue>> }> {
-  checkHumanUser(actor);
-  for (const name of names) {
-    const value = requested[name];
-    if (value !== undefined) check(name, value);
+interface Requested {
+  setting: PersonalSetting;
+  /** The parameter it came in, and its value as sent (the 3.x endpoints answer with those). */
+  param: string;
+  sent: SettingValue;
+  /** Its value in Zulip 9.0's terms. */
+  value: SettingValue;
+}
+
+/**
+ * The settings a request asks for, checked, in PERSONAL_SETTINGS order. `legacy`: a 3.x endpoint,
+ * where the settings 3.x had go by their 3.x names and values and the others by 9.0's.
+ */
+function readRequest(request: SettingsRequest, legacy: boolean): Requested[] {
+  const requested: Requested[] = [];
+  for (const setting of PERSONAL_SETTINGS) {
+    const param = legacy ? legacyName(setting) : setting.name;
+    const sent = request[param];
+    if (sent === undefined) continue;
+    const value = legacy ? fromLegacyValue(setting, sent) : sent;
+    checkSettingValue(setting, value);
+    requested.push({ setting, param, sent, value });
   }
+  return requested;
+}
+
+/** Zulip 9.0 lets each user choose who sees their address; here the organization's policy decides. */
+function checkEmailAddressVisibility(actor: Actor, value: SettingValue | undefined): void {
+  if (value === undefined) return;
+  if (!EMAIL_ADDRESS_VISIBILITY_VALUES.includes(value as number)) throw new JsonableError("Invalid email_address_visibility", { extra: { var_name: "email_address_visibility" } });
+  if (value !== actor.realm.email_address_visibility) {
+    throw new JsonableError(
+      "Email address visibility is an organization setting on this server: an administrator changes the organization's email_address_visibility (PATCH /realm).",
+      { extra: { var_name: "email_address_visibility" } },
+    );
+  }
+}
+
+function settingEvent(user: UserProfile, setting: PersonalSetting, old: SettingValue, value: SettingValue): EventPayload {
+  const event: EventPayload = { type: "user_settings", op: "update", property: setting.name, value };
+  if (setting.name === "default_language") event.language_name = languageName(value as string);
+  const legacy = setting.legacy;
+  if (legacy === undefined) return event;
+  const legacyValue = toLegacyValue(setting, value);
+  // 9.0's desktop_icon_count_display 2 and 3 are both 3.x's 2: no change for a 3.x client.
+  if (legacyValue === toLegacyValue(setting, old)) return event;
+  const name = legacyName(setting);
+  const legacyEvent: EventPayload =
+    legacy.section === "display"
+      ? { type: "update_display_settings", user: user.email, setting_name: name, setting: legacyValue }
+      : { type: "update_global_notifications", user: user.email, notification_name: name, setting: legacyValue };
+  if (setting.name === "default_language") legacyEvent.language_name = event.language_name;
+  event[LEGACY_SETTING_EVENT_KEY] = legacyEvent;
+  return event;
+}
+
+/**
+ * Writes the requested settings that differ from the stored ones and announces each; returns the
+ * changed ones by parameter, with the values as sent. A new timezone also reaches the organization.
+ */
+async function changeSettings(tx: Tx, events: EventRecorder, actor: Actor, requested: Requested[]): Promise<Record<string, SettingValue>> {
+  if (requested.length === 0) return {};
   const user = await lockedUser(tx, actor.id);
-  const changed: Partial<Record<K, SettingValue>> = {};
-  for (const name of names) {
-    const value = requested[name];
-    if (value !== undefined && (user as unknown as Record<string, unknown>)[name] !== value) changed[name] = value;
-  }
-  if (Object.keys(changed).length > 0) await tx.userProfile.update({ where: { id: user.id }, data: changed });
-  return { user, changed };
-}
-
-/** PATCH /settings/notifications. */
-export async function updateNotificationSettings(
-  tx: Tx,
-  events: EventRecorder,
-  actor: Actor,
-  requested: Partial<Record<NotificationSetting, SettingValue>>,
-): Promise<Partial<Record<NotificationSetting, SettingValue>>> {
-  const { user, changed } = await changedSettings(tx, actor, NOTIFICATION_SETTINGS, requested, checkNotificationValue);
-  for (const [name, setting] of Object.entries(changed)) {
-    events.send({ type: "update_global_notifications", user: user.email, notification_name: name, setting }, [user.id]);
-  }
-  return changed;
-}
-
-/** PATCH /settings/display; a new timezone is also announced to the organization. */
-export async function updateDisplaySettings(
-  tx: Tx,
-  events: EventRecorder,
-  actor: Actor,
-  requested: Partial<Record<DisplaySetting, SettingValue>>,
-): Promise<Partial<Record<DisplaySetting, SettingValue>>> {
-  const { user, changed } = await changedSettings(tx, actor, DISPLAY_SETTINGS, requested, checkDisplayValue);
-  for (const [name, setting] of Object.entries(changed)) {
-    const event: { type: string } & Record<string, unknown> = { type: "update_display_settings", user: user.email, setting_name: name, setting };
-    if (name === "default_language") event.language_name = languageName(setting as string);
-    events.send(event, [user.id]);
-    if (name === "timezone") {
-      const person = { email: user.email, user_id: user.id, timezone: setting };
+  const row = user as unknown as Record<string, SettingValue>;
+  const changed = requested.filter(({ setting, value }) => row[setting.column] !== value);
+  if (changed.length === 0) return {};
+  await tx.userProfile.update({ where: { id: user.id }, data: Object.fromEntries(changed.map(({ setting, value }) => [setting.column, value])) });
+  const answer: Record<string, SettingValue> = {};
+  for (const { setting, param, sent, value } of changed) {
+    answer[param] = sent;
+    events.send(settingEvent(user, setting, row[setting.column], value), [user.id]);
+    if (setting.name === "timezone") {
+      const person = { email: user.email, user_id: user.id, timezone: value };
       events.send({ type: "realm_user", op: "update", person }, await activeUserIds(tx, user.realm_id));
     }
   }
-  return changed;
+  return answer;
 }
+
+/** Checks a PATCH /settings request's personal settings (Zulip 9.0's names and values), before anything is written. */
+export function checkPersonalSettings(actor: Actor, request: SettingsRequest): void {
+  readRequest(request, false);
+  checkEmailAddressVisibility(actor, request.email_address_visibility);
+}
+
+/** PATCH /settings: Zulip 9.0's personal settings. Answers nothing of them, as Zulip. */
+export async function updatePersonalSettings(tx: Tx, events: EventRecorder, actor: Actor, request: SettingsRequest): Promise<void> {
+  checkHumanUser(actor);
+  checkEmailAddressVisibility(actor, request.email_address_visibility);
+  await changeSettings(tx, events, actor, readRequest(request, false));
+}
+
+/** PATCH /settings/notifications and /settings/display, as Zulip 3.x: answers with what changed. */
+export async function updateLegacySettings(tx: Tx, events: EventRecorder, actor: Actor, request: SettingsRequest): Promise<Record<string, SettingValue>> {
+  checkHumanUser(actor);
+  return changeSettings(tx, events, actor, readRequest(request, true));
+}
+
+/** PATCH /settings/notifications (Zulip 3.x's json_change_notify_settings). */
+export const updateNotificationSettings = updateLegacySettings;
+
+/** PATCH /settings/display (Zulip 3.x's update_display_settings_backend). */
+export const updateDisplaySettings = updateLegacySettings;
 
 /**
  * Whether Enter sends in the compose box (POST /users/me/enter-sends; human users only, as

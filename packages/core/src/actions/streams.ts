@@ -6,7 +6,7 @@ import { badRequest } from "../errors.ts";
 import type { ServerContext } from "../context.ts";
 import { formatStream, streamEmailAddress } from "../lib/stream-format.ts";
 import { RECIPIENT_STREAM } from "../lib/recipients.ts";
-import { mutedTopicsOf } from "./muted-topics.ts";
+import { mutedTopicsOf, usersMutingTopicsIn } from "../queries/user-topics.ts";
 import { usersWhoCanSeeStream } from "./subscriptions.ts";
 
 export const MAX_STREAM_NAME_LENGTH = 60;
@@ -134,8 +134,7 @@ export async function updateStream(
   }
   if (data.name !== undefined) {
     // Muted topics are named by stream name; those who muted topics here get their renamed list.
-    const muters = await tx.mutedTopic.findMany({ where: { stream_id: stream.id }, distinct: ["user_id"], select: { user_id: true } });
-    for (const { user_id } of muters) events.send({ type: "muted_topics", muted_topics: await mutedTopicsOf(tx, user_id) }, [user_id]);
+    for (const user_id of await usersMutingTopicsIn(tx, stream.id)) events.send({ type: "muted_topics", muted_topics: await mutedTopicsOf(tx, user_id) }, [user_id]);
   }
 }
 

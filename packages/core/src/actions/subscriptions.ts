@@ -29,7 +29,7 @@ export async function subscriberIds(tx: Tx, stream: StreamModel): Promise<number
 /**
  * Subscribes users to streams (Zulip's bulk_add_subscriptions). Returns the pairs that were newly
  * subscribed; existing active subscriptions are left alone. Records `subscription add` for each
- * user, `peer_add` for those who can see the stream, and `stream occupy` for a public stream that
+ * user, one `peer_add` per stream for those who can see it, and `stream occupy` for a public stream that
  * had no subscribers (a stream created in the same action was announced by `stream create`).
  */
 export async function bulkAddSubscriptions(
@@ -78,10 +78,10 @@ export async function bulkAddSubscriptions(
       events.send({ type: "stream", op: "occupy", streams: [formatStream(stream)] }, viewers);
     }
     const newSet = new Set(newUsers);
-    for (const userId of newUsers) {
-      // The new subscribers learn the full list from their own add event.
-      events.send({ type: "subscription", op: "peer_add", stream_id: stream.id, user_id: userId }, viewers.filter((id) => !newSet.has(id)));
-    }
+    // The new subscribers learn the full list from their own add event. One event for the stream
+    // (feature level 35's lists; the event tier makes one per user for 3.x clients).
+    const peers = { stream_ids: [stream.id], user_ids: [...newUsers].sort((a, b) => a - b) };
+    events.send({ type: "subscription", op: "peer_add", ...peers }, viewers.filter((id) => !newSet.has(id)));
   }
   return added;
 }
@@ -115,9 +115,8 @@ export async function bulkRemoveSubscriptions(
     }
     const viewersAfter = new Set(await usersWhoCanSeeStream(tx, stream));
     const leavingSet = new Set(leaving);
-    for (const userId of leaving) {
-      events.send({ type: "subscription", op: "peer_remove", stream_id: stream.id, user_id: userId }, [...viewersAfter].filter((id) => !leavingSet.has(id)));
-    }
+    const peers = { stream_ids: [stream.id], user_ids: [...leaving].sort((a, b) => a - b) };
+    events.send({ type: "subscription", op: "peer_remove", ...peers }, [...viewersAfter].filter((id) => !leavingSet.has(id)));
     if (before.length === leaving.length) {
       if (stream.invite_only) await deactivateStream(tx, events, stream, viewersBefore);
       else events.send({ type: "stream", op: "vacate", streams: [formatStream(stream)] }, viewersBefore);

@@ -32,7 +32,7 @@ export function isSystemBot(user: BotFields): boolean {
 
 /** A system bot as `cross_realm_bots` lists it (Zulip's get_cross_realm_dicts). */
 export function formatSystemBot(bot: UserProfile): Record<string, unknown> {
-  return { ...formatUser(bot, { clientGravatar: false, withDeliveryEmail: false }), bot_owner_id: null, is_cross_realm_bot: true };
+  return { ...formatUser(bot, { clientGravatar: false, withDeliveryEmail: false }), bot_owner_id: null, is_cross_realm_bot: true, is_system_bot: true };
 }
 
 /** The domain of bots' addresses (Zulip's get_bot_domain): the server's host without its port. */

@@ -1,13 +1,20 @@
 // Typing notifications (Zulip's check_send_typing_notification): nothing is stored; the event goes
 // through the outbox like any other so every event node delivers it.
-import type { Tx } from "@chat/db";
+import { leanSql, Prisma, type Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { usersByEmail } from "../queries/users.ts";
-import type { PrivateRecipients } from "./messages.ts";
+import { accessStreamForPosting, checkTopic, type PrivateRecipients } from "./messages.ts";
 
 export const TYPING_OPS = ["start", "stop"] as const;
+
+/** Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS: bigger streams get no typing events. */
+export const MAX_STREAM_SIZE_FOR_TYPING = 100;
+
+function checkOp(op: string): void {
+  if (!(TYPING_OPS as readonly string[]).includes(op)) throw badRequest("Invalid 'op' value (should be start or stop)");
+}
 
 /** The conversation's participants as the client named them, the sender last if not named. */
 async function typingRecipients(tx: Tx, sender: Actor, to: PrivateRecipients): Promise<UserProfile[]> {
@@ -30,18 +37,46 @@ async function typingRecipients(tx: Tx, sender: Actor, to: PrivateRecipients): P
   return list.some((u) => u.id === sender.id) ? list : [...list, sender];
 }
 
-/** POST /typing: `typing` start or stop to every active participant, the sender included. */
+/**
+ * POST /typing to a conversation: `typing` start or stop to every active participant who takes
+ * typing notifications, the sender included. Recorded with today's `message_type: "direct"`
+ * (feature level 215); the event tier gives 3.x clients their shape (fanout.ts shapeEvent).
+ */
 export async function sendTypingNotification(tx: Tx, events: EventRecorder, sender: Actor, to: PrivateRecipients, op: string): Promise<void> {
   if (to.length === 0) throw badRequest("Missing parameter: 'to' (recipient)");
-  if (!(TYPING_OPS as readonly string[]).includes(op)) throw badRequest("Invalid 'op' value (should be start or stop)");
+  checkOp(op);
+  if (!sender.send_private_typing_notifications) throw badRequest("User has disabled typing notifications for direct messages");
   const recipients = await typingRecipients(tx, sender, to);
   events.send(
     {
       type: "typing",
       op,
+      message_type: "direct",
       sender: { user_id: sender.id, email: sender.email },
       recipients: recipients.map((u) => ({ user_id: u.id, email: u.email })),
     },
-    recipients.filter((u) => u.is_active).map((u) => u.id),
+    recipients.filter((u) => u.is_active && u.receives_typing_notifications).map((u) => u.id),
+  );
+}
+
+/**
+ * POST /typing to a stream's topic (feature levels 58 and 215): to the stream's active subscribers
+ * who take typing notifications (the sender among them, as Zulip does), unless the stream is big;
+ * only queues that declared stream_typing_notifications get it (fanout.ts shapeEvent).
+ */
+export async function sendStreamTypingNotification(tx: Tx, events: EventRecorder, sender: Actor, streamId: number, rawTopic: string | undefined, op: string): Promise<void> {
+  checkOp(op);
+  if (rawTopic === undefined) throw badRequest("Missing topic");
+  if (!sender.send_stream_typing_notifications) throw badRequest("User has disabled typing notifications for channel messages");
+  const stream = await accessStreamForPosting(tx, sender, streamId);
+  const topic = checkTopic(rawTopic, false);
+  const subscribers = await leanSql(tx).query<{ user_id: number; receives: boolean }>(Prisma.sql`
+    SELECT s.user_id, u.receives_typing_notifications AS receives FROM subscription s JOIN user_profile u ON u.id = s.user_id
+    WHERE s.recipient_id = ${stream.recipient_id} AND s.active AND s.is_user_active
+    LIMIT ${MAX_STREAM_SIZE_FOR_TYPING + 1}`);
+  if (subscribers.length > MAX_STREAM_SIZE_FOR_TYPING) return;
+  events.send(
+    { type: "typing", op, message_type: "stream", sender: { user_id: sender.id, email: sender.email }, stream_id: stream.id, topic },
+    subscribers.filter((s) => s.receives).map((s) => s.user_id),
   );
 }

@@ -19,6 +19,15 @@ export interface UserGroupObject {
   name: string;
   description: string;
   members: number[];
+  /** Groups here have no subgroups, are never system groups and are deleted, not deactivated (Zulip's feature levels 93-290). */
+  direct_subgroup_ids: number[];
+  is_system_group: false;
+  deactivated: false;
+}
+
+/** A group as clients get it (Zulip's user_groups_in_realm_serialized entry). */
+function formatUserGroup(group: { id: number; name: string; description: string }, members: number[]): UserGroupObject {
+  return { id: group.id, name: group.name, description: group.description, members, direct_subgroup_ids: [], is_system_group: false, deactivated: false };
 }
 
 type Reader = Pick<PrismaClient, "userGroup">;
@@ -30,12 +39,7 @@ export async function getUserGroups(db: Reader, realmId: number): Promise<UserGr
     orderBy: { id: "asc" },
     include: { members: { select: { user_id: true } } },
   });
-  return groups.map((group) => ({
-    id: group.id,
-    name: group.name,
-    description: group.description,
-    members: group.members.map((m) => m.user_id).sort((a, b) => a - b),
-  }));
+  return groups.map((group) => formatUserGroup(group, group.members.map((m) => m.user_id).sort((a, b) => a - b)));
 }
 
 /** Zulip's require_user_group_edit_permission: guests and bots never; members unless the policy says admins. */
@@ -88,7 +92,7 @@ export async function createUserGroup(
   await checkNameAvailable(tx, actor.realm_id, name);
   const group = await tx.userGroup.create({ data: { realm_id: actor.realm_id, name, description: options.description } });
   if (members.length > 0) await tx.userGroupMembership.createMany({ data: members.map((user_id) => ({ user_group_id: group.id, user_id })) });
-  const formatted = { id: group.id, name: group.name, description: group.description, members: members.sort((a, b) => a - b) };
+  const formatted = formatUserGroup(group, members.sort((a, b) => a - b));
   events.send({ type: "user_group", op: "add", group: formatted }, await activeUserIds(tx, actor.realm_id));
   return formatted;
 }

@@ -7,6 +7,7 @@ import { RECIPIENT_PERSONAL } from "../lib/recipients.ts";
 import { isAdmin, isOwner, ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_OWNER, ROLES } from "../lib/roles.ts";
 import { generateApiKey, hashPassword } from "../lib/secrets.ts";
 import { formatUser, type ProfileData } from "../lib/user-format.ts";
+import { withLegacyShape } from "../lib/legacy-shape.ts";
 import { checkEmailAllowedForRealm } from "../lib/email-domains.ts";
 import { checkFullName, isValidEmail } from "../lib/validation.ts";
 import { BOT_CREATION_ADMINS_ONLY, BOT_CREATION_LIMIT_GENERIC_BOTS, BOT_TYPE_GENERIC } from "../lib/bots.ts";
@@ -98,11 +99,20 @@ export async function insertUser(tx: Tx, realm: Realm, row: UserRow): Promise<Us
  * creation, and at reactivation. The copy of those email_address_visibility lets see addresses
  * carries delivery_email.
  */
-export async function notifyCreatedUser(tx: Tx, events: EventRecorder, user: UserProfile, profileData: ProfileData = {}): Promise<void> {
+export async function notifyCreatedUser(tx: Tx, events: EventRecorder, user: UserProfile, profileData: ProfileData = {}, { reactivated = false } = {}): Promise<void> {
   const { allowed, others } = await deliveryEmailAudience(tx, user.realm_id);
   for (const [withDeliveryEmail, ids] of [[true, allowed], [false, others]] as const) {
-    events.send({ type: "realm_user", op: "add", person: formatUser(user, { clientGravatar: false, withDeliveryEmail, profileData }) }, ids);
+    const added = { op: "add", person: formatUser(user, { clientGravatar: false, withDeliveryEmail, profileData }) };
+    events.send(reactivated ? deactivationEvent(user.id, true, added) : { type: "realm_user", ...added }, ids);
   }
+}
+
+/**
+ * A user's (de)activation: `realm_user update` with is_active for clients newer than Zulip 3.x
+ * (feature level 222), and `legacy` (3.x's remove or add) for the others.
+ */
+function deactivationEvent(userId: number, isActive: boolean, legacy: { op: string; person: Record<string, unknown> }) {
+  return withLegacyShape({ type: "realm_user", op: "update", person: { user_id: userId, is_active: isActive } }, legacy);
 }
 
 /**
@@ -208,7 +218,7 @@ export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor
   for (const user of [target, ...bots]) {
     await tx.userProfile.update({ where: { id: user.id }, data: { is_active: false } });
     await tx.subscription.updateMany({ where: { user_id: user.id }, data: { is_user_active: false } });
-    events.send({ type: "realm_user", op: "remove", person: { user_id: user.id, full_name: user.full_name } }, everyone);
+    events.send(deactivationEvent(user.id, false, { op: "remove", person: { user_id: user.id, full_name: user.full_name } }), everyone);
     if (user.is_bot) {
       events.send({ type: "realm_bot", op: "remove", bot: { email: user.email, user_id: user.id, full_name: user.full_name } }, await botAdministratorIds(tx, user));
     }
@@ -250,7 +260,7 @@ export async function reactivateUser(tx: Tx, events: EventRecorder, actor: Actor
   const user = await tx.userProfile.update({ where: { id: target.id }, data: { is_active: true } });
   await tx.subscription.updateMany({ where: { user_id: user.id }, data: { is_user_active: true } });
   // A returning user's custom profile fields are as they left them.
-  await notifyCreatedUser(tx, events, user, user.is_bot ? {} : (await getProfileData(tx, [user.id])).get(user.id));
+  await notifyCreatedUser(tx, events, user, user.is_bot ? {} : (await getProfileData(tx, [user.id])).get(user.id), { reactivated: true });
   if (user.is_bot) events.send({ type: "realm_bot", op: "add", bot: await ownedBotDict(tx, user) }, await botAdministratorIds(tx, user));
   return user;
 }

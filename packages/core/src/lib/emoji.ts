@@ -58,6 +58,18 @@ export function unicodeEmojiNameMatchesCode(name: string, code: string): boolean
   return loadTable().nameToCode.get(name) === code;
 }
 
+/**
+ * Every Unicode emoji's names by code, the canonical name first (Zulip's `code_to_names`, which
+ * clients fetch from `server_emoji_data_url` to offer emoji by name).
+ */
+export function unicodeEmojiNamesByCode(): Record<string, string[]> {
+  const { nameToCode, codeToName } = loadTable();
+  const names: Record<string, string[]> = {};
+  for (const [code, name] of codeToName) names[code] = [name];
+  for (const [name, code] of nameToCode) if (names[code] !== undefined && codeToName.get(code) !== name) names[code].push(name);
+  return names;
+}
+
 type EmojiReader = Pick<Tx, "realmEmoji">;
 
 /** An active custom emoji of the realm by name, or null. */

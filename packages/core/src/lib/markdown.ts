@@ -169,8 +169,10 @@ export interface RenderedMessage {
   mentionedUserIds: number[];
   /** User groups mentioned (not silently). */
   mentionedGroupIds: number[];
-  /** Whether @**all**, @**everyone** or @**stream** was used (not silently). */
+  /** Whether @**all**, @**everyone**, @**stream** or @**channel** was used (not silently). */
   mentionsWildcard: boolean;
+  /** Whether @**topic** was used (not silently). */
+  mentionsTopicWildcard: boolean;
 }
 
 /** Renders message Markdown; `context` comes from `fetchRenderContext` (none: no mentions/links). */
@@ -187,6 +189,7 @@ export function renderMarkdown(content: string, context: RenderContext = {}): Re
     mentionedUserIds: [...syntax.findings.mentionedUserIds],
     mentionedGroupIds: [...syntax.findings.mentionedGroupIds],
     mentionsWildcard: syntax.findings.mentionsWildcard,
+    mentionsTopicWildcard: syntax.findings.mentionsTopicWildcard,
   };
 }
 

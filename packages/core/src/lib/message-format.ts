@@ -1,5 +1,15 @@
 import { avatarUrl } from "./avatars.ts";
 
+/** A submessage as a Message carries it (a widget, or a change to one), oldest first. */
+export interface Submessage {
+  msg_type: string;
+  /** JSON text, as its sender sent it. */
+  content: string;
+  message_id: number;
+  sender_id: number;
+  id: number;
+}
+
 /**
  * A message as stored and shared between the send path, GET /messages and the event tier; both
  * contents travel with it so each client gets the form it registered for.
@@ -26,8 +36,11 @@ export interface WireMessage {
   client: string;
   is_me_message: boolean;
   reactions: unknown[];
-  submessages: unknown[];
+  submessages: Submessage[];
   last_edit_timestamp?: number;
+  /** Set when the sender asked for a local echo: the queue whose event says `local_message_id`, and that id. */
+  sender_queue_id?: string;
+  local_id?: string;
 }
 
 /**

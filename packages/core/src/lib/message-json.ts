@@ -70,7 +70,7 @@ export function messageJson(
     `{"id":${message.id},"sender_id":${message.sender_id},${sender.fields},"sender_realm_str":${context.realmJson},` +
     `"recipient_id":${message.recipient_id},${stream},"display_recipient":${recipient.displayRecipientJson},${message.fields},` +
     `"topic_links":${recipient.topicLinksJson},"subject_links":${recipient.topicLinksJson},"reactions":${reactionsJson(message, context.users)},` +
-    `"submessages":[],${content},"avatar_url":${sender.avatar[context.clientGravatar ? 1 : 0]},"flags":${flagsJson(flags)}`;
+    `"submessages":${message.submessages},${content},"avatar_url":${sender.avatar[context.clientGravatar ? 1 : 0]},"flags":${flagsJson(flags)}`;
   const extraJson = extra === null ? "" : JSON.stringify(extra).slice(1, -1);
   if (extraJson !== "") json += `,${extraJson}`;
   return `${json}}`;

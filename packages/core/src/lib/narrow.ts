@@ -16,12 +16,15 @@ export const NARROW_OPERATORS = [
   "search",
   "has",
   "streams",
+  "dm-including",
+  "with",
 ] as const;
 export type NarrowOperator = (typeof NARROW_OPERATORS)[number];
 
 export interface NarrowTerm {
+  /** The canonical name: channel is read as stream, channels as streams, dm as pm-with (canonicalOperator). */
   operator: NarrowOperator;
-  /** Strings, except user ids (pm-with, sender) and message ids, which clients may send as numbers. */
+  /** Strings, except user ids (pm-with, sender, dm-including), stream and message ids, which clients may send as numbers. */
   operand: string | number | number[];
   negated: boolean;
 }
@@ -35,12 +38,27 @@ export class BadNarrowError extends JsonableError {
 /** Real narrows have a few terms; each term can cost a query (10,000 `sender` terms took 6 s). */
 export const MAX_NARROW_TERMS = 100;
 
-const IS_OPERANDS = ["private", "starred", "mentioned", "alerted", "unread", "read"];
-const HAS_OPERANDS = ["link", "attachment", "image"];
+/** How Zulip marks a resolved topic: its name starts with this. */
+export const RESOLVED_TOPIC_PREFIX = "✔ ";
+
+/**
+ * `dm` is the name of `private` since feature level 177; `resolved`: topics starting with "✔ ";
+ * `followed`: topics the user follows (feature level 265).
+ */
+const IS_OPERANDS = ["private", "dm", "starred", "mentioned", "alerted", "unread", "read", "resolved", "followed"];
+const HAS_OPERANDS = ["link", "attachment", "image", "reaction"];
+const STREAMS_OPERANDS = ["public", "web-public"];
+/** Operators whose operand may be a number (Zulip's NarrowParameter); a list of ids for pm-with. */
+const ID_OPERATORS = ["id", "near", "sender", "pm-with", "stream", "group-pm-with", "dm-including", "with"];
+/** Longest operand string: a topic, an email list, a search (bounded also by the request's size). */
+const MAX_OPERAND_LENGTH = 10_000;
 
 function badShape(): never {
   throw new JsonableError("Invalid narrow: each element must be [operator, operand] or {operator, operand, negated}", { code: "BAD_REQUEST" });
 }
+
+/** Today's names (feature levels 177 and 250) for the operators this code knows by their old ones. */
+const OPERATOR_ALIASES: Record<string, string> = { subject: "topic", channel: "stream", channels: "streams", dm: "pm-with" };
 
 /**
  * Zulip's NarrowBuilder finds an operator's method with '-' read as '_', so `pm_with` and
@@ -48,14 +66,14 @@ function badShape(): never {
  */
 function canonicalOperator(operator: string): string {
   const dashed = operator.replace(/_/g, "-");
-  return dashed === "subject" ? "topic" : dashed;
+  return OPERATOR_ALIASES[dashed] ?? dashed;
 }
 
 /** Parses and checks a narrow; throws BAD_NARROW for an unknown operator or operand. */
 export function parseNarrow(raw: unknown): NarrowTerm[] {
   if (!Array.isArray(raw)) badShape();
   if (raw.length > MAX_NARROW_TERMS) throw new JsonableError(`narrow has too many terms (limit: ${MAX_NARROW_TERMS})`, { code: "BAD_REQUEST" });
-  return raw.map((element: unknown) => {
+  const terms = raw.map((element: unknown): NarrowTerm => {
     let operator: unknown;
     let operand: unknown;
     let negated: unknown = false;
@@ -72,16 +90,20 @@ export function parseNarrow(raw: unknown): NarrowTerm[] {
     const op = canonicalOperator(operator) as NarrowOperator;
     if (!(NARROW_OPERATORS as readonly string[]).includes(op)) throw new BadNarrowError(`unknown operator ${operator}`);
     const validOperand =
-      typeof operand === "string" ||
-      (typeof operand === "number" && Number.isSafeInteger(operand) && ["id", "near", "sender", "pm-with", "stream"].includes(op)) ||
-      (Array.isArray(operand) && op === "pm-with" && operand.every((id) => Number.isSafeInteger(id)));
+      (typeof operand === "string" && operand.length <= MAX_OPERAND_LENGTH) ||
+      (typeof operand === "number" && Number.isSafeInteger(operand) && ID_OPERATORS.includes(op)) ||
+      (Array.isArray(operand) && op === "pm-with" && operand.length <= MAX_NARROW_TERMS && operand.every((id) => Number.isSafeInteger(id)));
     if (!validOperand) throw new BadNarrowError(`invalid operand for ${op}`);
     if (op === "is" && !IS_OPERANDS.includes(operand as string)) throw new BadNarrowError(`unknown 'is' operand ${String(operand)}`);
     if (op === "has" && !HAS_OPERANDS.includes(operand as string)) throw new BadNarrowError(`unknown 'has' operand ${String(operand)}`);
-    if (op === "streams" && operand !== "public") throw new BadNarrowError(`unknown 'streams' operand ${String(operand)}`);
-    if ((op === "id" || op === "near") && (!/^\d+$/.test(String(operand)) || !fitsPostgresInteger(String(operand)))) throw new BadNarrowError(`invalid message ID ${String(operand)}`);
+    if (op === "streams" && !STREAMS_OPERANDS.includes(operand as string)) throw new BadNarrowError(`unknown 'streams' operand ${String(operand)}`);
+    if ((op === "id" || op === "near" || op === "with") && (!/^\d+$/.test(String(operand)) || !fitsPostgresInteger(String(operand)))) throw new BadNarrowError(`invalid message ID ${String(operand)}`);
+    // A conversation cannot be excluded by one of its messages (Zulip has no negated `with`).
+    if (op === "with" && negated) throw new BadNarrowError("'with' cannot be negated");
     return { operator: op, operand: operand as NarrowTerm["operand"], negated };
   });
+  if (terms.filter((term) => term.operator === "with").length > 1) throw new BadNarrowError("duplicate 'with' operators");
+  return terms;
 }
 
 /** The operators an event queue's narrow may use (Zulip's check_supported_events_narrow_filter). */

@@ -9,6 +9,8 @@ export interface UserFormatOptions {
   clientGravatar: boolean;
   /** Whether the viewer is sent delivery_email (lib/email-visibility.ts: seesDeliveryEmails). */
   withDeliveryEmail: boolean;
+  /** delivery_email on every user, null where withDeliveryEmail is false (feature level 163; 3.x left it out). */
+  allDeliveryEmails?: boolean;
   profileData?: ProfileData;
 }
 
@@ -35,6 +37,7 @@ export function formatUser(user: UserProfile, options: UserFormatOptions): Recor
     result.bot_owner_id = user.bot_owner_id;
   }
   if (options.withDeliveryEmail) result.delivery_email = user.delivery_email;
+  else if (options.allDeliveryEmails) result.delivery_email = null;
   if (options.profileData && !user.is_bot) result.profile_data = options.profileData;
   return result;
 }

@@ -43,3 +43,9 @@ export function checkFullName(raw: string): string {
 export function isHexColor(value: unknown): value is string {
   return typeof value === "string" && /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(value);
 }
+
+/** A stored color as clients of today's API parse it (zulip-flutter: `#rrggbb`, lowercase); others are left as they are. */
+export function normalizedColor(color: string): string {
+  const short = /^#([0-9a-fA-F])([0-9a-fA-F])([0-9a-fA-F])$/.exec(color);
+  return (short ? `#${short[1]}${short[1]}${short[2]}${short[2]}${short[3]}${short[3]}` : color).toLowerCase();
+}

@@ -4,14 +4,15 @@
 //
 // Nothing is ever invalidated, so no node can miss a change: an entry is used only while the
 // message's cache_version is what the page query read, and triggers bump that version on every
-// change a fetch shows, reactions included (migration 0007). What a message shows of its sender
-// and reactors is kept apart, per realm, valid while the realm's user_generation (read with the
-// realm by every request's authentication) is unchanged: one rename must not stale every message
-// its author ever sent.
+// change a fetch shows, reactions included (migration 0007); adding a submessage bumps it too
+// (actions/submessages.ts). What a message shows of its sender and reactors is kept apart, per
+// realm, valid while the realm's user_generation (read with the realm by every request's
+// authentication) is unchanged: one rename must not stale every message its author ever sent.
 import { LRUCache } from "lru-cache";
 import { leanSql, Prisma, type PrismaClient } from "@chat/db";
 import type { Realm } from "../models.ts";
 import { avatarUrl } from "../lib/avatars.ts";
+import type { Submessage } from "../lib/message-format.ts";
 
 export interface ReactionRow {
   emoji_name: string;
@@ -35,6 +36,8 @@ export interface MessageRow {
   last_edit_timestamp: number | null;
   is_me_message: boolean;
   reactions: ReactionRow[] | null;
+  /** Oldest first; null for none. */
+  submessages: Submessage[] | null;
 }
 
 export interface CachedMessage {
@@ -49,6 +52,8 @@ export interface CachedMessage {
   rendered: string;
   raw: string;
   reactions: ReactionRow[] | null;
+  /** The submessages as JSON text (`[]` for none). */
+  submessages: string;
 }
 
 export interface SenderRow {
@@ -84,6 +89,7 @@ export function cachedMessageFromRow(row: MessageRow): CachedMessage {
     rendered: JSON.stringify(row.rendered_content),
     raw: JSON.stringify(row.raw_content),
     reactions: row.reactions,
+    submessages: row.submessages === null ? "[]" : JSON.stringify(row.submessages),
   };
 }
 
@@ -100,7 +106,7 @@ export function cachedSenderFromRow(row: SenderRow): CachedSender {
 
 /** Roughly what an entry holds in memory: its strings (two bytes a character) and a fixed overhead. */
 function entrySize(entry: CachedMessage): number {
-  return 2 * (entry.fields.length + entry.rendered.length + entry.raw.length + entry.subject.length) + 64 * (entry.reactions?.length ?? 0) + 200;
+  return 2 * (entry.fields.length + entry.rendered.length + entry.raw.length + entry.subject.length + entry.submessages.length) + 64 * (entry.reactions?.length ?? 0) + 200;
 }
 
 interface RealmSenders {
@@ -145,7 +151,10 @@ export class MessageCache {
                m.sending_client, floor(extract(epoch FROM m.last_edit_time))::int AS last_edit_timestamp, m.is_me_message,
                (SELECT json_agg(json_build_object('emoji_name', rc.emoji_name, 'emoji_code', rc.emoji_code,
                                                   'reaction_type', rc.reaction_type, 'user_id', rc.user_id) ORDER BY rc.id)
-                FROM reaction rc WHERE rc.message_id = m.id) AS reactions
+                FROM reaction rc WHERE rc.message_id = m.id) AS reactions,
+               (SELECT json_agg(json_build_object('msg_type', sm.msg_type, 'content', sm.content, 'message_id', sm.message_id,
+                                                  'sender_id', sm.sender_id, 'id', sm.id) ORDER BY sm.id)
+                FROM submessage sm WHERE sm.message_id = m.id) AS submessages
         FROM message m WHERE m.id = ANY(${missing}::int[])`,
       { prepare: true },
     );

@@ -7,18 +7,20 @@ import { fitsPostgresInteger } from "../lib/validation.ts";
 import { createHash } from "node:crypto";
 import { leanSql, Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import { actorValidColumn, checkActorVersion, StaleActorError, type ActorVersion } from "../actor-cache.ts";
-import { badRequest } from "../errors.ts";
+import { badRequest, JsonableError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { topicLinks } from "../lib/linkifiers.ts";
-import { FLAG_BITS } from "../lib/message-flags.ts";
+import { FLAG_BITS, WILDCARD_MENTION_BITS } from "../lib/message-flags.ts";
 import { messageJson, type MessageJsonContext } from "../lib/message-json.ts";
-import { BadNarrowError, type NarrowTerm } from "../lib/narrow.ts";
+import { BadNarrowError, RESOLVED_TOPIC_PREFIX, type NarrowTerm } from "../lib/narrow.ts";
 import { MAX_PRIVATE_RECIPIENTS, RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { isGuest } from "../lib/roles.ts";
 import { realmLinkifiers } from "./linkifiers.ts";
 import type { CachedMessage, MessageCache } from "./message-cache.ts";
+import { accessMessage, invalidMessageError, type AccessedMessage } from "./messages.ts";
 import { canSeeStream, findStreamForHotPath } from "./streams.ts";
 import { usersByEmail } from "./users.ts";
+import { VisibilityPolicy } from "./user-topics.ts";
 
 /** Zulip's LARGER_THAN_MAX_MESSAGE_ID: the anchor that means "newest". */
 export const NEWEST_ANCHOR = 10_000_000_000_000_000;
@@ -26,11 +28,17 @@ export const MAX_MESSAGES_PER_FETCH = 5000;
 
 export type Anchor = number | "newest" | "oldest" | "first_unread";
 
-export interface FetchRequest {
+/** Which messages: a range around an anchor in a narrow. */
+export interface RangeRequest {
   anchor: Anchor;
+  /** Whether the anchor itself is part of the range (feature level 155; default true). */
+  includeAnchor?: boolean;
   numBefore: number;
   numAfter: number;
   narrow: NarrowTerm[];
+}
+
+export interface FetchRequest extends RangeRequest {
   applyMarkdown: boolean;
   clientGravatar: boolean;
 }
@@ -114,6 +122,42 @@ interface Compiled {
   stream: StreamModel | null;
 }
 
+/** Zulip's can_narrow_define_conversation: a DM narrow, or a stream and a topic. */
+function namesConversation(narrow: NarrowTerm[]): boolean {
+  const has = (operator: string) => narrow.some((term) => term.operator === operator);
+  return has("pm-with") || (has("stream") && has("topic"));
+}
+
+const CONVERSATION_OPERATORS = ["stream", "topic", "pm-with"];
+
+/**
+ * `with:<message id>` (feature level 271): the narrow becomes the conversation the message is in
+ * now (it may have moved), its other terms kept. A message the user cannot read leaves the
+ * narrow as it was if that names a conversation, and is an error otherwise (as in Zulip).
+ */
+export async function resolveWithOperator(prisma: PrismaClient, actor: Actor, narrow: NarrowTerm[]): Promise<NarrowTerm[]> {
+  const withTerm = narrow.find((term) => term.operator === "with");
+  if (withTerm === undefined) return narrow;
+  const rest = narrow.filter((term) => term !== withTerm);
+  let message: AccessedMessage;
+  try {
+    message = await accessMessage(prisma, actor, Number(withTerm.operand));
+  } catch (error) {
+    if (!(error instanceof JsonableError)) throw error;
+    if (namesConversation(rest)) return rest;
+    throw new BadNarrowError("invalid 'with' operand");
+  }
+  const others = rest.filter((term) => !CONVERSATION_OPERATORS.includes(term.operator));
+  const term = (operator: NarrowTerm["operator"], operand: NarrowTerm["operand"]): NarrowTerm => ({ operator, operand, negated: false });
+  if (message.stream !== null) return [term("stream", message.stream.id), term("topic", message.subject), ...others];
+  // A one-to-one message's recipient is its receiver's personal recipient: the sender is the other one.
+  const participants =
+    message.recipient_type === RECIPIENT_PERSONAL
+      ? await leanSql(prisma).query<{ id: number }>(Prisma.sql`SELECT type_id AS id FROM recipient WHERE id = ${message.recipient_id} UNION SELECT ${message.sender_id}::int`)
+      : await leanSql(prisma).query<{ id: number }>(Prisma.sql`SELECT user_id AS id FROM subscription WHERE recipient_id = ${message.recipient_id}`);
+  return [term("pm-with", participants.map((row) => row.id)), ...others];
+}
+
 async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowTerm[]): Promise<Compiled> {
   const conditions: Prisma.Sql[] = [];
   let history = false;
@@ -133,20 +177,35 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
         }
         break;
       }
-      case "streams":
-        condition = Prisma.sql`m.recipient_id IN (SELECT recipient_id FROM stream WHERE realm_id = ${actor.realm_id} AND NOT invite_only AND NOT deactivated)`;
+      case "streams": {
+        const webPublicOnly = operand === "web-public" ? Prisma.sql`AND is_web_public` : Prisma.empty;
+        condition = Prisma.sql`m.recipient_id IN (SELECT recipient_id FROM stream WHERE realm_id = ${actor.realm_id} AND NOT invite_only AND NOT deactivated ${webPublicOnly})`;
         if (!term.negated && !isGuest(actor)) history = true;
         break;
+      }
       case "topic":
       case "subject":
         condition = Prisma.sql`upper(m.subject) = upper(${String(operand)})`;
         break;
       case "is":
+        // A resolved topic is a property of the message, not of the user's row.
+        if (operand === "resolved") {
+          condition = Prisma.sql`m.subject LIKE ${`${RESOLVED_TOPIC_PREFIX}%`}`;
+          break;
+        }
+        // Nor is a followed topic: it is the user's policy for the message's topic (Zulip's
+        // get_followed_topic_condition_sa), so a stream's history can be read for it.
+        if (operand === "followed") {
+          condition = Prisma.sql`EXISTS (SELECT 1 FROM user_topic ut WHERE ut.user_id = ${actor.id} AND ut.recipient_id = m.recipient_id
+            AND ut.visibility_policy = ${VisibilityPolicy.FOLLOWED} AND lower(ut.topic_name) = lower(m.subject))`;
+          break;
+        }
         needsRows = true;
         condition = {
           private: Prisma.sql`(um.flags & ${FLAG_BITS.is_private}) <> 0`,
+          dm: Prisma.sql`(um.flags & ${FLAG_BITS.is_private}) <> 0`,
           starred: Prisma.sql`(um.flags & ${FLAG_BITS.starred}) <> 0`,
-          mentioned: Prisma.sql`(um.flags & ${FLAG_BITS.mentioned | FLAG_BITS.wildcard_mentioned}) <> 0`,
+          mentioned: Prisma.sql`(um.flags & ${FLAG_BITS.mentioned | WILDCARD_MENTION_BITS}) <> 0`,
           alerted: Prisma.sql`(um.flags & ${FLAG_BITS.has_alert_word}) <> 0`,
           unread: Prisma.sql`(um.flags & ${FLAG_BITS.read}) = 0`,
           read: Prisma.sql`(um.flags & ${FLAG_BITS.read}) <> 0`,
@@ -175,6 +234,21 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
         }
         break;
       }
+      case "dm-including": {
+        // Every direct message the user takes part in: with oneself, that is all of one's DMs.
+        const user = await findUser(prisma, actor, operand as string | number);
+        needsRows = true;
+        condition =
+          user.id === actor.id
+            ? Prisma.sql`(um.flags & ${FLAG_BITS.is_private}) <> 0`
+            : Prisma.sql`(um.flags & ${FLAG_BITS.is_private}) <> 0 AND (
+                (m.sender_id = ${user.id} AND m.recipient_id = ${actor.recipient_id}) OR (m.sender_id = ${actor.id} AND m.recipient_id = ${user.recipient_id})
+                OR m.recipient_id IN (
+                  SELECT s.recipient_id FROM subscription s JOIN recipient r ON r.id = s.recipient_id WHERE r.type = ${RECIPIENT_HUDDLE} AND s.user_id = ${user.id}))`;
+        break;
+      }
+      case "with":
+        break; // Replaced by its conversation (resolveWithOperator) before the narrow is compiled.
       case "group-pm-with": {
         const user = await findUser(prisma, actor, operand as string | number);
         condition = Prisma.sql`m.recipient_id IN (
@@ -187,7 +261,12 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
       case "near":
         break; // Clients use near to choose the anchor; it filters nothing.
       case "has":
-        condition = { link: Prisma.sql`m.has_link`, image: Prisma.sql`m.has_image`, attachment: Prisma.sql`m.has_attachment` }[operand as string]!;
+        condition = {
+          link: Prisma.sql`m.has_link`,
+          image: Prisma.sql`m.has_image`,
+          attachment: Prisma.sql`m.has_attachment`,
+          reaction: Prisma.sql`EXISTS (SELECT 1 FROM reaction re WHERE re.message_id = m.id)`,
+        }[operand as string]!;
         break;
       case "search": {
         const query = String(operand).trim();
@@ -311,15 +390,36 @@ async function privateParticipants(prisma: PrismaClient, fetched: Fetched[]): Pr
   return result;
 }
 
-/**
- * `version`: when the actor is a node's copy, the versions its rows must still have; the page
- * queries check them, and StaleActorError says they did not.
- */
-export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, actor: Actor, request: FetchRequest, version: ActorVersion | null = null): Promise<FetchResult> {
+/** A range's page rows, ascending, and what the client learns of its ends. */
+interface SelectedRange {
+  anchor: number;
+  rows: PageRow[];
+  found_anchor: boolean;
+  found_oldest: boolean;
+  found_newest: boolean;
+  narrow: NarrowTerm[];
+  compiled: Compiled;
+  linkifiers: Awaited<ReturnType<typeof realmLinkifiers>>;
+}
+
+/** Checks a range's bounds as Zulip does for GET /messages and POST /messages/flags/narrow. */
+function checkRange(request: RangeRequest, max: number): void {
   const { numBefore, numAfter } = request;
   if (numBefore < 0 || numAfter < 0) throw badRequest("num_before and num_after must not be negative");
-  if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
-  const compiled = await compileNarrow(prisma, actor, request.narrow);
+  if (numBefore + numAfter > max) throw badRequest(`Too many messages requested (maximum ${max}).`);
+  if (numBefore > 0 && numAfter > 0 && request.includeAnchor === false) throw badRequest("The anchor can only be excluded at an end of the range");
+}
+
+async function selectRange(
+  prisma: PrismaClient,
+  actor: Actor,
+  request: RangeRequest,
+  version: ActorVersion | null,
+  withLinkifiers: boolean,
+): Promise<SelectedRange> {
+  const { numBefore, numAfter } = request;
+  const narrow = await resolveWithOperator(prisma, actor, request.narrow);
+  const compiled = await compileNarrow(prisma, actor, narrow);
 
   let anchor: number;
   if (request.anchor === "newest") anchor = NEWEST_ANCHOR;
@@ -332,12 +432,15 @@ export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, a
   // Nothing lies above "newest" or below "oldest": those pages are not queried. The linkifiers
   // (for topic_links) are read alongside unless the narrow holds only private messages.
   const none = Promise.resolve([] as PageRow[]);
-  const privateOnly = request.narrow.some((t) => !t.negated && (t.operator === "pm-with" || t.operator === "group-pm-with" || (t.operator === "is" && t.operand === "private")));
+  const privateOnly = narrow.some(
+    (t) => !t.negated && (t.operator === "pm-with" || t.operator === "group-pm-with" || t.operator === "dm-including" || (t.operator === "is" && (t.operand === "private" || t.operand === "dm"))),
+  );
+  const includeAnchor = request.includeAnchor !== false;
   const [before, at, after, linkifiers] = await Promise.all([
     anchor > 0 ? selectPage(prisma, actor, compiled, { range: { op: "<", id: anchor }, order: "DESC", limit: numBefore + 1 }, version) : none,
-    anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: "=", id: anchor }, order: "ASC", limit: 1 }, version) : none,
+    includeAnchor && anchor > 0 && anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: "=", id: anchor }, order: "ASC", limit: 1 }, version) : none,
     anchor < NEWEST_ANCHOR ? selectPage(prisma, actor, compiled, { range: { op: ">", id: anchor }, order: "ASC", limit: numAfter + 1 }, version) : none,
-    privateOnly ? Promise.resolve([]) : (actor.realmLinkifiers ?? realmLinkifiers(prisma, actor.realm_id)),
+    privateOnly || !withLinkifiers ? Promise.resolve([]) : (actor.realmLinkifiers ?? realmLinkifiers(prisma, actor.realm_id)),
   ]);
   if (version !== null) {
     // Each page query checked the actor in its own snapshot; with no row to say so, ask apart.
@@ -348,6 +451,28 @@ export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, a
   const foundOldest = before.length <= numBefore;
   const foundNewest = after.length <= numAfter || request.anchor === "newest";
   const rows = [...before.slice(Math.max(0, before.length - numBefore)), ...at, ...after.slice(0, numAfter)];
+  return { anchor, rows, found_anchor: at.length === 1, found_oldest: foundOldest, found_newest: foundNewest, narrow, compiled, linkifiers };
+}
+
+/** The ids of a range's messages, ascending (POST /messages/flags/narrow), bounded by `max`. */
+export async function fetchMessageIds(
+  prisma: PrismaClient,
+  actor: Actor,
+  request: RangeRequest,
+  max: number,
+): Promise<{ ids: number[]; found_oldest: boolean; found_newest: boolean }> {
+  checkRange(request, max);
+  const range = await selectRange(prisma, actor, request, null, false);
+  return { ids: range.rows.map((row) => row.id), found_oldest: range.found_oldest, found_newest: range.found_newest };
+}
+
+/**
+ * `version`: when the actor is a node's copy, the versions its rows must still have; the page
+ * queries check them, and StaleActorError says they did not.
+ */
+export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, actor: Actor, request: FetchRequest, version: ActorVersion | null = null): Promise<FetchResult> {
+  checkRange(request, MAX_MESSAGES_PER_FETCH);
+  const { anchor, rows, compiled, linkifiers, found_anchor, found_oldest, found_newest } = await selectRange(prisma, actor, request, version, true);
 
   const cached = await cache.messagesFor(rows);
   // A message deleted since the page was read is left out.
@@ -391,6 +516,19 @@ export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, a
     // The sender is missing only if the user row is gone; such a message cannot be shown.
     if (json !== null) messages.push(json);
   }
-  const foundAnchor = at.length === 1;
-  return { anchor, found_anchor: foundAnchor, found_oldest: foundOldest, found_newest: foundNewest, history_limited: false, messages };
+  return { anchor, found_anchor, found_oldest, found_newest, history_limited: false, messages };
+}
+
+/**
+ * GET /messages/{message_id}'s `message` (feature level 120): the message as GET /messages shows
+ * it to the user, flags included, or "Invalid message(s)" if they may not read it.
+ */
+export async function fetchOneMessage(prisma: PrismaClient, cache: MessageCache, actor: Actor, messageId: number, applyMarkdown: boolean): Promise<string> {
+  const message = await accessMessage(prisma, actor, messageId);
+  const term = (operator: NarrowTerm["operator"], operand: number): NarrowTerm => ({ operator, operand, negated: false });
+  // Without a row of their own, the user reads it as stream history, which a stream term allows.
+  const narrow = message.user_message_flags === null && message.stream !== null ? [term("stream", message.stream.id), term("id", messageId)] : [term("id", messageId)];
+  const result = await fetchMessages(prisma, cache, actor, { anchor: messageId, numBefore: 0, numAfter: 0, narrow, applyMarkdown, clientGravatar: false });
+  if (result.messages.length !== 1) throw invalidMessageError();
+  return result.messages[0];
 }

@@ -17,6 +17,8 @@ export interface EditHistoryEntry {
   prev_content?: string;
   prev_rendered_content?: string | null;
   content_html_diff?: string;
+  /** With a move (feature level 118): the stream after the edit and the one before. */
+  stream?: number;
   prev_stream?: number;
 }
 
@@ -25,7 +27,7 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 /** GET /messages/{message_id}/history: the original first, then one snapshot per edit. */
 export async function messageEditHistory(tx: Tx, actor: Actor, messageId: number): Promise<EditHistoryEntry[]> {
   if (!actor.realm.allow_edit_history) throw badRequest("Message edit history is disabled in this organization");
-  await accessMessage(tx, actor, messageId);
+  const accessed = await accessMessage(tx, actor, messageId);
   const message = await tx.message.findUniqueOrThrow({ where: { id: messageId } });
   const edits = await tx.messageEdit.findMany({ where: { message_id: messageId }, orderBy: { id: "desc" } });
 
@@ -37,6 +39,7 @@ export async function messageEditHistory(tx: Tx, actor: Actor, messageId: number
   let topic = message.subject;
   let content = message.content;
   let rendered = message.rendered_content;
+  let streamId = accessed.stream?.id ?? null;
   const entries: EditHistoryEntry[] = [];
   for (const edit of edits) {
     const entry: EditHistoryEntry = { user_id: edit.user_id, timestamp: seconds(edit.timestamp), topic, content, rendered_content: rendered };
@@ -44,7 +47,11 @@ export async function messageEditHistory(tx: Tx, actor: Actor, messageId: number
       entry.prev_topic = edit.prev_topic;
       topic = edit.prev_topic;
     }
-    if (edit.prev_stream_id !== null) entry.prev_stream = edit.prev_stream_id;
+    if (edit.prev_stream_id !== null) {
+      if (streamId !== null) entry.stream = streamId;
+      entry.prev_stream = edit.prev_stream_id;
+      streamId = edit.prev_stream_id;
+    }
     if (edit.prev_content !== null) {
       entry.prev_content = edit.prev_content;
       entry.prev_rendered_content = edit.prev_rendered_content;

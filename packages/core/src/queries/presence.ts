@@ -24,6 +24,30 @@ interface PresenceRow {
   client_name: string;
   status: number;
   timestamp: Date;
+  date_joined: Date;
+}
+
+/**
+ * slim_presence's form (Zulip's modern presence): when the user was last active, and last connected
+ * at all, on any client. Never active reads as active when they joined, as in Zulip.
+ */
+export interface ModernPresence {
+  active_timestamp: number;
+  idle_timestamp: number;
+}
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** Each user's modern presence from their clients' rows, keyed by user id. */
+function modernPresences(rows: PresenceRow[]): Record<string, ModernPresence> {
+  const result: Record<string, ModernPresence> = {};
+  for (const row of [...rows].sort((a, b) => a.user_id - b.user_id)) {
+    const entry = (result[String(row.user_id)] ??= { active_timestamp: seconds(row.date_joined), idle_timestamp: 0 });
+    const at = seconds(row.timestamp);
+    entry.idle_timestamp = Math.max(entry.idle_timestamp, at);
+    if (row.status === PRESENCE_ACTIVE && at > entry.active_timestamp) entry.active_timestamp = at;
+  }
+  return result;
 }
 
 export function presenceStatusName(status: number): "active" | "idle" {
@@ -49,20 +73,25 @@ function formatPresenceRows(rows: PresenceRow[], slim: boolean): Record<string, 
   return result;
 }
 
-/** The organization's presence (Zulip's get_presences_for_realm): active human users, last two weeks. */
-export async function getRealmPresences(db: Reader, realmId: number, slim: boolean): Promise<Record<string, UserPresenceInfo>> {
+/**
+ * The organization's presence (Zulip's get_presences_for_realm): active human users, last two
+ * weeks; by email, or with slim_presence in the modern form by user id (as Zulip since 3.0).
+ */
+export async function getRealmPresences(db: Reader, realmId: number, slim: false): Promise<Record<string, UserPresenceInfo>>;
+export async function getRealmPresences(db: Reader, realmId: number, slim: boolean): Promise<Record<string, UserPresenceInfo> | Record<string, ModernPresence>>;
+export async function getRealmPresences(db: Reader, realmId: number, slim: boolean): Promise<Record<string, UserPresenceInfo> | Record<string, ModernPresence>> {
   const rows = await db.$queryRaw<PresenceRow[]>`
-    SELECT p.user_id, u.email, p.client_name, p.status, p.timestamp
+    SELECT p.user_id, u.email, p.client_name, p.status, p.timestamp, u.date_joined
     FROM user_presence p JOIN user_profile u ON u.id = p.user_id
     WHERE p.realm_id = ${realmId} AND p.timestamp >= now() - make_interval(days => ${PRESENCE_HISTORY_DAYS})
       AND u.is_active AND NOT u.is_bot`;
-  return formatPresenceRows(rows, slim);
+  return slim ? modernPresences(rows) : formatPresenceRows(rows, false);
 }
 
 /** One user's presence object, or null when the user never reported any. */
 export async function getUserPresence(db: Reader, userId: number): Promise<UserPresenceInfo | null> {
   const rows = await db.$queryRaw<PresenceRow[]>`
-    SELECT p.user_id, u.email, p.client_name, p.status, p.timestamp
+    SELECT p.user_id, u.email, p.client_name, p.status, p.timestamp, u.date_joined
     FROM user_presence p JOIN user_profile u ON u.id = p.user_id WHERE p.user_id = ${userId}`;
   return rows.length === 0 ? null : Object.values(formatPresenceRows(rows, true))[0];
 }

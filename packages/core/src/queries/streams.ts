@@ -81,6 +81,19 @@ export async function accessStreamById(db: Reader, actor: Actor, streamId: numbe
   return stream;
 }
 
+/**
+ * A stream of the actor's realm by id as one without administrator rights may read it (Zulip 9.0's
+ * access_stream_by_id without allow_realm_admin: GET /streams/{id}, its email address): one the
+ * actor is subscribed to, a web-public one, or a public one for a non-guest; else `Invalid stream id`.
+ */
+export async function accessStreamByIdAsMember(db: Reader, actor: Actor, streamId: number): Promise<StreamModel> {
+  const found = await findStreamWithSubscription(db, actor.realm_id, streamId, [actor.id]);
+  if (!found) throw badRequest("Invalid stream id");
+  const { stream, subscribed } = found;
+  if (!subscribed && !stream.is_web_public && (stream.invite_only || isGuest(actor))) throw badRequest("Invalid stream id");
+  return stream;
+}
+
 /** A stream of the actor's realm by name that the actor may see, or STREAM_DOES_NOT_EXIST. */
 export async function accessStreamByName(db: Reader, actor: Actor, name: string): Promise<StreamModel> {
   const found = await findStreamWithSubscription(db, actor.realm_id, name, [actor.id]);

@@ -22,6 +22,16 @@ export async function getUserInRealm(db: Reader, realm: Realm, userId: number, o
   return user;
 }
 
+/**
+ * A user of the realm whom others may read about (Zulip's access_user_by_id, not for an
+ * administrator's change): a bot is `No such user`, a deactivated user `User is deactivated`.
+ */
+export async function getReadableUserInRealm(db: Reader, realm: Realm, userId: number): Promise<UserProfile> {
+  const user = await getUserInRealm(db, realm, userId, { allowDeactivated: true, allowBots: false });
+  if (!user.is_active) throw badRequest("User is deactivated");
+  return user;
+}
+
 /** profile_data for users, keyed by user id. */
 export async function getProfileData(db: Reader, userIds: number[]): Promise<Map<number, ProfileData>> {
   const values = await db.customProfileFieldValue.findMany({ where: { user_id: { in: userIds } } });

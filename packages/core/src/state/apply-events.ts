@@ -6,6 +6,8 @@ import { ORGANIZATION_APPLIERS } from "./organization-state.ts";
 import { RECENT_CONVERSATION_APPLIERS } from "./recent-conversations.ts";
 import { markStale } from "./stale-sections.ts";
 import { applyUnreadMessageEvent, UNREAD_APPLIERS } from "./unread-state.ts";
+import { applyUserTopicEvent } from "./user-topics-state.ts";
+import type { UserTopicItem } from "../queries/user-topics.ts";
 import { materializeSections } from "./json-text.ts";
 import { seesDeliveryEmails } from "../lib/email-visibility.ts";
 
@@ -13,6 +15,22 @@ import { seesDeliveryEmails } from "../lib/email-visibility.ts";
 const REALM_USERS_TEXT_SECTIONS = ["realm_users", "realm_non_active_users"];
 
 type Person = Record<string, unknown> & { user_id: number };
+
+/**
+ * A presence event on slim_presence's form of the state (queries/presence.ts). A user new to it
+ * who is only idle would read as active when they joined, which the event does not say: read again.
+ */
+function applyModernPresence(state: State, key: string, event: Record<string, unknown>): void {
+  const presences = state.presences as Record<string, { active_timestamp: number; idle_timestamp: number }>;
+  const reports = Object.values(event.presence as Record<string, { status: string; timestamp: number }>);
+  const entry = presences[key];
+  const active = reports.filter((info) => info.status === "active").map((info) => info.timestamp);
+  if (!entry && active.length === 0) return markStale(state, "presence");
+  const updated = { ...(entry ?? { active_timestamp: 0, idle_timestamp: 0 }) };
+  for (const info of reports) updated.idle_timestamp = Math.max(updated.idle_timestamp, info.timestamp);
+  for (const at of active) updated.active_timestamp = Math.max(updated.active_timestamp, at);
+  presences[key] = updated;
+}
 type Applier = (state: State, event: Record<string, unknown>, userId: number) => void;
 
 function upsertById(list: unknown[] | undefined, item: Record<string, unknown>, key: string): void {
@@ -46,6 +64,8 @@ const APPLIERS: Record<string, Applier> = {
 
   update_message_flags(state, event, userId) {
     UNREAD_APPLIERS.update_message_flags(state, event, userId);
+    // Marked unread: the raw unread form keeps senders, which message_details does not carry.
+    if (event.flag === "read" && event.op === "remove" && "raw_unread_msgs" in state && (event.messages as number[]).length > 0) markStale(state, "update_message_flags");
     if (event.flag !== "starred" || !Array.isArray(state.starred_messages)) return;
     const changed = new Set(event.messages as number[]);
     const kept = (state.starred_messages as number[]).filter((id) => !changed.has(id));
@@ -77,6 +97,11 @@ const APPLIERS: Record<string, Applier> = {
     } else if (event.op === "remove") {
       const removed = removeById(active, person.user_id, "user_id");
       if (removed) upsertById(inactive, { ...removed, is_active: false }, "user_id");
+    } else if (event.op === "update" && typeof person.is_active === "boolean") {
+      // (De)activation as modern queues get it (feature level 222): the user changes lists.
+      const [from, to] = person.is_active ? [inactive, active] : [active, inactive];
+      const moved = removeById(from, person.user_id, "user_id");
+      if (moved) upsertById(to, { ...moved, is_active: person.is_active }, "user_id");
     } else if (event.op === "update") {
       for (const list of [active, inactive, systemBots]) {
         const target = list?.find((p) => p.user_id === person.user_id);
@@ -154,17 +179,20 @@ const APPLIERS: Record<string, Applier> = {
         upsertById(state.unsubscribed as unknown[], removed, "stream_id");
       }
     } else if (event.op === "peer_add" || event.op === "peer_remove") {
+      // Lists (feature level 35, modern queues) or one stream and user (3.x queues).
+      const streamIds = Array.isArray(event.stream_ids) ? (event.stream_ids as number[]) : [event.stream_id as number];
+      const peerIds = Array.isArray(event.user_ids) ? (event.user_ids as number[]) : [event.user_id as number];
       for (const list of [subscriptions, state.unsubscribed, state.never_subscribed] as Array<Array<Record<string, unknown>>>) {
-        const sub = list?.find((s) => s.stream_id === event.stream_id);
-        const subscribers = sub?.subscribers as number[] | undefined;
-        if (!subscribers) continue;
-        const userId = event.user_id as number;
-        const has = subscribers.includes(userId);
-        if (event.op === "peer_add" && !has) {
-          subscribers.push(userId);
+        for (const sub of list?.filter((s) => streamIds.includes(s.stream_id as number)) ?? []) {
+          const subscribers = sub.subscribers as number[] | undefined;
+          if (!subscribers) continue;
+          for (const peerId of peerIds) {
+            const has = subscribers.includes(peerId);
+            if (event.op === "peer_add" && !has) subscribers.push(peerId);
+            if (event.op === "peer_remove" && has) subscribers.splice(subscribers.indexOf(peerId), 1);
+          }
           subscribers.sort((a, b) => a - b);
         }
-        if (event.op === "peer_remove" && has) subscribers.splice(subscribers.indexOf(userId), 1);
       }
     } else if (event.op === "update") {
       const sub = subscriptions.find((s) => s.stream_id === event.stream_id);
@@ -200,6 +228,11 @@ const APPLIERS: Record<string, Applier> = {
     if ("muted_topics" in state) state.muted_topics = event.muted_topics;
   },
 
+  user_topic(state, event, userId) {
+    UNREAD_APPLIERS.user_topic(state, event, userId);
+    if (Array.isArray(state.user_topics)) applyUserTopicEvent(state.user_topics as UserTopicItem[], event);
+  },
+
   update_global_notifications(state, event) {
     const name = event.notification_name as string;
     if (name in state) state[name] = event.setting;
@@ -210,10 +243,19 @@ const APPLIERS: Record<string, Applier> = {
     if (name in state) state[name] = event.setting;
   },
 
+  // Zulip 9.0's settings events keep the user_settings object (and the realm_user section's enter_sends).
+  user_settings(state, event) {
+    const property = event.property as string;
+    const settings = state.user_settings as Record<string, unknown> | undefined;
+    if (settings && property in settings) settings[property] = event.value;
+    if (property === "enter_sends" && "enter_sends" in state) state.enter_sends = event.value;
+  },
+
   presence(state, event) {
     if (!("presences" in state)) return;
     // Queues registered with slim_presence get the event without `email` and key by user id.
     const key = typeof event.email === "string" ? event.email : String(event.user_id);
+    if (typeof event.email !== "string") return applyModernPresence(state, key, event);
     const presences = state.presences as Record<string, Record<string, { timestamp: number }>>;
     const entry = (presences[key] ??= {});
     for (const [client, info] of Object.entries(event.presence as Record<string, { client: string; status: string; timestamp: number }>)) {

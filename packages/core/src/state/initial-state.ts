@@ -7,7 +7,7 @@ import type { Actor, UserProfile } from "../models.ts";
 import { avatarUrl, realmIconUrl } from "../lib/avatars.ts";
 import { formatStream, formatSubscription, inheritedNotificationSettings, resolveNullNotificationSettings } from "../lib/stream-format.ts";
 import { subscribersByRecipient, subscriptionsOf, type SubscriptionWithStream } from "../queries/subscriptions.ts";
-import { mutedTopicsOf } from "../actions/muted-topics.ts";
+import { mutedTopicsOf, userTopicsOf } from "../queries/user-topics.ts";
 import { EMBEDDED_BOTS } from "../lib/embedded-bots.ts";
 import { ownedBotDicts } from "../queries/bots.ts";
 import { isAdmin, isGuest, isOwner } from "../lib/roles.ts";
@@ -19,12 +19,17 @@ import { getUserStatuses } from "../queries/user-status.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
 import { occupiedStreamsOf } from "../queries/streams.ts";
 import { botDomain, isSystemBot } from "../actions/system-bots.ts";
-import { EMOJISETS, NOTIFICATION_SOUNDS } from "../actions/settings.ts";
+import { EMOJISETS, legacyName, legacySettings, NOTIFICATION_SOUNDS, personalSettingValues, toLegacyValue, type LegacySection } from "../lib/personal-settings.ts";
 import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
 import { fetchRecentConversations } from "./recent-conversations.ts";
 import { fetchRawUnreadMessages, finishUnreadState } from "./unread-state.ts";
 import { JsonText } from "./json-text.ts";
 import { readRealmUsers } from "./realm-state-cache.ts";
+import { deleteOwnMessagePolicy, modernRealmValue } from "../lib/modern-realm-settings.ts";
+import { serverEmojiDataUrl } from "../lib/server-emoji-data.ts";
+import { DEFAULT_EXTERNAL_ACCOUNTS } from "../actions/profile-fields.ts";
+import { PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from "../lib/passwords.ts";
+import { normalizedColor } from "../lib/validation.ts";
 
 export interface RegisterOptions {
   /** Section names (Zulip's, or an alias) to fetch; null for all. */
@@ -51,6 +56,8 @@ export interface RegisterOptions {
   modernClient: boolean;
   /** The organization's URL as this request reached it (`realm_uri`). */
   realmUri: string;
+  /** How often an idle long poll gets a heartbeat (EVENT_HEARTBEAT_SECONDS); Zulip's 45 when unset. */
+  heartbeatSeconds?: number;
 }
 
 export type State = Record<string, unknown>;
@@ -61,43 +68,6 @@ function realmQuota(own: bigint | null, serverDefault: number): number | null {
 }
 
 type Section = (prisma: PrismaClient, actor: Actor, options: RegisterOptions, ctx: ServerContext) => Promise<State>;
-
-const GLOBAL_NOTIFICATION_SETTINGS = [
-  "enable_stream_desktop_notifications",
-  "enable_stream_email_notifications",
-  "enable_stream_push_notifications",
-  "enable_stream_audible_notifications",
-  "notification_sound",
-  "wildcard_mentions_notify",
-  "enable_desktop_notifications",
-  "pm_content_in_desktop_notifications",
-  "enable_sounds",
-  "enable_offline_email_notifications",
-  "message_content_in_email_notifications",
-  "enable_offline_push_notifications",
-  "enable_online_push_notifications",
-  "desktop_icon_count_display",
-  "enable_digest_emails",
-  "enable_login_emails",
-  "realm_name_in_notifications",
-  "presence_enabled",
-] as const;
-
-const DISPLAY_SETTINGS = [
-  "default_language",
-  "twenty_four_hour_time",
-  "left_side_userlist",
-  "emojiset",
-  "dense_mode",
-  "fluid_layout_width",
-  "high_contrast_mode",
-  "color_scheme",
-  "translate_emoticons",
-  "starred_message_counts",
-  "demote_inactive_streams",
-  "default_view",
-  "timezone",
-] as const;
 
 const REALM_SETTINGS = [
   "name",
@@ -136,6 +106,7 @@ const REALM_SETTINGS = [
   "message_retention_days",
   "icon_source",
   "logo_source",
+  "enable_read_receipts",
 ] as const;
 
 /** Older names this server answered to before it used Zulip's, still accepted. */
@@ -156,6 +127,26 @@ function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]
   const result: State = {};
   for (const key of keys) result[`${prefix}${String(key)}`] = source[key];
   return result;
+}
+
+/**
+ * Timings clients follow (Zulip's defaults): how often to report presence and when a user reads as
+ * offline; when to send typing start and stop notices and when a start notice lapses.
+ */
+const CLIENT_TIMINGS = {
+  server_presence_ping_interval_seconds: 60,
+  server_presence_offline_threshold_seconds: 140,
+  server_typing_started_expiry_period_milliseconds: 15000,
+  server_typing_stopped_wait_period_milliseconds: 5000,
+  server_typing_started_wait_period_milliseconds: 10000,
+};
+
+/**
+ * How long a client waits on GET /events before giving up (zulip-flutter's request timeout): Zulip's
+ * 90 s, longer if heartbeats are further apart, so one always arrives well before.
+ */
+export function longpollTimeoutSeconds(heartbeatSeconds = 45): number {
+  return Math.max(90, heartbeatSeconds + 40);
 }
 
 /** Zulip's Stream.MAX_NAME_LENGTH and MAX_DESCRIPTION_LENGTH. */
@@ -235,12 +226,14 @@ export const STATE_SECTIONS: Record<string, Section> = {
   // event node's copy as JSON text when it keeps one (realm-state-cache.ts).
   async realm_user(prisma, actor, options, ctx) {
     let users: State;
+    // Clients of today's API get delivery_email for everyone, null where they may not see it (feature level 163).
+    const allDeliveryEmails = options.modernClient;
     if (ctx.realmState) {
-      const text = await ctx.realmState.realmUsers(actor.realm_id, { clientGravatar: options.clientGravatar, role: actor.role });
+      const text = await ctx.realmState.realmUsers(actor.realm_id, { clientGravatar: options.clientGravatar, role: actor.role, allDeliveryEmails });
       users = { realm_users: text.active, realm_non_active_users: text.inactive, cross_realm_bots: JSON.parse(text.systemBots) as unknown };
     } else {
       const withDeliveryEmail = seesDeliveryEmails(actor.role, actor.realm.email_address_visibility);
-      const read = await readRealmUsers(prisma, actor.realm_id, { clientGravatar: options.clientGravatar, withDeliveryEmail });
+      const read = await readRealmUsers(prisma, actor.realm_id, { clientGravatar: options.clientGravatar, withDeliveryEmail, allDeliveryEmails });
       users = { realm_users: read.active, realm_non_active_users: read.inactive, cross_realm_bots: read.systemBots };
     }
     return {
@@ -252,6 +245,9 @@ export const STATE_SECTIONS: Record<string, Section> = {
       is_admin: isAdmin(actor),
       is_owner: isOwner(actor),
       is_guest: isGuest(actor),
+      // Roles this server does not have (feature levels 60 and 73).
+      is_moderator: false,
+      is_billing_admin: false,
       role: actor.role,
       enter_sends: actor.enter_sends,
       // One's own avatar always as a URL, whatever client_gravatar says (Zulip #8253).
@@ -304,6 +300,7 @@ export const STATE_SECTIONS: Record<string, Section> = {
       const visible = subscription.active || !stream.invite_only;
       const ids = subscribers && visible ? ((subscribers.get(stream.recipient_id!) as number[] | undefined) ?? []) : undefined;
       const formatted = formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers: ids });
+      if (options.modernClient) formatted.color = normalizedColor(subscription.color);
       return options.notificationSettingsNull ? formatted : resolveNullNotificationSettings(formatted, inherited);
     };
     return {
@@ -316,8 +313,15 @@ export const STATE_SECTIONS: Record<string, Section> = {
     };
   },
 
-  async muted_topics(prisma, actor) {
+  // The legacy list (muted topics only), left out for clients that ask for `user_topic` by name:
+  // they have the same in `user_topics` (as Zulip 9).
+  async muted_topics(prisma, actor, options) {
+    if (options.eventTypes !== null && wants(options, "user_topic")) return {};
     return { muted_topics: await mutedTopicsOf(prisma, actor.id) };
+  },
+
+  async user_topic(prisma, actor) {
+    return { user_topics: await userTopicsOf(prisma, actor.id) };
   },
 
   async stream(prisma, actor, _options, ctx) {
@@ -330,11 +334,21 @@ export const STATE_SECTIONS: Record<string, Section> = {
     const realm = actor.realm;
     const live = await liveStreamIds(prisma, [realm.notifications_stream_id, realm.signup_notifications_stream_id], ctx.realmState?.streams(realm.id));
     const liveOrNone = (id: number | null) => (id !== null && live.has(id) ? id : -1);
+    const settings = pick(realm, REALM_SETTINGS, "realm_");
+    if (options.modernClient) {
+      for (const name of REALM_SETTINGS) settings[`realm_${name}`] = modernRealmValue(name, settings[`realm_${name}`]);
+      // 3.x's allow_message_deleting as today's clients read it; `realm` events keep it current for them (modern-realm-settings.ts).
+      settings.realm_delete_own_message_policy = deleteOwnMessagePolicy(realm.allow_message_deleting);
+    }
+    const uploadQuota = realmQuota(realm.upload_quota_bytes, ctx.uploads?.realmQuotaBytes ?? 0);
     return {
-      ...pick(realm, REALM_SETTINGS, "realm_"),
+      ...settings,
       realm_notifications_stream_id: liveOrNone(realm.notifications_stream_id),
       realm_signup_notifications_stream_id: liveOrNone(realm.signup_notifications_stream_id),
       realm_uri: options.realmUri,
+      // Feature level 257's name for realm_uri.
+      realm_url: options.realmUri,
+      realm_date_created: Math.floor(realm.date_created.getTime() / 1000),
       realm_icon_url: realmIconUrl(realm),
       realm_bot_domain: botDomain(ctx),
       realm_authentication_methods: AUTHENTICATION_METHODS,
@@ -350,16 +364,78 @@ export const STATE_SECTIONS: Record<string, Section> = {
       max_message_length: 10000,
       // Zulip 3.x: the largest upload in MiB, and the organization's quota in bytes (null: none).
       max_file_upload_size_mib: Math.floor((ctx.uploads?.maxFileBytes ?? 25 * 1024 * 1024) / (1024 * 1024)),
-      realm_upload_quota: realmQuota(realm.upload_quota_bytes, ctx.uploads?.realmQuotaBytes ?? 0),
+      realm_upload_quota: uploadQuota,
+      // Zulip 9's: the quota in MiB (feature levels 72 and 251).
+      realm_upload_quota_mib: uploadQuota === null ? null : Math.floor(uploadQuota / (1024 * 1024)),
+      // What this server has not: spectators, web-public streams, an organization type.
+      realm_enable_spectator_access: false,
+      server_web_public_streams_enabled: false,
+      realm_org_type: 0,
+      realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
+      password_min_length: PASSWORD_MIN_LENGTH,
+      password_min_guesses: PASSWORD_MIN_GUESSES,
+      server_emoji_data_url: serverEmojiDataUrl(options.realmUri),
+      event_queue_longpoll_timeout_seconds: longpollTimeoutSeconds(options.heartbeatSeconds),
+      ...CLIENT_TIMINGS,
+      // No thumbnails are made here: clients show the uploaded images themselves.
+      server_thumbnail_formats: [],
     };
   },
 
-  async update_global_notifications(_prisma, actor) {
-    return { ...pick(actor, GLOBAL_NOTIFICATION_SETTINGS), available_notification_sounds: NOTIFICATION_SOUNDS.filter((sound) => sound !== "none") };
+  // Muting users is not implemented yet: nobody is muted.
+  async muted_users() {
+    return { muted_users: [] };
   },
 
-  async update_display_settings(_prisma, actor) {
-    return { ...pick(actor, DISPLAY_SETTINGS), emojiset_choices: EMOJISET_CHOICES };
+  // Linkifiers in feature level 176's form go only to clients declaring linkifier_url_template,
+  // which this server does not read: others get none, as from Zulip 9 (3.x's are realm_filters).
+  async realm_linkifiers() {
+    return { realm_linkifiers: [] };
+  },
+
+  // Code playgrounds are not implemented: the organization has none.
+  async realm_playgrounds() {
+    return { realm_playgrounds: [] };
+  },
+
+  // Feature level 233's name for hotspots, of which there are none.
+  async onboarding_steps() {
+    return { onboarding_steps: [] };
+  },
+
+  // No Zoom integration here: nobody has connected an account.
+  async video_calls() {
+    return { has_zoom_token: false };
+  },
+
+  // No GIPHY key: clients offer no GIF picker.
+  async giphy() {
+    return { giphy_api_key: "" };
+  },
+
+  // Zulip 3.x's top-level settings, by its names and values; a client with user_settings_object
+  // has them in user_settings only (as Zulip 5.0 and later).
+  async update_global_notifications(_prisma, actor, options) {
+    if (options.userSettingsObject) return {};
+    return { ...legacySettingValues(actor, "notification"), available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS };
+  },
+
+  async update_display_settings(_prisma, actor, options) {
+    if (options.userSettingsObject) return {};
+    return { ...legacySettingValues(actor, "display"), emojiset_choices: EMOJISET_CHOICES };
+  },
+
+  // Zulip 9.0's personal settings (feature level 89's user_settings object). Email address
+  // visibility is the organization's policy here, shown as the user's.
+  async user_settings(_prisma, actor) {
+    return {
+      user_settings: {
+        ...personalSettingValues(actor),
+        email_address_visibility: actor.realm.email_address_visibility,
+        available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS,
+        emojiset_choices: EMOJISET_CHOICES,
+      },
+    };
   },
 
   async presence(prisma, actor, options) {
@@ -380,6 +456,14 @@ export const STATE_SECTIONS: Record<string, Section> = {
   },
 };
 
+const AVAILABLE_NOTIFICATION_SOUNDS = NOTIFICATION_SOUNDS.filter((sound) => sound !== "none");
+
+/** A 3.x section's settings as 3.x named and valued them. */
+function legacySettingValues(actor: Actor, section: LegacySection): State {
+  const values = personalSettingValues(actor);
+  return Object.fromEntries(legacySettings(section).map((setting) => [legacyName(setting), toLegacyValue(setting, values[setting.name])]));
+}
+
 /** Zulip's UserProfile.emojiset_choices(). */
 const EMOJISET_NAMES: Record<(typeof EMOJISETS)[number], string> = { google: "Google modern", "google-blob": "Google classic", twitter: "Twitter", text: "Plain text" };
 const EMOJISET_CHOICES = EMOJISETS.map((key) => ({ key, text: EMOJISET_NAMES[key] }));
@@ -397,6 +481,9 @@ const EVENT_SECTIONS: Record<string, string[]> = {
   delete_message: ["message", "update_message_flags", "starred_messages", "recent_private_conversations"],
   user_group: ["realm_user_groups"],
   stream: ["stream", "subscription"],
+  // enter_sends is also the realm_user section's.
+  user_settings: ["user_settings", "realm_user"],
+  user_topic: ["user_topic", "update_message_flags"],
 };
 
 /** Whether /register applies an event of this type, given the sections it fetched (null: all). */

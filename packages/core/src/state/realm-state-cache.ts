@@ -51,12 +51,15 @@ export interface RealmUsersView {
    * delivery_email (seesDeliveryEmails).
    */
   role: number;
+  /** delivery_email on every user, null where the viewer may not see it (clients of today's API). */
+  allDeliveryEmails?: boolean;
 }
 
 /** How realm_users is formatted for a view. */
 export interface RealmUsersFormat {
   clientGravatar: boolean;
   withDeliveryEmail: boolean;
+  allDeliveryEmails?: boolean;
 }
 
 /** realm_users and realm_non_active_users as JSON text, and cross_realm_bots. */
@@ -90,7 +93,9 @@ export class RealmStateCache implements RealmState {
   private readonly organization: RealmCopies<string>;
 
   constructor(private readonly prisma: PrismaClient) {
-    this.users = new RealmCopies((realmId, view) => readRealmUsersText(prisma, realmId, { clientGravatar: view[0] === "1", withDeliveryEmail: view[1] === "1" }));
+    this.users = new RealmCopies((realmId, view) =>
+      readRealmUsersText(prisma, realmId, { clientGravatar: view[0] === "1", withDeliveryEmail: view[1] === "1", allDeliveryEmails: view[2] === "1" }),
+    );
     this.organization = new RealmCopies(async (realmId, view) => JSON.stringify(await readOrganizationSections(prisma, realmId, view === "guest")));
   }
 
@@ -137,7 +142,8 @@ export class RealmStateCache implements RealmState {
   private async usersAt(read: Promise<Generations>, realmId: number, view: RealmUsersView): Promise<RealmUsersText> {
     const generations = await read;
     const withDeliveryEmail = seesDeliveryEmails(view.role, generations.email_address_visibility);
-    return this.users.get(realmId, String(generations.realm_users_generation), `${view.clientGravatar ? 1 : 0}${withDeliveryEmail ? 1 : 0}`);
+    const bits = [view.clientGravatar, withDeliveryEmail, view.allDeliveryEmails === true].map((bit) => (bit ? 1 : 0)).join("");
+    return this.users.get(realmId, String(generations.realm_users_generation), bits);
   }
 
   private async streamsAt(read: Promise<Generations>, realmId: number): Promise<ReadonlyMap<number, StreamModel>> {
@@ -168,7 +174,8 @@ export async function readRealmUsers(prisma: PrismaClient, realmId: number, view
   const all = await prisma.userProfile.findMany({ where: { realm_id: realmId }, orderBy: { id: "asc" } });
   const users = all.filter((user) => !isSystemBot(user));
   const profiles = await getProfileData(prisma, users.filter((u) => !u.is_bot).map((u) => u.id));
-  const format = (user: (typeof users)[number]) => formatUser(user, { clientGravatar: view.clientGravatar, withDeliveryEmail: view.withDeliveryEmail, profileData: profiles.get(user.id) });
+  const format = (user: (typeof users)[number]) =>
+    formatUser(user, { clientGravatar: view.clientGravatar, withDeliveryEmail: view.withDeliveryEmail, allDeliveryEmails: view.allDeliveryEmails, profileData: profiles.get(user.id) });
   return {
     active: users.filter((u) => u.is_active).map(format),
     inactive: users.filter((u) => !u.is_active).map(format),

@@ -4,8 +4,9 @@
 // aggregated buckets clients get; the raw form never leaves the server.
 import type { PrismaClient } from "@chat/db";
 import type { State } from "./initial-state.ts";
-import { FLAG_BITS } from "../lib/message-flags.ts";
+import { FLAG_BITS, WILDCARD_MENTION_BITS } from "../lib/message-flags.ts";
 import { RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
+import { VisibilityPolicy } from "../queries/user-topics.ts";
 
 type Applier = (state: State, event: Record<string, unknown>, userId: number) => void;
 
@@ -25,7 +26,10 @@ export interface RawUnreadMessages {
   pm_dict: Map<number, { sender_id: number }>;
   stream_dict: Map<number, UnreadStreamMessage>;
   huddle_dict: Map<number, { user_ids_string: string }>;
-  /** Stream messages in neither a muted stream nor a muted topic: the ones `count` counts. */
+  /**
+   * Stream messages `count` counts (Zulip's is_row_muted, feature level 213): in an unmuted stream
+   * unless the topic is muted; in a muted stream only if the topic is unmuted or followed.
+   */
   unmuted_stream_msgs: Set<number>;
   /** Messages with the `mentioned` flag. */
   mentions: Set<number>;
@@ -36,16 +40,20 @@ export interface RawUnreadMessages {
   wildcard_mentions: Set<number>;
   /** The user's muting when the section was read, to classify messages arriving afterwards. */
   muted_stream_ids: Set<number>;
-  /** `${stream_id}:${lowercased topic}` of each muted topic (topics are case-insensitive). */
-  muted_topics: Set<string>;
+  /** The visibility policy of each topic that has one, by `${stream_id}:${lowercased topic}` (topics are case-insensitive). */
+  topic_policies: Map<string, number>;
+  /** Whether the user has more unread messages than MAX_UNREAD_MESSAGES, the older ones left out. */
+  old_unreads_missing: boolean;
 }
 
 export interface UnreadMessages {
-  pms: Array<{ sender_id: number; unread_message_ids: number[] }>;
+  /** `other_user_id` is feature level 119's name for 3.x's misnamed `sender_id`; both are sent. */
+  pms: Array<{ other_user_id: number; sender_id: number; unread_message_ids: number[] }>;
   streams: Array<{ stream_id: number; topic: string; unread_message_ids: number[]; sender_ids: number[] }>;
   huddles: Array<{ user_ids_string: string; unread_message_ids: number[] }>;
   mentions: number[];
   count: number;
+  old_unreads_missing: boolean;
 }
 
 interface UnreadRow {
@@ -58,7 +66,7 @@ interface UnreadRow {
   user_ids_string: string | null;
 }
 
-function mutedTopicKey(streamId: number, topic: string): string {
+function topicKey(streamId: number, topic: string): string {
   return `${streamId}:${topic.toLowerCase()}`;
 }
 
@@ -71,15 +79,22 @@ function emptyRaw(): RawUnreadMessages {
     mentions: new Set(),
     wildcard_mentions: new Set(),
     muted_stream_ids: new Set(),
-    muted_topics: new Set(),
+    topic_policies: new Map(),
+    old_unreads_missing: false,
   };
+}
+
+/** Zulip's is_row_muted: a topic's own policy overrides its stream's muting either way. */
+function isRowMuted(raw: RawUnreadMessages, streamId: number, topic: string): boolean {
+  const policy = raw.topic_policies.get(topicKey(streamId, topic)) ?? VisibilityPolicy.INHERIT;
+  if (raw.muted_stream_ids.has(streamId)) return policy !== VisibilityPolicy.UNMUTED && policy !== VisibilityPolicy.FOLLOWED;
+  return policy === VisibilityPolicy.MUTED;
 }
 
 /** Adds or rewrites a stream message, deciding from the kept muting whether `count` counts it. */
 function putStreamMessage(raw: RawUnreadMessages, id: number, row: UnreadStreamMessage): void {
   raw.stream_dict.set(id, row);
-  const muted = raw.muted_stream_ids.has(row.stream_id) || raw.muted_topics.has(mutedTopicKey(row.stream_id, row.topic));
-  if (muted) raw.unmuted_stream_msgs.delete(id);
+  if (isRowMuted(raw, row.stream_id, row.topic)) raw.unmuted_stream_msgs.delete(id);
   else raw.unmuted_stream_msgs.add(id);
 }
 
@@ -126,23 +141,26 @@ async function unreadRows(prisma: PrismaClient, userId: number): Promise<UnreadR
     ORDER BY u.message_id`;
 }
 
-/** Streams the user muted (active subscriptions only, as Zulip's get_muted_stream_ids) and muted topics. */
-async function mutedOf(prisma: PrismaClient, userId: number): Promise<Array<{ stream_id: number; topic: string | null }>> {
+/**
+ * Streams the user muted (active subscriptions only, as Zulip's get_muted_stream_ids), policy
+ * null, and the user's topic policies (Zulip's build_get_topic_visibility_policy).
+ */
+async function mutedOf(prisma: PrismaClient, userId: number): Promise<Array<{ stream_id: number; topic: string | null; policy: number | null }>> {
   return prisma.$queryRaw`
-    SELECT r.type_id AS stream_id, NULL::text AS topic
+    SELECT r.type_id AS stream_id, NULL::text AS topic, NULL::int AS policy
     FROM subscription s JOIN recipient r ON r.id = s.recipient_id
     WHERE s.user_id = ${userId} AND s.active AND s.is_muted AND r.type = ${RECIPIENT_STREAM}
     UNION ALL
-    SELECT stream_id, topic_name FROM muted_topic WHERE user_id = ${userId}`;
+    SELECT stream_id, topic_name, visibility_policy FROM user_topic WHERE user_id = ${userId}`;
 }
 
 /** Zulip's get_raw_unread_data. */
 export async function fetchRawUnreadMessages(prisma: PrismaClient, userId: number): Promise<RawUnreadMessages> {
   const [rows, muted] = await Promise.all([unreadRows(prisma, userId), mutedOf(prisma, userId)]);
   const raw = emptyRaw();
-  for (const { stream_id, topic } of muted) {
+  for (const { stream_id, topic, policy } of muted) {
     if (topic === null) raw.muted_stream_ids.add(stream_id);
-    else raw.muted_topics.add(mutedTopicKey(stream_id, topic));
+    else raw.topic_policies.set(topicKey(stream_id, topic), policy ?? VisibilityPolicy.INHERIT);
   }
   for (const row of rows) {
     const id = row.message_id;
@@ -153,8 +171,10 @@ export async function fetchRawUnreadMessages(prisma: PrismaClient, userId: numbe
     } else {
       raw.huddle_dict.set(id, { user_ids_string: row.user_ids_string ?? "" });
     }
-    putMentions(raw, id, (row.flags & FLAG_BITS.mentioned) !== 0, (row.flags & FLAG_BITS.wildcard_mentioned) !== 0);
+    putMentions(raw, id, (row.flags & FLAG_BITS.mentioned) !== 0, (row.flags & WILDCARD_MENTION_BITS) !== 0);
   }
+  // As Zulip: at the limit, some may be missing (the newest were read, so any missing are older).
+  raw.old_unreads_missing = rows.length >= MAX_UNREAD_MESSAGES;
   return raw;
 }
 
@@ -213,6 +233,20 @@ export const UNREAD_APPLIERS: Record<string, Applier> = {
     for (const id of ids) removeMessage(raw, id);
   },
 
+  // A topic's new policy reclassifies its unread messages (Zulip leaves them as they were read).
+  user_topic(state, event) {
+    const raw = rawOf(state);
+    if (!raw) return;
+    const streamId = event.stream_id as number;
+    const key = topicKey(streamId, event.topic_name as string);
+    const policy = event.visibility_policy as number;
+    if (policy === VisibilityPolicy.INHERIT) raw.topic_policies.delete(key);
+    else raw.topic_policies.set(key, policy);
+    for (const [id, row] of raw.stream_dict) {
+      if (row.stream_id === streamId && topicKey(row.stream_id, row.topic) === key) putStreamMessage(raw, id, row);
+    }
+  },
+
   update_message(state, event) {
     const raw = rawOf(state);
     const topic = typeof event.subject === "string" ? event.subject : undefined;
@@ -255,7 +289,7 @@ function groupRows<Row>(dict: Map<number, Row>, keyOf: (row: Row) => string): Ar
 /** Zulip's aggregate_unread_data. */
 export function aggregateUnreadMessages(raw: RawUnreadMessages): UnreadMessages {
   const pms = groupRows(raw.pm_dict, (row) => String(row.sender_id))
-    .map(({ row, ids }) => ({ sender_id: row.sender_id, unread_message_ids: ids }))
+    .map(({ row, ids }) => ({ other_user_id: row.sender_id, sender_id: row.sender_id, unread_message_ids: ids }))
     .sort((a, b) => a.sender_id - b.sender_id);
   const streams = groupRows(raw.stream_dict, (row) => `${row.stream_id}:${row.topic}`)
     .map(({ row, ids, rows }) => ({
@@ -270,7 +304,7 @@ export function aggregateUnreadMessages(raw: RawUnreadMessages): UnreadMessages 
     .sort((a, b) => compareCodePoints(a.user_ids_string, b.user_ids_string));
   const isMention = (id: number) => raw.mentions.has(id) || (raw.wildcard_mentions.has(id) && (!raw.stream_dict.has(id) || raw.unmuted_stream_msgs.has(id)));
   const mentions = [...new Set([...raw.mentions, ...raw.wildcard_mentions])].filter(isMention).sort(byNumber);
-  return { pms, streams, huddles, mentions, count: raw.pm_dict.size + raw.unmuted_stream_msgs.size + raw.huddle_dict.size };
+  return { pms, streams, huddles, mentions, count: raw.pm_dict.size + raw.unmuted_stream_msgs.size + raw.huddle_dict.size, old_unreads_missing: raw.old_unreads_missing };
 }
 
 /** Replaces the raw form with what clients get (the unread share of Zulip's post_process_state). */

@@ -6,13 +6,17 @@ import type { MarkdownIt, StateInline, Token } from "markdown-it";
 import { unicodeEmojiByName } from "../emoji.ts";
 import type { CustomEmoji, LinkableStream, MentionableGroup, MentionableUser, RenderContext } from "./render-context.ts";
 
-export const WILDCARD_MENTIONS = ["all", "everyone", "stream"] as const;
+/** Everyone in the stream; `channel` since feature level 247. */
+export const WILDCARD_MENTIONS = ["all", "everyone", "stream", "channel"] as const;
+/** The topic's participants (feature level 224). */
+export const TOPIC_WILDCARD_MENTION = "topic";
 
 /** What rendering found, for the message's flags. */
 export interface RenderFindings {
   mentionedUserIds: Set<number>;
   mentionedGroupIds: Set<number>;
   mentionsWildcard: boolean;
+  mentionsTopicWildcard: boolean;
 }
 
 /** Lookup tables built once per render from the context. */
@@ -32,7 +36,7 @@ export function syntaxEnv(context: RenderContext): SyntaxEnv {
   const streamsByName = new Map<string, LinkableStream>();
   for (const stream of context.streams ?? []) if (!streamsByName.has(stream.name.toLowerCase())) streamsByName.set(stream.name.toLowerCase(), stream);
   return {
-    findings: { mentionedUserIds: new Set(), mentionedGroupIds: new Set(), mentionsWildcard: false },
+    findings: { mentionedUserIds: new Set(), mentionedGroupIds: new Set(), mentionsWildcard: false, mentionsTopicWildcard: false },
     usersById: new Map((context.users ?? []).map((u) => [u.id, u])),
     usersByName,
     groupsByName: new Map((context.groups ?? []).map((g) => [g.name.toLowerCase(), g])),
@@ -94,6 +98,15 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
         const token = state.push("zulip_mention", "", 0);
         token.meta = { userId: "*", text: name, silent: isSilent };
         if (!isSilent) env.findings.mentionsWildcard = true;
+      }
+      state.pos += user[0].length;
+      return true;
+    }
+    if (name === TOPIC_WILDCARD_MENTION) {
+      if (!silent) {
+        const token = state.push("zulip_topic_mention", "", 0);
+        token.meta = { silent: isSilent };
+        if (!isSilent) env.findings.mentionsTopicWildcard = true;
       }
       state.pos += user[0].length;
       return true;
@@ -181,6 +194,11 @@ function renderMention(tokens: Token[], idx: number): string {
   return `<span class="${className}" data-user-id="${escapeAttribute(userId)}">${silent ? "" : "@"}${escapeText(text)}</span>`;
 }
 
+function renderTopicMention(tokens: Token[], idx: number): string {
+  const { silent } = tokens[idx].meta as { silent: boolean };
+  return silent ? `<span class="topic-mention silent">topic</span>` : `<span class="topic-mention">@topic</span>`;
+}
+
 function renderGroupMention(tokens: Token[], idx: number): string {
   const { groupId, text, silent } = tokens[idx].meta as { groupId: number; text: string; silent: boolean };
   const className = silent ? "user-group-mention silent" : "user-group-mention";
@@ -212,6 +230,7 @@ export function zulipSyntax(md: MarkdownIt): void {
   md.inline.ruler.before("emphasis", "zulip_stream_link", streamRule);
   md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
   md.renderer.rules.zulip_mention = renderMention;
+  md.renderer.rules.zulip_topic_mention = renderTopicMention;
   md.renderer.rules.zulip_group_mention = renderGroupMention;
   md.renderer.rules.zulip_stream_link = renderStreamLink;
   md.renderer.rules.zulip_emoji = renderEmoji;

@@ -1,0 +1,118 @@
+// Topic visibility policies (Zulip's zerver/actions/user_topics.py and views/user_topics.py): a user
+// mutes a topic, unmutes it in a muted stream, follows it, or goes back to the stream's default.
+// Each change sends the legacy `muted_topics` list and a `user_topic` event, as Zulip sends both; a
+// request that changes nothing sends neither.
+import type { StreamModel, Tx } from "@chat/db";
+import type { EventRecorder } from "../events.ts";
+import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
+import { isGuest } from "../lib/roles.ts";
+import type { Actor } from "../models.ts";
+import { findStreamWithSubscription } from "../queries/streams.ts";
+import { mutedTopicsOf, unixSeconds, VisibilityPolicy, type VisibilityPolicyValue } from "../queries/user-topics.ts";
+
+/** Zulip's MAX_TOPIC_NAME_LENGTH, which POST /user_topics caps its topic at. */
+export const MAX_USER_TOPIC_LENGTH = 60;
+
+/** A stream as the request names it. */
+export type StreamRef = { id: number } | { name: string };
+
+const INVALID_CHANNEL_ID = "Invalid channel ID";
+
+/**
+ * A stream whose topics the actor may give a policy (Zulip's access_stream_by_id / _by_name): active,
+ * and subscribed or public to a non-guest. Administrators get no exception for private streams here:
+ * a policy is about reading the topic.
+ */
+async function accessStreamForPolicy(tx: Tx, actor: Actor, ref: StreamRef, invalid: () => JsonableError): Promise<StreamModel> {
+  const found = await findStreamWithSubscription(tx, actor.realm_id, "id" in ref ? ref.id : ref.name, [actor.id]);
+  if (!found) throw invalid();
+  const { stream, subscribed } = found;
+  if (!subscribed && (stream.invite_only || isGuest(actor))) throw invalid();
+  return stream;
+}
+
+/**
+ * The stream a policy is removed from (Zulip's access_stream_to_remove_visibility_policy_*): any
+ * stream of the realm, even one the user can no longer read or that was deactivated, so that a
+ * policy set while it could be read can always be dropped.
+ */
+async function streamToDropPolicy(tx: Tx, actor: Actor, ref: StreamRef): Promise<StreamModel | null> {
+  const rows =
+    "id" in ref
+      ? await tx.$queryRaw<StreamModel[]>`SELECT * FROM stream WHERE id = ${ref.id} AND realm_id = ${actor.realm_id}`
+      : await tx.$queryRaw<StreamModel[]>`SELECT * FROM stream WHERE lower(name) = lower(${ref.name.trim()}) AND realm_id = ${actor.realm_id} ORDER BY deactivated, id LIMIT 1`;
+  return rows[0] ?? null;
+}
+
+interface UserTopicRow {
+  id: number;
+  topic_name: string;
+  visibility_policy: number;
+}
+
+/**
+ * Sets the actor's policy for the topic (Zulip's do_set_user_topic_visibility_policy): INHERIT
+ * deletes the row. Topics match without case; an existing row keeps its spelling, which the event
+ * carries so that it names the row clients hold. Returns the policy the topic had.
+ */
+async function setPolicy(tx: Tx, events: EventRecorder, actor: Actor, stream: StreamModel, topic: string, policy: VisibilityPolicyValue): Promise<number> {
+  // One change at a time per user: the (user, stream, lower(topic)) key is read, then written.
+  await tx.$queryRaw`SELECT id FROM user_profile WHERE id = ${actor.id} FOR UPDATE`;
+  const [row] = await tx.$queryRaw<UserTopicRow[]>`
+    SELECT id, topic_name, visibility_policy FROM user_topic
+    WHERE user_id = ${actor.id} AND stream_id = ${stream.id} AND lower(topic_name) = lower(${topic})`;
+  const before = row?.visibility_policy ?? VisibilityPolicy.INHERIT;
+  if (before === policy) return before;
+
+  const now = new Date();
+  if (policy === VisibilityPolicy.INHERIT) {
+    await tx.$executeRaw`DELETE FROM user_topic WHERE id = ${row!.id}`;
+  } else if (row) {
+    await tx.$executeRaw`UPDATE user_topic SET visibility_policy = ${policy}, last_updated = ${now} WHERE id = ${row.id}`;
+  } else {
+    await tx.$executeRaw`
+      INSERT INTO user_topic (user_id, stream_id, recipient_id, topic_name, last_updated, visibility_policy)
+      VALUES (${actor.id}, ${stream.id}, ${stream.recipient_id!}, ${topic}, ${now}, ${policy})`;
+  }
+  events.send({ type: "muted_topics", muted_topics: await mutedTopicsOf(tx, actor.id) }, [actor.id]);
+  events.send(
+    { type: "user_topic", stream_id: stream.id, topic_name: row?.topic_name ?? topic, last_updated: unixSeconds(now), visibility_policy: policy },
+    [actor.id],
+  );
+  return before;
+}
+
+/**
+ * POST /user_topics (Zulip's update_user_topic). Setting a policy needs access to the stream;
+ * removing one does not. Setting the policy the topic has is a success that changes nothing.
+ */
+export async function setUserTopicPolicy(tx: Tx, events: EventRecorder, actor: Actor, streamId: number, topic: string, policy: VisibilityPolicyValue): Promise<void> {
+  let stream: StreamModel;
+  if (policy === VisibilityPolicy.INHERIT) {
+    const found = await streamToDropPolicy(tx, actor, { id: streamId });
+    if (!found) throw badRequest(INVALID_CHANNEL_ID);
+    stream = found;
+  } else {
+    stream = await accessStreamForPolicy(tx, actor, { id: streamId }, () => badRequest(INVALID_CHANNEL_ID));
+  }
+  await setPolicy(tx, events, actor, stream, topic, policy);
+}
+
+/**
+ * PATCH /users/me/subscriptions/muted_topics, the legacy form (Zulip's update_muted_topic) on the
+ * same rows: `add` mutes, `remove` drops whatever policy the topic has. Zulip 3.x's errors for a
+ * topic already muted and for one with no policy stay, as clients of that era expect them.
+ */
+export async function setTopicMuted(tx: Tx, events: EventRecorder, actor: Actor, ref: StreamRef, topic: string, op: "add" | "remove"): Promise<void> {
+  if (op === "add") {
+    const invalid = () => ("id" in ref ? badRequest("Invalid stream id") : new StreamDoesNotExistError(ref.name));
+    const stream = await accessStreamForPolicy(tx, actor, ref, invalid);
+    const before = await setPolicy(tx, events, actor, stream, topic, VisibilityPolicy.MUTED);
+    if (before === VisibilityPolicy.MUTED) throw badRequest("Topic already muted");
+  } else {
+    const stream = await streamToDropPolicy(tx, actor, ref);
+    if (!stream) throw badRequest("Topic is not muted");
+    const before = await setPolicy(tx, events, actor, stream, topic, VisibilityPolicy.INHERIT);
+    if (before === VisibilityPolicy.INHERIT) throw badRequest("Topic is not muted");
+  }
+}
