@@ -216,6 +216,92 @@ describe.each(MODES)("topic visibility policies (%s)", (mode) => {
     await setPolicy(reader.client, await streamId("follow-a"), "tracked", INHERIT);
     expect(await fetch([["is", "followed"]])).toEqual([]);
   });
+
+  // Zulip 9's do_update_message: a whole-topic move carries each user's policy to the new topic.
+  describe("moving a topic's messages", () => {
+    let mover: TestUser;
+    let outsider: TestUser;
+    let fromId: number;
+    let toId: number;
+    const policies = async (user: TestUser) => (await userTopics(user)).map((t) => [t.stream_id, t.topic_name, t.visibility_policy]);
+    const move = async (id: number, params: Record<string, unknown>) => expect((await mover.client.patch(`/messages/${id}`, params)).body.result).toBe("success");
+
+    beforeAll(async () => {
+      mover = await createTestUser(server, "Mover Topics", "admin");
+      outsider = await createTestUser(server, "Outsider Topics", "guest");
+      await subscribeTo(mover.client, ["move-from", "move-to"], { principals: [mover.email, alice.email, bob.email] });
+      await subscribeTo(mover.client, ["move-from"], { principals: [outsider.email] });
+      [fromId, toId] = [await streamId("move-from"), await streamId("move-to")];
+    });
+
+    test("change_all to a new topic, then to another stream, carries muted and followed policies with the events of POST /user_topics", async () => {
+      const first = await sendStreamMessage(alice.client, "move-from", "carry");
+      await sendStreamMessage(bob.client, "move-from", "carry");
+      await setPolicy(alice.client, fromId, "carry", FOLLOWED);
+      await setPolicy(bob.client, fromId, "Carry", MUTED);
+
+      const types = ["user_topic", "muted_topics"];
+      const renamed = await verifyAction(alice.client, types, () => move(first, { topic: "carried", propagate_mode: "change_all" }));
+      expect(renamed.map((e) => [e.type, e.topic_name ?? null, e.visibility_policy ?? null])).toEqual([
+        ["muted_topics", null, null],
+        ["user_topic", "carry", INHERIT],
+        ["muted_topics", null, null],
+        ["user_topic", "carried", FOLLOWED],
+      ]);
+      expect(await policies(alice)).toEqual([[fromId, "carried", FOLLOWED]]);
+      expect(await policies(bob)).toEqual([[fromId, "carried", MUTED]]);
+
+      const bobEvents = await verifyAction(bob.client, types, () => move(first, { stream_id: toId, propagate_mode: "change_all" }));
+      expect(bobEvents.filter((e) => e.type === "muted_topics").map((e) => e.muted_topics)).toEqual([[], [["move-to", "carried", expect.any(Number)]]]);
+      expect(bobEvents.filter((e) => e.type === "user_topic")).toEqual([
+        expect.objectContaining({ stream_id: fromId, topic_name: "carried", visibility_policy: INHERIT }),
+        expect.objectContaining({ stream_id: toId, topic_name: "carried", visibility_policy: MUTED }),
+      ]);
+      expect(await policies(alice)).toEqual([[toId, "carried", FOLLOWED]]);
+      expect(await policies(bob)).toEqual([[toId, "carried", MUTED]]);
+      await setPolicy(alice.client, toId, "carried", INHERIT);
+      await setPolicy(bob.client, toId, "carried", INHERIT);
+    });
+
+    test("a partial move leaves the policy; change_later that takes the rest of the topic carries it", async () => {
+      const first = await sendStreamMessage(alice.client, "move-from", "stay");
+      const second = await sendStreamMessage(alice.client, "move-from", "stay");
+      await setPolicy(alice.client, fromId, "stay", FOLLOWED);
+      await move(second, { topic: "split", propagate_mode: "change_one" });
+      expect(await policies(alice)).toEqual([[fromId, "stay", FOLLOWED]]);
+      await move(first, { stream_id: toId, propagate_mode: "change_later" });
+      expect(await policies(alice)).toEqual([[toId, "stay", FOLLOWED]]);
+      await setPolicy(alice.client, toId, "stay", INHERIT);
+    });
+
+    test("into a topic with messages the policies merge as Zulip 9 merges them", async () => {
+      const moved = await sendStreamMessage(alice.client, "move-from", "merge in");
+      await sendStreamMessage(alice.client, "move-from", "merge target");
+      await setPolicy(alice.client, fromId, "merge in", MUTED);
+      await setPolicy(alice.client, fromId, "merge target", UNMUTED);
+      await setPolicy(bob.client, fromId, "merge in", FOLLOWED);
+      await setPolicy(bob.client, fromId, "merge target", FOLLOWED);
+      await move(moved, { topic: "merge target", propagate_mode: "change_all" });
+      expect(await policies(alice)).toEqual([[fromId, "merge target", UNMUTED]]);
+      expect(await policies(bob)).toEqual([[fromId, "merge target", FOLLOWED]]);
+      await setPolicy(alice.client, fromId, "merge target", INHERIT);
+      await setPolicy(bob.client, fromId, "merge target", INHERIT);
+    });
+
+    test("a user who cannot read the destination stream loses the policy", async () => {
+      const id = await sendStreamMessage(outsider.client, "move-from", "guarded");
+      await setPolicy(outsider.client, fromId, "guarded", MUTED);
+      await setPolicy(alice.client, fromId, "guarded", MUTED);
+      const queue = (await outsider.client.post("/register", { event_types: ["user_topic", "muted_topics", "delete_message"] })).body.queue_id;
+      await move(id, { stream_id: toId, propagate_mode: "change_all" });
+      const events = await eventsUntil(outsider.client, queue, (e) => e.type === "delete_message");
+      expect(events.filter((e) => e.type === "user_topic")).toEqual([expect.objectContaining({ stream_id: fromId, topic_name: "guarded", visibility_policy: INHERIT })]);
+      expect(events.find((e) => e.type === "muted_topics")!.muted_topics).toEqual([]);
+      expect(await policies(outsider)).toEqual([]);
+      expect(await policies(alice)).toEqual([[toId, "guarded", MUTED]]);
+      await setPolicy(alice.client, toId, "guarded", INHERIT);
+    });
+  });
 });
 
 describe("the user_topic event in /register's unread state", () => {

@@ -16,6 +16,8 @@ import { checkWildcardMentionAllowed, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } fro
 import { realmLinkifiers } from "../queries/linkifiers.ts";
 import { alertWordMatches } from "./message-write.ts";
 import { withLegacyShape } from "../lib/legacy-shape.ts";
+import { policiesForTopic, VisibilityPolicy, type VisibilityPolicyValue } from "../queries/user-topics.ts";
+import { setTopicPolicyFor } from "./user-topics.ts";
 
 export const PROPAGATE_MODES = ["change_one", "change_later", "change_all"] as const;
 export type PropagateMode = (typeof PROPAGATE_MODES)[number];
@@ -218,6 +220,11 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
     FROM user_message um WHERE um.message_id = ANY(${changedIds}::int[])
     GROUP BY um.user_id ORDER BY um.user_id`;
 
+  // Read before the messages move: whether the topic moves whole, and whether its target had messages.
+  const policyMove = topicOrMove
+    ? await planPolicyMove(tx, actor, oldStream!, accessed.stream!.history_public_to_subscribers, newStream, message, newTopic, request.propagateMode, changedIds)
+    : null;
+
   let losingAccess = new Set<number>();
   if (newStream) losingAccess = await moveUserMessages(tx, events, oldStream!, newStream, changedIds, message.subject);
 
@@ -235,6 +242,7 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
   const users: EventRecipient[] = holders
     .filter((h) => !losingAccess.has(h.user_id))
     .map((h) => ({ id: h.user_id, flags: h.flags === null ? [] : flagsToNames(h.flags) }));
+  if (policyMove) await moveTopicPolicies(tx, events, policyMove);
   events.send(recorded, users);
 }
 
@@ -281,4 +289,83 @@ async function moveUserMessages(tx: Tx, events: EventRecorder, oldStream: Stream
   const guests = losing.filter((l) => isGuest(l)).map((l) => l.user_id);
   events.send({ type: "delete_message", message_ids: messageIds, message_type: "stream", stream_id: oldStream.id, topic }, guests);
   return new Set(guests);
+}
+
+interface PolicyMove {
+  from: StreamRef;
+  fromTopic: string;
+  to: StreamRef;
+  toTopic: string;
+  targetHadMessages: boolean;
+}
+
+/**
+ * Whether the move carries the topic's visibility policies, as Zulip 9 decides it: always with
+ * change_all, otherwise when none of the topic's messages the actor can read stays behind (Zulip's
+ * moved_all_visible_messages; counting only readable ones reveals nothing of hidden history).
+ */
+async function planPolicyMove(
+  tx: Tx,
+  actor: Actor,
+  from: StreamRef,
+  historyPublic: boolean,
+  newStream: StreamRef | null,
+  message: MessageModel,
+  newTopic: string | undefined,
+  mode: PropagateMode,
+  changedIds: number[],
+): Promise<PolicyMove | null> {
+  const to = newStream ?? from;
+  const toTopic = newTopic ?? message.subject;
+  // A rename that changes only case keeps the rows: they match topics without case.
+  if (to.id === from.id && toTopic.toLowerCase() === message.subject.toLowerCase()) return null;
+  if (mode !== "change_all") {
+    const [{ remains }] = await tx.$queryRaw<Array<{ remains: boolean }>>`
+      SELECT EXISTS (
+        SELECT 1 FROM message m
+        WHERE m.recipient_id = ${from.recipient_id} AND upper(m.subject) = upper(${message.subject}) AND NOT (m.id = ANY(${changedIds}::int[]))
+          AND (${historyPublic}::boolean OR EXISTS (SELECT 1 FROM user_message um WHERE um.message_id = m.id AND um.user_id = ${actor.id}))
+      ) AS remains`;
+    if (remains) return null;
+  }
+  const [{ found }] = await tx.$queryRaw<Array<{ found: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM message WHERE recipient_id = ${to.recipient_id} AND upper(subject) = upper(${toTopic})) AS found`;
+  return { from, fromTopic: message.subject, to, toTopic, targetHadMessages: found };
+}
+
+/** Zulip 9's get_visibility_policy_after_merge: a policy both topics share stays; else UNMUTED wins, else none. */
+function mergedPolicy(moved: VisibilityPolicyValue, target: VisibilityPolicyValue): VisibilityPolicyValue {
+  if (moved === target) return moved;
+  return moved === VisibilityPolicy.UNMUTED || target === VisibilityPolicy.UNMUTED ? VisibilityPolicy.UNMUTED : VisibilityPolicy.INHERIT;
+}
+
+/**
+ * Moves users' policies from the old topic to the new one, each change with the events POST
+ * /user_topics sends. Users who cannot read the destination stream just lose theirs (no row in a
+ * stream they cannot read). Into a topic that had messages, the two policies merge; otherwise the
+ * moved policy replaces the target's, which can only be a leftover of deleted messages.
+ */
+async function moveTopicPolicies(tx: Tx, events: EventRecorder, move: PolicyMove): Promise<void> {
+  const moved = await policiesForTopic(tx, move.from.id, move.fromTopic);
+  const target = await policiesForTopic(tx, move.to.id, move.toTopic);
+  const cannotRead = move.to.id === move.from.id ? new Set<number>() : await usersWhoCannotRead(tx, move.to, [...moved.keys()]);
+  const userIds = [...new Set([...moved.keys(), ...target.keys()])].sort((a, b) => a - b);
+  for (const userId of userIds) {
+    const had = (moved.get(userId) ?? VisibilityPolicy.INHERIT) as VisibilityPolicyValue;
+    const targetPolicy = (target.get(userId) ?? VisibilityPolicy.INHERIT) as VisibilityPolicyValue;
+    if (had !== VisibilityPolicy.INHERIT) await setTopicPolicyFor(tx, events, userId, move.from, move.fromTopic, VisibilityPolicy.INHERIT);
+    const carried = cannotRead.has(userId) ? VisibilityPolicy.INHERIT : had;
+    const after = move.targetHadMessages ? mergedPolicy(carried, targetPolicy) : carried;
+    if (after !== targetPolicy) await setTopicPolicyFor(tx, events, userId, move.to, move.toTopic, after);
+  }
+}
+
+/** Of these users, who cannot read the stream: not subscribed, and it is private or they are guests. */
+async function usersWhoCannotRead(tx: Tx, stream: StreamRef, userIds: number[]): Promise<Set<number>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await tx.$queryRaw<Array<{ id: number; role: number }>>`
+    SELECT u.id, u.role FROM user_profile u
+    WHERE u.id = ANY(${userIds}::int[])
+      AND NOT EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = ${stream.recipient_id} AND s.active AND s.user_id = u.id)`;
+  return new Set(rows.filter((row) => stream.invite_only || isGuest(row)).map((row) => row.id));
 }

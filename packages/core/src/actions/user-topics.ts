@@ -51,16 +51,24 @@ interface UserTopicRow {
 }
 
 /**
- * Sets the actor's policy for the topic (Zulip's do_set_user_topic_visibility_policy): INHERIT
+ * Sets the user's policy for the topic (Zulip's do_set_user_topic_visibility_policy): INHERIT
  * deletes the row. Topics match without case; an existing row keeps its spelling, which the event
- * carries so that it names the row clients hold. Returns the policy the topic had.
+ * carries so that it names the row clients hold. Returns the policy the topic had. Message moves
+ * use it too, so that a moved policy sends what POST /user_topics sends.
  */
-async function setPolicy(tx: Tx, events: EventRecorder, actor: Actor, stream: StreamModel, topic: string, policy: VisibilityPolicyValue): Promise<number> {
+export async function setTopicPolicyFor(
+  tx: Tx,
+  events: EventRecorder,
+  userId: number,
+  stream: Pick<StreamModel, "id" | "recipient_id">,
+  topic: string,
+  policy: VisibilityPolicyValue,
+): Promise<number> {
   // One change at a time per user: the (user, stream, lower(topic)) key is read, then written.
-  await tx.$queryRaw`SELECT id FROM user_profile WHERE id = ${actor.id} FOR UPDATE`;
+  await tx.$queryRaw`SELECT id FROM user_profile WHERE id = ${userId} FOR UPDATE`;
   const [row] = await tx.$queryRaw<UserTopicRow[]>`
     SELECT id, topic_name, visibility_policy FROM user_topic
-    WHERE user_id = ${actor.id} AND stream_id = ${stream.id} AND lower(topic_name) = lower(${topic})`;
+    WHERE user_id = ${userId} AND stream_id = ${stream.id} AND lower(topic_name) = lower(${topic})`;
   const before = row?.visibility_policy ?? VisibilityPolicy.INHERIT;
   if (before === policy) return before;
 
@@ -72,12 +80,12 @@ async function setPolicy(tx: Tx, events: EventRecorder, actor: Actor, stream: St
   } else {
     await tx.$executeRaw`
       INSERT INTO user_topic (user_id, stream_id, recipient_id, topic_name, last_updated, visibility_policy)
-      VALUES (${actor.id}, ${stream.id}, ${stream.recipient_id!}, ${topic}, ${now}, ${policy})`;
+      VALUES (${userId}, ${stream.id}, ${stream.recipient_id!}, ${topic}, ${now}, ${policy})`;
   }
-  events.send({ type: "muted_topics", muted_topics: await mutedTopicsOf(tx, actor.id) }, [actor.id]);
+  events.send({ type: "muted_topics", muted_topics: await mutedTopicsOf(tx, userId) }, [userId]);
   events.send(
     { type: "user_topic", stream_id: stream.id, topic_name: row?.topic_name ?? topic, last_updated: unixSeconds(now), visibility_policy: policy },
-    [actor.id],
+    [userId],
   );
   return before;
 }
@@ -95,7 +103,7 @@ export async function setUserTopicPolicy(tx: Tx, events: EventRecorder, actor: A
   } else {
     stream = await accessStreamForPolicy(tx, actor, { id: streamId }, () => badRequest(INVALID_CHANNEL_ID));
   }
-  await setPolicy(tx, events, actor, stream, topic, policy);
+  await setTopicPolicyFor(tx, events, actor.id, stream, topic, policy);
 }
 
 /**
@@ -107,12 +115,12 @@ export async function setTopicMuted(tx: Tx, events: EventRecorder, actor: Actor,
   if (op === "add") {
     const invalid = () => ("id" in ref ? badRequest("Invalid stream id") : new StreamDoesNotExistError(ref.name));
     const stream = await accessStreamForPolicy(tx, actor, ref, invalid);
-    const before = await setPolicy(tx, events, actor, stream, topic, VisibilityPolicy.MUTED);
+    const before = await setTopicPolicyFor(tx, events, actor.id, stream, topic, VisibilityPolicy.MUTED);
     if (before === VisibilityPolicy.MUTED) throw badRequest("Topic already muted");
   } else {
     const stream = await streamToDropPolicy(tx, actor, ref);
     if (!stream) throw badRequest("Topic is not muted");
-    const before = await setPolicy(tx, events, actor, stream, topic, VisibilityPolicy.INHERIT);
+    const before = await setTopicPolicyFor(tx, events, actor.id, stream, topic, VisibilityPolicy.INHERIT);
     if (before === VisibilityPolicy.INHERIT) throw badRequest("Topic is not muted");
   }
 }

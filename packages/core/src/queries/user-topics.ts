@@ -44,3 +44,10 @@ export async function usersMutingTopicsIn(db: Reader, streamId: number): Promise
     SELECT DISTINCT user_id FROM user_topic WHERE stream_id = ${streamId} AND visibility_policy = ${VisibilityPolicy.MUTED} ORDER BY user_id`;
   return rows.map((row) => row.user_id);
 }
+
+/** Each user's policy for a topic (Zulip's get_users_with_user_topic_visibility_policy), topics matched without case. */
+export async function policiesForTopic(db: Reader, streamId: number, topic: string): Promise<Map<number, number>> {
+  const rows = await db.$queryRaw<{ user_id: number; visibility_policy: number }[]>`
+    SELECT user_id, visibility_policy FROM user_topic WHERE stream_id = ${streamId} AND lower(topic_name) = lower(${topic}) ORDER BY user_id`;
+  return new Map(rows.map((row) => [row.user_id, row.visibility_policy]));
+}
