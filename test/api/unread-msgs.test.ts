@@ -135,7 +135,10 @@ describe.each(MODES)("unread_msgs (%s)", (mode) => {
     await alice.client.post("/messages/flags", { messages: [pm], op: "add", flag: "read" });
     expect((await server.owner.delete(`/messages/${before}`)).body.result).toBe("success");
     // Into the muted topic: no longer counted, and the wildcard mention no longer a mention ...
-    expect((await bob.client.patch(`/messages/${mention}`, { topic: "muted", propagate_mode: "change_all" })).body.result).toBe("success");
+    // (one message of each topic stays behind: moving a whole topic would carry its visibility
+    // policies along, as Zulip 9, and the muted topic would then be muted no more)
+    await sendStreamMessage(carol.client, "applied", "muted", "already here");
+    expect((await bob.client.patch(`/messages/${wildcard}`, { topic: "muted", propagate_mode: "change_one" })).body.result).toBe("success");
     expect((await unreadMsgs(alice)).mentions).toEqual([mention]);
     // ... and moved on to another stream, counted again.
     expect((await server.owner.patch(`/messages/${wildcard}`, { stream_id: twoId, propagate_mode: "change_one" })).body.result).toBe("success");
@@ -144,7 +147,7 @@ describe.each(MODES)("unread_msgs (%s)", (mode) => {
     expect(new Set(events.map((e) => e.type))).toEqual(new Set(eventTypes));
 
     const expected = await unreadMsgs(alice);
-    expect(expected.streams.map((s: { stream_id: number; topic: string }) => [s.stream_id, s.topic])).toEqual([[appliedId, "muted"], [twoId, "muted"]]);
+    expect(expected.streams.map((s: { stream_id: number; topic: string }) => [s.stream_id, s.topic])).toEqual([[appliedId, "lunch"], [appliedId, "muted"], [twoId, "muted"]]);
     expect(finishState(applyEvents(structuredClone(state), events, alice.id)).unread_msgs).toEqual(expected);
     // Every event applied twice in a row changes nothing.
     const twice = events.flatMap((e) => [e, e]);
