@@ -1,7 +1,8 @@
 // The `unread_msgs` section of POST /register (Zulip 3.0): its buckets, sorting, mentions and
 // count, when it is sent, and the appliers that keep its raw form current while /register reads it.
 import { applyEvents, finishState, type State } from "@chat/core";
-import { fetchRawUnreadMessages, type RawUnreadMessages } from "../../packages/core/src/state/unread-state.ts";
+import { fetchRawUnreadMessages } from "../../packages/core/src/state/unread-state.ts";
+import { emptyRawUnread } from "../support/raw-unread.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
 import { eventsUntil, registerQueue, sendPrivateMessage, sendStreamMessage, subscribeTo } from "../support/messages.ts";
@@ -163,18 +164,7 @@ describe("unread_msgs appliers", () => {
   const MUTED_STREAM = 20;
 
   function rawState(): State {
-    const raw: RawUnreadMessages = {
-      pm_dict: new Map(),
-      stream_dict: new Map(),
-      huddle_dict: new Map(),
-      unmuted_stream_msgs: new Set(),
-      mentions: new Set(),
-      wildcard_mentions: new Set(),
-      muted_stream_ids: new Set([MUTED_STREAM]),
-      topic_policies: new Map([[`${STREAM}:muted`, 1]]),
-      old_unreads_missing: false,
-    };
-    return { raw_unread_msgs: raw, max_message_id: 0 };
+    return { raw_unread_msgs: emptyRawUnread({ mutedStreamIds: [MUTED_STREAM], topicPolicies: [[`${STREAM}:muted`, 1]] }), max_message_id: 0 };
   }
 
   const streamMessage = (id: number, streamId: number, topic: string, flags: string[] = [], senderId = BOB) => ({

@@ -3,7 +3,7 @@
 // `muted_topics` events and /register sections for modern and 3.x-era clients, unread counts, and
 // the `is:followed` narrow.
 import { applyEvents, finishState, type State } from "@chat/core";
-import type { RawUnreadMessages } from "../../packages/core/src/state/unread-state.ts";
+import { emptyRawUnread } from "../support/raw-unread.ts";
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
 import { createTestUser, type TestUser } from "../support/users.ts";
 import { drainEvents, waitForEvent } from "../support/events.ts";
@@ -309,18 +309,7 @@ describe("the user_topic event in /register's unread state", () => {
   const MUTED_STREAM = 20;
 
   function rawState(): State {
-    const raw: RawUnreadMessages = {
-      pm_dict: new Map(),
-      stream_dict: new Map(),
-      huddle_dict: new Map(),
-      unmuted_stream_msgs: new Set(),
-      mentions: new Set(),
-      wildcard_mentions: new Set(),
-      muted_stream_ids: new Set([MUTED_STREAM]),
-      topic_policies: new Map(),
-      old_unreads_missing: false,
-    } as RawUnreadMessages;
-    return { raw_unread_msgs: raw, user_topics: [] };
+    return { raw_unread_msgs: emptyRawUnread({ mutedStreamIds: [MUTED_STREAM] }), user_topics: [] };
   }
   const message = (id: number, streamId: number, topic: string, flags: string[] = []) => ({
     type: "message",

@@ -17,9 +17,6 @@ export function apiVersionKey(fields: VersionFields = zulipVersionFields()): str
 /** Zulip's server_generation: when this process started, in seconds. */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
 
-/** Queues one append call fills. */
-const QUEUES_PER_APPEND = 1000;
-
 /**
  * Appends a `restart` event to every live queue registered under another API version than
  * `current` (queues from before versions were recorded included), among those that take
@@ -28,13 +25,20 @@ const QUEUES_PER_APPEND = 1000;
 export async function sendRestartEvents(queues: QueueStore, current: VersionFields = zulipVersionFields()): Promise<number> {
   const key = apiVersionKey(current);
   const event: EventPayload = { type: "restart", ...current, server_generation: SERVER_GENERATION, immediate: true };
-  const appends: QueueAppend[] = [];
-  for (const queue of await queues.allQueues()) {
-    const settings = queueSettings(queue);
-    if (settings.apiVersion === key) continue;
-    if (settings.eventTypes !== null && settings.eventTypes !== undefined && !settings.eventTypes.includes("restart")) continue;
-    appends.push({ queueId: queue.id, events: [event] });
+  // A page at a time, so a node holds one page of an organization's queues, not all of them. A
+  // queue a page repeats is appended to once (the append is idempotent per source id) but counted
+  // again; the count is for the log and the tests.
+  let sent = 0;
+  for await (const page of queues.allQueues()) {
+    const appends: QueueAppend[] = [];
+    for (const queue of page) {
+      const settings = queueSettings(queue);
+      if (settings.apiVersion === key) continue;
+      if (settings.eventTypes !== null && settings.eventTypes !== undefined && !settings.eventTypes.includes("restart")) continue;
+      appends.push({ queueId: queue.id, events: [event] });
+    }
+    if (appends.length > 0) await queues.append(`restart:${key}`, appends);
+    sent += appends.length;
   }
-  for (let i = 0; i < appends.length; i += QUEUES_PER_APPEND) await queues.append(`restart:${key}`, appends.slice(i, i + QUEUES_PER_APPEND));
-  return appends.length;
+  return sent;
 }

@@ -262,8 +262,12 @@ export interface QueueStore {
   queuesOfUsers(realmId: number, userIds: number[]): Promise<QueueTarget[]>;
   /** Every live queue of a realm registered with all_public_streams. */
   allPublicStreamsQueues(realmId: number): Promise<QueueTarget[]>;
-  /** Every live queue of every realm: rare walks (an event node starting up tells old queues to restart). */
-  allQueues(): Promise<QueueTarget[]>;
+  /**
+   * Every live queue of every realm, a page at a time (a page may repeat a queue an earlier one
+   * gave): rare walks (an event node starting up tells old queues to restart), which should hold
+   * one page, not every queue, in memory.
+   */
+  allQueues(): AsyncIterable<QueueTarget[]>;
   /**
    * Appends events to queues, each queue at most once per `sourceId` (a batch redelivered after a
    * crash adds nothing twice). Appending to a queue that no longer exists is a no-op. Announces

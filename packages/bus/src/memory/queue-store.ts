@@ -63,8 +63,8 @@ export class MemoryQueueStore implements QueueStore {
     return this.targets(this.allPublic.get(realmId));
   }
 
-  async allQueues(): Promise<QueueTarget[]> {
-    return this.targets(new Set(this.queues.keys()));
+  async *allQueues(): AsyncIterable<QueueTarget[]> {
+    yield this.targets(new Set(this.queues.keys()));
   }
 
   async append(sourceId: string, appends: QueueAppend[]): Promise<void> {

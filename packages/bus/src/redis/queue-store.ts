@@ -129,17 +129,17 @@ export class RedisQueueStore implements QueueStore {
     return (await this.realmQueues(realmId)).allPublicStreamsQueues();
   }
 
-  async allQueues(): Promise<QueueTarget[]> {
-    const found = new Map<string, QueueTarget>();
+  async *allQueues(): AsyncIterable<QueueTarget[]> {
     for (const realmId of await this.realms()) {
-      // HSCAN may answer an entry twice: kept once, by id.
+      // A page of HSCAN at a time (which may answer an entry twice, as the interface allows).
       for await (const page of this.redis.hscanStream(this.keys.queueInfo(realmId), { count: 1000 })) {
         const flat = page as string[];
+        const targets: QueueTarget[] = [];
         for (let i = 0; i + 1 < flat.length; i += 2) {
           const owner = queueOwner(flat[i]);
           if (owner === null) continue;
           const [allPublicStreams, since, idleTimeoutMs, settings] = unpackQueueInfo(flat[i + 1]);
-          found.set(flat[i], {
+          targets.push({
             id: flat[i],
             userId: owner.userId,
             realmId,
@@ -149,9 +149,9 @@ export class RedisQueueStore implements QueueStore {
             ...(idleTimeoutMs !== "" ? { idleTimeoutMs: Number(idleTimeoutMs) } : {}),
           });
         }
+        if (targets.length > 0) yield targets;
       }
     }
-    return [...found.values()];
   }
 
   /**
