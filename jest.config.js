@@ -10,5 +10,7 @@ module.exports = {
   testTimeout: 60000,
   // Every response a test reads is checked against the API document (test/support/check-all-responses.ts).
   setupFilesAfterEnv: ["<rootDir>/test/support/check-all-responses.ts"],
+  // The test servers serve the web client: built first when missing or stale (scripts/build-web.cjs).
+  globalSetup: "<rootDir>/test/support/build-web-client.cjs",
   maxWorkers: 2,
 };

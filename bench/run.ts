@@ -5,6 +5,7 @@ import { benchFiles } from "./files.bench.ts";
 import { benchMemory } from "./memory.bench.ts";
 import { benchMessages } from "./messages.bench.ts";
 import { benchSubscriptions } from "./subscriptions.bench.ts";
+import { benchWeb } from "./web.bench.ts";
 import { benchWebhooks } from "./webhooks.bench.ts";
 
 const BENCHMARKS: Record<string, () => Promise<boolean>> = {
@@ -14,6 +15,7 @@ const BENCHMARKS: Record<string, () => Promise<boolean>> = {
   webhooks: benchWebhooks,
   events: benchEvents,
   memory: benchMemory,
+  web: benchWeb,
 };
 
 async function main(): Promise<number> {

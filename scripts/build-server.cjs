@@ -25,6 +25,8 @@ function newestSourceMs() {
   };
   for (const group of ["apps", "packages"]) {
     for (const name of fs.readdirSync(path.join(root, group))) {
+      // The web client is built apart (scripts/build-web.cjs); no bundle is made of it.
+      if (group === "apps" && name === "web") continue;
       visit(path.join(root, group, name, "src"));
       visit(path.join(root, group, name, "package.json"));
     }

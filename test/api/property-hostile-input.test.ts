@@ -219,6 +219,13 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: "/accounts/password/reset/", params: ["email"], actors: ["anonymous", "member", "forged"], root: true, page: true },
   { method: "GET", path: "/accounts/password/reset/:token/", params: [], pathFixtures: ["stream"], actors: ["anonymous", "member", "forged"], root: true, page: true },
   { method: "POST", path: "/accounts/password/reset/:token/", params: ["new_password", "new_password_confirm"], pathFixtures: ["stream"], actors: ["anonymous", "member", "forged"], root: true, page: true },
+  // browser-login.ts: the login page, logging in (no form token here: 403) and out (no session: to /login)
+  { method: "GET", path: "/login", params: ["next"], actors: ["anonymous", "member", "forged"], root: true, page: true },
+  { method: "POST", path: "/accounts/login/", params: ["username", "password", "csrfmiddlewaretoken", "next"], actors: ["anonymous", "member", "forged"], root: true, page: true },
+  { method: "POST", path: "/accounts/logout/", params: ["csrfmiddlewaretoken"], actors: ["anonymous", "member", "forged"], root: true, page: true },
+  // web-client.ts: the page (no session here: to /login) and the build's files
+  { method: "GET", path: "/", params: [], actors: ["anonymous", "member", "forged"], root: true, page: true },
+  { method: "GET", path: "/static/web/*path", params: [], actors: ["anonymous", "member", "forged"], root: true },
   // realm-emoji.ts
   { method: "GET", path: "/realm/emoji", params: [] },
   { method: "POST", path: "/realm/emoji/:emoji_name", params: [], pathFixtures: ["emoji"], actors: EVERYONE },
@@ -583,6 +590,8 @@ function checkAnswer(res: RawResponse, label: string, options: { fileSuccess?: b
   for (const marker of STACK_MARKERS) {
     if (marker.test(res.text)) throw new Error(`${label}: stack trace in body ${res.text.slice(0, 1000)}`);
   }
+  // A page's redirect (a browser without a session, to the login page) has no body.
+  if (options.page && res.status >= 300 && res.status < 400 && res.text === "") return;
   // A page answers HTML (the API document says which statuses may be); never a script in it.
   if (options.page && res.contentType.startsWith("text/html")) {
     if (/<script/i.test(res.text)) throw new Error(`${label}: a script in a page ${res.text.slice(0, 300)}`);

@@ -224,6 +224,16 @@ describe.each(MODES)("users (%s)", (mode) => {
       expect((await server.owner.get("/users/me")).status).toBe(200);
     });
 
+    test("the only owner cannot deactivate themselves, even with another administrator left", async () => {
+      const { id: adminId } = await createMember("second-admin@example.com", "Second Admin");
+      expect((await server.owner.patch(`/users/${adminId}`, { role: 200 })).body.result).toBe("success");
+      const own = await server.owner.delete("/users/me");
+      expect(own.status).toBe(400);
+      expect(own.body).toEqual({ result: "error", msg: "Cannot deactivate the only organization owner", code: "BAD_REQUEST" });
+      expect((await server.owner.get("/users/me")).status).toBe(200);
+      expect((await server.owner.delete(`/users/${adminId}`)).body.result).toBe("success");
+    });
+
     test("an unknown user is `No such user`", async () => {
       expect((await server.owner.delete("/users/424242")).body).toMatchObject({ result: "error", msg: "No such user" });
     });

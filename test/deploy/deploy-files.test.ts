@@ -112,6 +112,8 @@ describe("Kubernetes manifests", () => {
     const apiService = services.find((s) => s.spec.selector["app.kubernetes.io/component"] === "api")!.metadata.name;
     for (const host of ["chat.example.com", "*.chat.example.com"]) {
       expect([backends.get(`${host} /api/v1/register`), backends.get(`${host} /api/v1/events`), backends.get(`${host} /`)]).toEqual([eventsService, eventsService, apiService]);
+      // The web client's /json/ is the same API: its event endpoints are the events tier's too.
+      expect([backends.get(`${host} /json/register`), backends.get(`${host} /json/events`)]).toEqual([eventsService, eventsService]);
     }
     expect(timeouts.get(eventsService)).toBeGreaterThan(config.eventHeartbeatSeconds + 5);
   });
@@ -148,10 +150,12 @@ describe("docker compose and its nginx", () => {
     expect(upstream("api_backend").slice(1)).toEqual(["api", String(config.port)]);
     expect(upstream("events_backend").slice(1)).toEqual(["events", String(config.port)]);
     const location = (exact: string) => new RegExp(`location = ${exact.replace(/\//g, "\\/")} \\{([^}]*)\\}`).exec(nginx)![1];
-    expect(location("/api/v1/events")).toContain("proxy_pass http://events_backend;");
-    expect(location("/api/v1/register")).toContain("proxy_pass http://$register_backend;");
+    for (const prefix of ["/api/v1", "/json"]) {
+      expect(location(`${prefix}/events`)).toContain("proxy_pass http://events_backend;");
+      expect(location(`${prefix}/register`)).toContain("proxy_pass http://$register_backend;");
+    }
     expect(nginx).toMatch(/map \$request_method \$register_backend \{\s*POST\s+events_backend;\s*default\s+api_backend;/);
-    for (const exact of ["/api/v1/events", "/api/v1/register"]) {
+    for (const exact of ["/api/v1/events", "/api/v1/register", "/json/events", "/json/register"]) {
       expect(Number(/proxy_read_timeout (\d+)s/.exec(location(exact))![1])).toBeGreaterThan(config.eventHeartbeatSeconds + 5);
     }
     const listen = Number(/listen (\d+)/.exec(nginx)![1]);

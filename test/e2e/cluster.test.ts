@@ -69,6 +69,33 @@ test("a client's flow through nginx: register, long-poll, send, fetch, upload an
   expect([download.status, await download.text()]).toEqual([200, "through nginx, both ways"]);
 });
 
+test("a browser's flow through nginx: login on the API tier, /json/register and a /json/events long poll on the events tier, logout", async () => {
+  const page = await fetch(`${cluster.url}/login`);
+  expect(page.status).toBe(200);
+  const formToken = /csrftoken=([^;]*)/.exec(page.headers.get("set-cookie") ?? "")![1];
+  const login = await fetch(`${cluster.url}/accounts/login/`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { Cookie: `csrftoken=${formToken}`, "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ username: OWNER, password: "owner-password", csrfmiddlewaretoken: formToken }).toString(),
+  });
+  expect([login.status, login.headers.get("location")]).toEqual([302, "/"]);
+  const cookies = Object.fromEntries(login.headers.getSetCookie().map((line) => line.slice(0, line.indexOf(";")).split("=") as [string, string]));
+  const browser = { Cookie: `sessionid=${cookies.sessionid}; csrftoken=${cookies.csrftoken}`, "X-CSRFToken": cookies.csrftoken };
+  const form = { ...browser, "Content-Type": "application/x-www-form-urlencoded" };
+  // Only the events tier serves /register: an answer proves nginx sent it there.
+  const registered = (await (await fetch(`${cluster.url}/json/register`, { method: "POST", headers: form, body: "event_types=%5B%22message%22%5D" })).json()) as { result: string; queue_id: string; last_event_id: number };
+  expect(registered.result).toBe("success");
+  const polled = fetch(`${cluster.url}/json/events?queue_id=${encodeURIComponent(registered.queue_id)}&last_event_id=${registered.last_event_id}`, { headers: browser }).then((res) => res.json() as Promise<{ events: Array<{ type: string; message: { id: number } }> }>);
+  await sleep(300);
+  const sent = await fetch(`${cluster.url}/json/messages`, { method: "POST", headers: form, body: new URLSearchParams({ type: "stream", to: "general", topic: "cluster", content: "from a browser" }).toString() });
+  const { id } = (await sent.json()) as { id: number };
+  expect((await polled).events.map((event) => [event.type, event.message.id])).toEqual([["message", id]]);
+  const logout = await fetch(`${cluster.url}/accounts/logout/`, { method: "POST", redirect: "manual", headers: browser });
+  expect(logout.status).toBe(302);
+  expect((await fetch(`${cluster.url}/json/users/me`, { headers: browser })).status).toBe(401);
+});
+
 interface Client extends RawPoller {
   retries: number;
 }

@@ -33,8 +33,10 @@ import { pushDeviceEndpoints, pushDeviceRoutes } from "./routes/push-devices.ts"
 import { readReceiptEndpoints, readReceiptRoutes } from "./routes/read-receipts.ts";
 import { publicFileEndpoints, publicFileRoutes } from "./routes/public-files.ts";
 import { passwordResetEndpoints, passwordResetRoutes } from "./routes/password-reset.ts";
+import { browserLoginEndpoints, browserLoginRoutes } from "./routes/browser-login.ts";
 import { uploadEndpoints, uploadFileEndpoints, uploadFileRoutes, uploadRoutes } from "./routes/uploads.ts";
 import type { ApiServices } from "./services.ts";
+import { webClientEndpoints, webClientRoutes } from "./web-client.ts";
 
 /** The API tier: everything under /api/v1 but /register and /events. */
 export function apiRouter(services: ApiServices): Router {
@@ -81,10 +83,10 @@ export function apiRouter(services: ApiServices): Router {
 
 /**
  * What is served outside /api/v1, at Zulip's paths: files (uploads, authenticated; avatars, emoji
- * and the icon) and the password reset pages.
+ * and the icon), the password reset pages, and the web client (web-client.ts: `/` and /static/web/).
  */
 export function fileRoutes(services: ApiServices): Router {
-  return Router().use(uploadFileRoutes(services)).use(publicFileRoutes(services)).use(passwordResetRoutes(services));
+  return Router().use(uploadFileRoutes(services)).use(publicFileRoutes(services)).use(passwordResetRoutes(services)).use(browserLoginRoutes(services)).use(webClientRoutes(services));
 }
 
 /** The API's hot routes, answered before Express where they can be (hot-routes.ts). */
@@ -128,5 +130,5 @@ export const apiEndpoints: Endpoint[] = [
   profileFieldEndpoints,
 ].flatMap((group) => Object.values(group) as Endpoint[]);
 
-/** The contracts of what is served outside /api/v1: files and the password reset pages. */
-export const fileEndpoints: Endpoint[] = [uploadFileEndpoints, publicFileEndpoints, passwordResetEndpoints].flatMap((group) => Object.values(group) as Endpoint[]);
+/** The contracts of what is served outside /api/v1: files, the password reset pages and the web client. */
+export const fileEndpoints: Endpoint[] = [uploadFileEndpoints, publicFileEndpoints, passwordResetEndpoints, browserLoginEndpoints, webClientEndpoints].flatMap((group) => Object.values(group) as Endpoint[]);

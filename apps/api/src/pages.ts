@@ -53,6 +53,12 @@ export interface Page {
   title: string;
   /** The page's content below the heading. */
   body: SafeHtml;
+  /**
+   * `no-referrer` (the default) for pages whose URL carries a secret; `same-origin` for forms that
+   * post to this server, since under `no-referrer` a browser sends `Origin: null`, which the
+   * login's Origin check must refuse.
+   */
+  referrerPolicy?: "no-referrer" | "same-origin";
 }
 
 /** Answers with `page` as a whole HTML document with the strict headers. */
@@ -62,7 +68,7 @@ export function sendPage(res: Response, status: number, page: Page, headers: Rec
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="${page.referrerPolicy ?? "no-referrer"}">
 <title>${page.title}</title>
 <style>${new SafeHtml(STYLE)}</style>
 </head>
@@ -80,7 +86,7 @@ ${page.body}
     "Content-Security-Policy": PAGE_CSP,
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": page.referrerPolicy ?? "no-referrer",
     "Cache-Control": "no-store",
     ...headers,
   });

@@ -5,12 +5,14 @@
 // or realm's row). Anything a copy cannot settle (no credentials, a wrong key, a deactivated user)
 // is requireUser's, whose errors and counts are the ordinary ones.
 import type { RequestHandler } from "express";
-import { countUserRequest, requireUser, type AuthOptions } from "@chat/http";
+import { countUserRequest, isSessionRequest, requireUser, type AuthOptions } from "@chat/http";
 import type { PollAuthenticator } from "./poll-auth.ts";
 
 export function requireUserKnownToNode(auth: PollAuthenticator, options: AuthOptions): RequestHandler {
   const ordinary = requireUser(options);
   return (req, res, next) => {
+    // Under /json/ the session is the credential, never a copy of Basic's.
+    if (isSessionRequest(req)) return ordinary(req, res, next);
     auth.authenticate(req).then(
       async (actor) => {
         if (actor === undefined) return ordinary(req, res, next);

@@ -129,7 +129,8 @@ async function startServerOwning(config: Config, lock: DataDirLock | null): Prom
     const api = role === "api" ? Router().use(openApiRoutes()).use(apiRouter(apiServices)) : role === "events" ? events!.router : Router().use(openApiRoutes()).use(events!.router).use(apiRouter(apiServices));
     // Files are served outside /api/v1, at the paths Zulip gives them (/user_uploads, /user_avatars).
     const root = role === "events" ? undefined : fileRoutes(apiServices);
-    expressApp = createHttpApp({ api, root, trustedProxies: config.trustedProxies, readiness, endpoints: servedEndpoints(role) });
+    const sessions = { prisma: services.db.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits };
+    expressApp = createHttpApp({ api, root, sessions, trustedProxies: config.trustedProxies, readiness, endpoints: servedEndpoints(role) });
     const app = withHotRoutes(expressApp, hotRoutes);
     const tracking = { measure: observing };
     server = createJsonHttpServer((req, res) => {
@@ -177,6 +178,8 @@ async function startServerOwning(config: Config, lock: DataDirLock | null): Prom
       dataDir: services.db.kind === "pglite" || config.storage.backend === "local" ? config.dataDir : null,
       bus: config.redisClusterNodes ? "redis cluster" : config.redisUrl ? "redis" : "in-process",
     });
+    // For a person trying it: where the web client is (the host the organization is served at).
+    if (role === "all" || role === "api") process.stdout.write(`\n  Web client: http://${config.externalHost}/\n\n`);
   }
 
   return {

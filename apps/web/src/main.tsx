@@ -1,19 +1,23 @@
+// The web client's entry: the state modules (each registers its /register and event handlers on
+// import), the page, then the event queue. The first message list is fetched in parallel with
+// /register (messages.ts catches up once the queue exists, so nothing sent in between is lost).
 import { render } from "preact";
-import { useState } from "preact/hooks";
+import "./state/realm-data";
+import "./state/user-topics";
+import "./state/unread";
+import "./state/conversations";
+import "./state/presence";
+import "./state/typing";
+import "./ui/layout/notifications";
+import { startEvents } from "./state/events";
+import { showNarrow } from "./state/messages";
+import { startPresence } from "./state/presence";
+import { currentNarrow } from "./state/route";
+import { App } from "./ui/App";
+import { installKeyboard } from "./ui/layout/keyboard";
+import { focusSearch } from "./ui/search/SearchBar";
 
-function App() {
-  const [n, setN] = useState(0);
-  return <button onClick={() => setN(n + 1)}>clicked {n}</button>;
-}
-
+showNarrow(currentNarrow.value);
 render(<App />, document.getElementById("app")!);
-
-// Type probes (removed by the core work).
-import { api } from "./api/client";
-export async function probe() {
-  const r = await api.get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: "[]" });
-  r.messages[0]?.content;
-  const e = await api.patch("/messages/{message_id}", { message_id: 3, content: "x" });
-  await api.post("/messages", { type: "stream", to: "general", topic: "t", content: "hi" });
-  return e;
-}
+installKeyboard(focusSearch);
+void startEvents().then(() => startPresence());

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import type { Bus } from "@chat/bus";
 import type { MailConfig, OutgoingWebhookConfig } from "@chat/config";
 import type { PrismaClient } from "@chat/db";
-import { sweepOutbox, sweepPasswordResetTokens, sweepUnclaimedUploads, type ActionRunner } from "@chat/core";
+import { sweepBrowserSessions, sweepOutbox, sweepPasswordResetTokens, sweepUnclaimedUploads, type ActionRunner } from "@chat/core";
 import type { FileStorage } from "@chat/storage";
 import { logger } from "@chat/logger";
 import { every } from "./periodic.ts";
@@ -55,6 +55,7 @@ export function startWorker(services: WorkerServices): WorkerTier {
       if (deleted > 0) logger.info("deleted uploads no message links", { files: deleted });
     }),
     every("password reset link sweep", 60 * 60_000, () => sweepPasswordResetTokens(prisma)),
+    every("browser session sweep", 60 * 60_000, () => sweepBrowserSessions(prisma)),
   ];
   const mailSender = createMailSender(services.mail);
   if (mailSender.destination === "log") logger.info("EMAIL_HOST is not set: emails (password resets) are written to this log, not sent");

@@ -106,3 +106,4 @@ export * from "./lib/emails.ts";
 export * from "./actions/passwords.ts";
 export * from "./actions/account-settings.ts";
 export * from "./actions/password-reset.ts";
+export * from "./actions/browser-sessions.ts";

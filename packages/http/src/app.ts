@@ -8,6 +8,8 @@ import { requestIdOf, sendRequestId } from "./request-tracking.ts";
 import { endpoint, serve, successBody, type Endpoint } from "./endpoints.ts";
 import { optionsRouter } from "./http-options.ts";
 import { ignoredParametersOf } from "./ignored-parameters.ts";
+import { jsonSessionGate } from "./browser-session.ts";
+import type { AuthOptions } from "./auth.ts";
 
 /** A success body, with the request's ignored parameters when there are some (ignored-parameters.ts). */
 export function success(res: Response, data: Record<string, unknown> = {}): void {
@@ -139,8 +141,10 @@ export function healthRoutes(readiness?: ReadinessProbe): Router {
 }
 
 export interface HttpAppOptions {
-  /** Mounted at /api/v1. */
+  /** Mounted at /api/v1, and at /json for browser sessions when `sessions` is given. */
   api: Router;
+  /** Serve `api` at /json too, authenticated by the browser session (browser-session.ts). */
+  sessions?: AuthOptions;
   /** Mounted at the root, before the API (health checks, uploads). */
   root?: Router;
   /** Proxies whose X-Forwarded-For and -Proto are believed (TRUSTED_PROXIES; loopback unless given); none when empty. */
@@ -173,6 +177,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(healthRoutes(options.readiness));
   if (options.root) app.use(options.root);
   app.use("/api/v1", options.api);
+  // The same router, not a copy: /json is /api/v1 for a browser, by construction.
+  if (options.sessions) app.use("/json", jsonSessionGate(options.sessions), options.api);
   app.use((_req, res) => sendNotFound(res));
   app.use(errorHandler);
   return app;

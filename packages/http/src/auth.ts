@@ -16,6 +16,7 @@ import {
   type Realm,
 } from "@chat/core";
 import { clientIp, countIpRequest, countUserRequest, loginAccountKey, type RateLimits } from "./rate-limit.ts";
+import { isSessionRequest, requireSessionActor, sessionTokenOf } from "./browser-session.ts";
 
 export interface AuthOptions {
   prisma: PrismaClient;
@@ -26,6 +27,11 @@ export interface AuthOptions {
    * only file downloads, whose links a client opens where it cannot set a header.
    */
   apiKeyParameter?: boolean;
+  /**
+   * Without Basic (or the api_key parameter), also take the browser session's cookie: only file
+   * downloads, which the web client's pages load as images and links (a GET, so no CSRF token).
+   */
+  sessionCookie?: boolean;
 }
 
 export function requestSubdomain(req: Pick<IncomingMessage, "headers">, externalHost: string): string {
@@ -93,6 +99,10 @@ async function authenticateRequest<T extends { actor: Actor }>(
 export function requireUserKeepingCopy(options: AuthOptions & { actors: ActorCache }): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
+      if (isSessionRequest(req)) {
+        res.locals.actor = await requireSessionActor(options, req, res);
+        return next();
+      }
       const { actor } = await authenticateRequest(options, req, res, async (subdomain, credentials) => {
         const { actor, version } = await authenticateApiKeyVersioned(options.prisma, subdomain, credentials.email, credentials.apiKey);
         if (credentials.email !== null) options.actors.set(subdomain, credentials.email, credentials.apiKey, actor, version);
@@ -126,10 +136,23 @@ export async function authenticateHotRequest(options: Omit<AuthOptions, "rateLim
   return authenticateApiKey(options.prisma, requestSubdomain(req, options.externalHost), credentials.email, credentials.apiKey);
 }
 
-/** HTTP Basic (email, API key); the acting user lands in res.locals.actor. */
+/**
+ * HTTP Basic (email, API key), or under /json/ the browser session (browser-session.ts); the acting
+ * user lands in res.locals.actor.
+ */
 export function requireUser(options: AuthOptions): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
+      if (isSessionRequest(req)) {
+        res.locals.actor = await requireSessionActor(options, req, res);
+        return next();
+      }
+      // A browser's cookie, when nothing else is sent: an ended session is a 401 asking for a
+      // session, which (unlike Basic's challenge) makes no browser prompt for a password.
+      if (options.sessionCookie && req.headers.authorization === undefined && req.query.api_key === undefined && sessionTokenOf(req)) {
+        res.locals.actor = await requireSessionActor(options, req, res);
+        return next();
+      }
       const { actor } = await authenticateRequest(options, req, res, async (subdomain, credentials) => ({
         actor: await authenticateApiKey(options.prisma, subdomain, credentials.email, credentials.apiKey),
       }));

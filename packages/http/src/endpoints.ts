@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   "AUTHENTICATION_FAILED",
   "NONEXISTENT_SUBDOMAIN",
   "RATE_LIMIT_HIT",
+  "CSRF_FAILED",
   "SERVICE_UNAVAILABLE",
   "INTERNAL_SERVER_ERROR",
 ] as const;
@@ -78,6 +79,11 @@ export interface Endpoint<S extends ParamSpec = ParamSpec> {
   htmlStatuses?: readonly number[];
   /** The success status, 200 unless said. */
   successStatus?: number;
+  /**
+   * Redirects a page may answer instead (no body; `Location` says where), each status with what
+   * it means: `{ 302: "Not signed in: to the login page." }`.
+   */
+  redirects?: Readonly<Record<number, string>>;
   /** Codes beyond the ones every endpoint may answer (openapi.ts's COMMON_ERRORS). */
   errors?: readonly ErrorCode[];
   /** HTTP statuses beyond the ones every endpoint may answer (openapi.ts's COMMON_ERRORS): 403 for a file, 416 for a range. */

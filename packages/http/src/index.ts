@@ -1,5 +1,6 @@
 export * from "./params.ts";
 export * from "./auth.ts";
+export * from "./browser-session.ts";
 export * from "./app.ts";
 export * from "./multipart.ts";
 export * from "./hot-routes.ts";

@@ -17,12 +17,12 @@ const malformed = () => new JsonableError("Malformed multipart body");
 
 /** Routes that read their own body, with a file, after authentication (file-upload.ts). */
 const FILE_ROUTES: Array<{ method: string; path: RegExp }> = [
-  { method: "POST", path: /^\/api\/v1\/user_uploads\/?$/ },
-  { method: "POST", path: /^\/api\/v1\/users\/me\/avatar\/?$/ },
-  { method: "POST", path: /^\/api\/v1\/realm\/emoji\/[^/]+\/?$/ },
+  { method: "POST", path: /^\/(?:api\/v1|json)\/user_uploads\/?$/ },
+  { method: "POST", path: /^\/(?:api\/v1|json)\/users\/me\/avatar\/?$/ },
+  { method: "POST", path: /^\/(?:api\/v1|json)\/realm\/emoji\/[^/]+\/?$/ },
   // A bot's fields and its avatar (receiveFormWithFile).
-  { method: "POST", path: /^\/api\/v1\/bots\/?$/ },
-  { method: "PATCH", path: /^\/api\/v1\/bots\/[^/]+\/?$/ },
+  { method: "POST", path: /^\/(?:api\/v1|json)\/bots\/?$/ },
+  { method: "PATCH", path: /^\/(?:api\/v1|json)\/bots\/[^/]+\/?$/ },
 ];
 
 export function takesFileBody(method: string, path: string): boolean {

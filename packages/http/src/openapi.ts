@@ -242,6 +242,9 @@ function operation(contract: Endpoint): OpenApiOperation {
   const responses: OpenApiOperation["responses"] = { [String(contract.successStatus ?? 200)]: success };
   // A download that answers ranges (416 past the end) answers one range with 206 and its bytes.
   if ("binary" in contract.response && contract.errorStatuses?.includes(416)) responses["206"] = { ...success, description: "The requested byte range of the file." };
+  for (const [status, description] of Object.entries(contract.redirects ?? {})) {
+    responses[status] = { description, headers: { Location: { description: "Where to go instead.", schema: { type: "string" } } } };
+  }
   return {
     operationId: operationId(contract),
     summary: contract.summary,

@@ -18,8 +18,10 @@ import { rateLimitHits } from "@chat/metrics";
  */
 const EXEMPT: ReadonlyArray<{ method: string | null; path: string; prefix: boolean }> = [
   { method: "GET", path: "/api/v1/events", prefix: false },
+  { method: "GET", path: "/json/events", prefix: false },
   { method: null, path: "/user_uploads/", prefix: true },
   { method: "GET", path: "/api/v1/user_uploads/", prefix: true },
+  { method: "GET", path: "/json/user_uploads/", prefix: true },
   { method: null, path: "/user_avatars/", prefix: true },
   { method: null, path: "/static/", prefix: true },
 ];

@@ -7,7 +7,7 @@ import type { ApiServices } from "../services.ts";
  * A login throttled as Zulip's authenticate_by_username: an account or address past its failed
  * logins waits, even with the right password, until the window passes; only failures count.
  */
-async function throttledLogin(limits: RateLimits, req: Request, realm: Realm, username: string, login: () => Promise<Actor>): Promise<Actor> {
+export async function throttledLogin(limits: RateLimits, req: Request, realm: Realm, username: string, login: () => Promise<Actor>): Promise<Actor> {
   const account = loginAccountKey(realm.string_id, username);
   const ip = clientIp(req);
   const wait = await limits.loginThrottled(account, ip);

@@ -225,8 +225,9 @@ export function uploadFileRoutes(services: ApiServices): Router {
   serve(router, uploadFileEndpoints.temporary, temporary);
   serve(router, uploadFileEndpoints.temporaryNamed, temporary);
 
-  // HTTP Basic, or Zulip's `api_key` parameter for clients that cannot set headers on a link.
-  const authenticate = requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits, apiKeyParameter: true });
+  // HTTP Basic, or Zulip's `api_key` parameter for clients that cannot set headers on a link, or
+  // the web client's session cookie (its images and links).
+  const authenticate = requireUser({ prisma: services.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits, apiKeyParameter: true, sessionCookie: true });
   serve(
     router,
     uploadFileEndpoints.download,

@@ -1725,6 +1725,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The login page of the web client: email address and password
+         * @description Sets a `csrftoken` cookie the form sends back (unless the browser has one); no script.
+         */
+        get: operations["getFileLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsLogin"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/login/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log a browser in: starts a session (cookies `sessionid` and `csrftoken`) and goes to the web client
+         * @description Checked as POST /fetch_api_key checks a password, with its rate limits (failed logins per account and per client address: past them, 429). The form's `csrfmiddlewaretoken` must equal the `csrftoken` cookie, and an `Origin` header, if any, must be this host (else 403). A wrong address or password shows the form again, with the same words whether or not the account exists.
+         */
+        post: operations["postFileAccountsLogin"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsAccountsLogin"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/logout/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log a browser out: ends its session and clears its cookies
+         * @description The session's CSRF token (the `csrftoken` cookie) in the `X-CSRFToken` header or the `csrfmiddlewaretoken` field, else 403. Without a session, only clears the cookies.
+         */
+        post: operations["postFileAccountsLogout"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsAccountsLogout"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web client's page, for a signed-in browser
+         * @description The web client's index.html, to a browser with a session (its `sessionid` cookie); any other request goes to the login page. Never cached without asking again (`no-cache`); a strict Content-Security-Policy (no inline script or style, nothing from another origin). 503 while the web client is not built.
+         */
+        get: operations["getFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["options"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/static/web/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file of the web client
+         * @description What the web client's build wrote. Under `assets/` names carry a hash of the content: cached for a year, immutable. Scripts, styles and other text are sent precompressed (Brotli or gzip) when Accept-Encoding takes it (`Vary: Accept-Encoding`).
+         */
+        get: operations["getFileStaticWebPath"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsStaticWebPath"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -1797,7 +1917,7 @@ export interface components {
             result: "error";
             msg: string;
             /** @enum {unknown} */
-            code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "BAD_EVENT_QUEUE_ID" | "STREAM_DOES_NOT_EXIST" | "BAD_NARROW" | "BAD_IMAGE" | "REACTION_ALREADY_EXISTS" | "REACTION_DOES_NOT_EXIST" | "UNAUTHORIZED_PRINCIPAL" | "UNAUTHORIZED" | "USER_DEACTIVATED" | "REALM_DEACTIVATED" | "AUTHENTICATION_FAILED" | "NONEXISTENT_SUBDOMAIN" | "RATE_LIMIT_HIT" | "SERVICE_UNAVAILABLE" | "INTERNAL_SERVER_ERROR";
+            code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "BAD_EVENT_QUEUE_ID" | "STREAM_DOES_NOT_EXIST" | "BAD_NARROW" | "BAD_IMAGE" | "REACTION_ALREADY_EXISTS" | "REACTION_DOES_NOT_EXIST" | "UNAUTHORIZED_PRINCIPAL" | "UNAUTHORIZED" | "USER_DEACTIVATED" | "REALM_DEACTIVATED" | "AUTHENTICATION_FAILED" | "NONEXISTENT_SUBDOMAIN" | "RATE_LIMIT_HIT" | "CSRF_FAILED" | "SERVICE_UNAVAILABLE" | "INTERNAL_SERVER_ERROR";
             /** @description The parameter at fault (REQUEST_VARIABLE_MISSING; BAD_REQUEST about one parameter). */
             var_name?: string;
             /** @description BAD_EVENT_QUEUE_ID: the queue asked for. */
@@ -12957,6 +13077,507 @@ export interface operations {
             path: {
                 /** @description The link's token, as the email gives it. */
                 token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getFileLogin: {
+        parameters: {
+            query?: {
+                /** @description The web client's hash route (`#narrow/...`) to open after logging in; anything else opens `/`. */
+                next?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postFileAccountsLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description The account's email address.
+                     * @default
+                     */
+                    username?: string;
+                    /** @default  */
+                    password?: string;
+                    /**
+                     * @description The `csrftoken` cookie's value.
+                     * @default
+                     */
+                    csrfmiddlewaretoken?: string;
+                    /**
+                     * @description The web client's hash route (`#narrow/...`) to open after logging in; anything else opens `/`.
+                     * @default
+                     */
+                    next?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description The account's email address.
+                     * @default
+                     */
+                    username?: string;
+                    /** @default  */
+                    password?: string;
+                    /**
+                     * @description The `csrftoken` cookie's value.
+                     * @default
+                     */
+                    csrfmiddlewaretoken?: string;
+                    /**
+                     * @description The web client's hash route (`#narrow/...`) to open after logging in; anything else opens `/`.
+                     * @default
+                     */
+                    next?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The form again, saying what was wrong. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Logged in: to the web client (`/`, with the `next` hash). */
+            302: {
+                headers: {
+                    /** @description Where to go instead. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed: the file is not the user's to see, or the user is not the principal's to act for. Codes: BAD_REQUEST. Or a page saying why, in HTML. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST";
+                    };
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            /** @description Too many requests: wait `retry-after` seconds. Codes: RATE_LIMIT_HIT. Or a page saying why, in HTML. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMIT_HIT";
+                    };
+                    "text/html": string;
+                };
+            };
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsAccountsLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postFileAccountsLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description The `csrftoken` cookie's value, unless sent as `X-CSRFToken`.
+                     * @default
+                     */
+                    csrfmiddlewaretoken?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description The `csrftoken` cookie's value, unless sent as `X-CSRFToken`.
+                     * @default
+                     */
+                    csrfmiddlewaretoken?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Not answered: the success is the redirect. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the login page. */
+            302: {
+                headers: {
+                    /** @description Where to go instead. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed: the file is not the user's to see, or the user is not the principal's to act for. Codes: BAD_REQUEST. Or a page saying why, in HTML. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST";
+                    };
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsAccountsLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The web client's page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No session: to the login page (`/login`). */
+            302: {
+                headers: {
+                    /** @description Where to go instead. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            /** @description The database or Redis cannot be reached; try again after Retry-After. Codes: SERVICE_UNAVAILABLE. Or a page saying why, in HTML. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    options: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getFileStaticWebPath: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The file's path in the build (`assets/index-3f2a9c.js`). */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                    "image/svg+xml": string;
+                    "text/plain": string;
+                    "image/png": string;
+                    "image/webp": string;
+                    "image/x-icon": string;
+                    "font/woff2": string;
+                    "audio/ogg": string;
+                    "audio/mpeg": string;
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsStaticWebPath: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The file's path in the build (`assets/index-3f2a9c.js`). */
+                path: string;
             };
             cookie?: never;
         };

@@ -6,6 +6,7 @@ import { JsonableError } from "../errors.ts";
 import type { UserProfile } from "../models.ts";
 import { PASSWORD_MAX_LENGTH, passwordWeakness, passwordWeaknessMessage } from "../lib/passwords.ts";
 import { hashPassword, verifyPassword } from "../lib/secrets.ts";
+import { deleteUserBrowserSessions } from "./browser-sessions.ts";
 
 /** PATCH /settings's old_password did not match (Zulip's words); the route counts it as a failed login. */
 export class WrongPasswordError extends JsonableError {
@@ -25,10 +26,14 @@ function checkMayHavePassword(user: Pick<UserProfile, "is_bot">): void {
   if (user.is_bot) throw new JsonableError("Bots cannot have a password.");
 }
 
-/** Writes a password hash and uses up the user's outstanding reset links. */
+/**
+ * Writes a password hash, uses up the user's outstanding reset links and ends every browser
+ * session of the user (whoever knew the old password may be signed in somewhere).
+ */
 async function writePasswordHash(tx: Tx, userId: number, passwordHash: string): Promise<void> {
   await tx.userProfile.update({ where: { id: userId }, data: { password_hash: passwordHash } });
   await tx.passwordResetToken.updateMany({ where: { user_id: userId, used_at: null }, data: { used_at: new Date() } });
+  await deleteUserBrowserSessions(tx, [userId]);
 }
 
 /** A new password checked for strength and hashed: made before the transaction that stores it. */

@@ -20,6 +20,7 @@ import { botDomain, isSystemBot } from "./system-bots.ts";
 import { botAdministratorIds, changeFullName } from "./user-changes.ts";
 import { checkBotLimits, lockRealmBots, type BotLimits } from "./bot-limits.ts";
 import { lockEmailAddressVisibility } from "./email-visibility.ts";
+import { deleteUserBrowserSessions } from "./browser-sessions.ts";
 
 export const MIN_PASSWORD_LENGTH = 6;
 
@@ -210,6 +211,12 @@ export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor
       throw new JsonableError("Cannot deactivate the only organization administrator");
     }
   }
+  // Zulip's check_last_owner: an organization always keeps an owner, whoever asks (the contract's
+  // check of the last administrator comes first).
+  if (isOwner(target) && !target.is_bot) {
+    const owners = await tx.userProfile.count({ where: { realm_id: target.realm_id, role: ROLE_OWNER, is_active: true, is_bot: false } });
+    if (owners <= 1) throw new JsonableError("Cannot deactivate the only organization owner");
+  }
   // The row first: a bot being created for the target or handed to them (bot-limits.ts) either
   // committed before this, and is found below, or waits and then finds the target deactivated.
   await tx.$queryRaw`SELECT id FROM user_profile WHERE id = ${target.id} FOR NO KEY UPDATE`;
@@ -224,8 +231,9 @@ export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor
     }
   }
   // Their polls fail from now on; a queue kept would answer again after a reactivation, missing
-  // everything between.
+  // everything between. Their browser sessions end too (a reactivation signs in again).
   events.endQueues([target.id, ...bots.map((bot) => bot.id)]);
+  await deleteUserBrowserSessions(tx, [target.id, ...bots.map((bot) => bot.id)]);
 }
 
 /**
