@@ -1,4 +1,6 @@
 import { brotliCompress, constants, gzip } from "node:zlib";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -48,11 +50,35 @@ function precompress(): Plugin {
   };
 }
 
+/**
+ * src/boot/boot.js, the page's head start (it sends the first /register and message list before
+ * the bundle runs), as a plain parser-blocking script first in <head>: emitted as it is under
+ * assets/ with a hash of its content in its name, so it is cached and served as every asset.
+ */
+function bootScript(): Plugin {
+  const source = readFileSync(new URL("./src/boot/boot.js", import.meta.url));
+  const fileName = `assets/boot-${createHash("sha256").update(source).digest("base64url").slice(0, 10)}.js`;
+  let base = "/";
+  return {
+    name: "teamchat:boot-script",
+    apply: "build",
+    configResolved(config) {
+      base = config.base;
+    },
+    generateBundle() {
+      this.emitFile({ type: "asset", fileName, source });
+    },
+    transformIndexHtml() {
+      return [{ tag: "script", attrs: { src: `${base}${fileName}` }, injectTo: "head-prepend" }];
+    },
+  };
+}
+
 // The web client is built into apps/web/dist and served by every API node: index.html at `/`,
 // the hashed assets under /static/web/ with immutable caching (apps/api/src/web-client.ts).
 export default defineConfig({
   base: "/static/web/",
-  plugins: [precompress()],
+  plugins: [bootScript(), precompress()],
   build: {
     outDir: "dist",
     emptyOutDir: true,

@@ -406,3 +406,27 @@ export function formatViolations(violations: AxeViolation[]): string {
     })
     .join("\n");
 }
+
+/** Polls `check` (every 100 ms) until it holds; throws `what` with the last value seen otherwise. */
+export async function until<T>(what: string, check: () => Promise<T> | T, accept: (value: T) => boolean = Boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await check();
+    if (accept(last)) return last;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last saw ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Moves the web client to `hash` in place (a hash change, not a reload: the page stays live). */
+export async function goToHash(page: Page, hash: string): Promise<void> {
+  await page.evaluate((h) => {
+    (globalThis as unknown as { location: { hash: string } }).location.hash = h;
+  }, hash);
+}
+
+/** The message rows of the list whose text contains `text`. */
+export function rowsWithText(page: Page, text: string) {
+  return page.locator(MESSAGE_ROW).filter({ hasText: text });
+}

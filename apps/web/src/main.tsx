@@ -15,8 +15,10 @@ import { startPresence } from "./state/presence";
 import { currentNarrow } from "./state/route";
 import { App } from "./ui/App";
 import { installKeyboard } from "./ui/layout/keyboard";
+import { installTheme } from "./ui/layout/theme";
 import { focusSearch } from "./ui/search/SearchBar";
 
+installTheme();
 showNarrow(currentNarrow.value);
 render(<App />, document.getElementById("app")!);
 installKeyboard(focusSearch);

@@ -36,6 +36,19 @@ export class ApiError extends Error {
 /** Thrown when the session is gone (logged out elsewhere, expired): the page goes to /login. */
 export class SessionEndedError extends ApiError {}
 
+/** Whether a refusal means the session is gone: a 401, except a wrong password typed into a form. */
+export function endsSession(status: number, code: string): boolean {
+  return status === 401 && code !== "AUTHENTICATION_FAILED";
+}
+
+let leaving = false;
+/** Sends the page to /login once (however many requests fail at once), to come back to this view after. */
+export function goToLogin(): void {
+  if (leaving || typeof location === "undefined") return;
+  leaving = true;
+  location.assign(location.hash ? `/login?next=${encodeURIComponent(location.hash)}` : "/login");
+}
+
 export function csrfToken(): string {
   const match = /(?:^|;\s*)csrftoken=([^;]+)/.exec(document.cookie);
   return match ? decodeURIComponent(match[1]) : "";
@@ -80,8 +93,20 @@ export async function request<P extends ApiPath, M extends MethodsOf<P>>(
     headers["Content-Type"] = "application/x-www-form-urlencoded";
     body = form.toString();
   }
-  const response = await fetch(target, { method: method.toUpperCase(), headers, body, credentials: "same-origin", signal: options.signal });
+  const response = await (takePrefetched(method.toUpperCase(), target, body) ?? fetch(target, { method: method.toUpperCase(), headers, body, credentials: "same-origin", signal: options.signal }));
   return (await readResponse(response)) as SuccessOf<P, M>;
+}
+
+/**
+ * The answer to a request public/boot.js sent before this bundle ran (the first /register and
+ * message list), when this one is identical (method, URL, body); each is taken once.
+ */
+function takePrefetched(method: string, target: string, body: string | undefined): Promise<Response> | undefined {
+  const early = (globalThis as { __prefetched?: Map<string, Promise<Response>> }).__prefetched;
+  const key = `${method} ${target} ${body ?? ""}`;
+  const answer = early?.get(key);
+  if (answer) early!.delete(key);
+  return answer;
 }
 
 async function readResponse(response: Response): Promise<Record<string, unknown>> {
@@ -94,7 +119,10 @@ async function readResponse(response: Response): Promise<Record<string, unknown>
   if (response.ok && payload.result === "success") return payload;
   const code = typeof payload.code === "string" ? payload.code : "BAD_REQUEST";
   const msg = typeof payload.msg === "string" ? payload.msg : `Error ${response.status}`;
-  if (response.status === 401) throw new SessionEndedError(response.status, code, msg, payload);
+  if (endsSession(response.status, code)) {
+    goToLogin();
+    throw new SessionEndedError(response.status, code, msg, payload);
+  }
   throw new ApiError(response.status, code, msg, payload);
 }
 
@@ -125,6 +153,7 @@ export async function uploadFile(file: File, onProgress?: (fraction: number) => 
         const url = String(payload.url ?? payload.uri);
         resolve({ url, filename: String(payload.filename ?? file.name) });
       } else {
+        if (endsSession(xhr.status, String(payload.code ?? ""))) goToLogin();
         reject(new ApiError(xhr.status, String(payload.code ?? "BAD_REQUEST"), String(payload.msg ?? `Upload failed (${xhr.status})`), payload));
       }
     };

@@ -5,7 +5,7 @@
 // Zulip's server_events_dispatch). A lost queue (BAD_EVENT_QUEUE_ID, a `restart`) re-registers;
 // the onRegister handlers then reconcile (messages.ts fetches what arrived meanwhile).
 import { batch, signal } from "@preact/signals";
-import { api, ApiError, SessionEndedError, type Schemas } from "../api/client";
+import { api, ApiError, goToLogin, SessionEndedError, type Schemas } from "../api/client";
 import type { RegisterState } from "./store";
 
 type S = Schemas;
@@ -77,6 +77,7 @@ export type ConnectionState = "connecting" | "connected" | "reconnecting" | "sto
 /** For the UI: "reconnecting" shows a banner. */
 export const connection = signal<ConnectionState>("connecting");
 
+/** public/boot.js sends the first /register with these parameters: change both. */
 const CAPABILITIES = {
   notification_settings_null: true,
   bulk_message_deletion: true,
@@ -165,7 +166,7 @@ async function registerWithRetry(reconnect: boolean): Promise<void> {
 function sessionEnded(): void {
   stopped = true;
   connection.value = "stopped";
-  location.assign("/login");
+  goToLogin();
 }
 
 async function reRegister(): Promise<void> {

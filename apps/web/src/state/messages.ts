@@ -9,8 +9,9 @@ import { isSearchNarrow, matchesNarrow, narrowKey, narrowToApi, type Narrow } fr
 import { onEvent, onRegister } from "./events";
 import { myUserId, type Message } from "./store";
 import { noteMessage } from "./unread";
-import { isTopicMuted } from "./user-topics";
+import { isStreamMuted, isTopicMuted } from "./user-topics";
 
+/** public/boot.js asks for the first page of the combined feed with these sizes: change both. */
 export const PAGE_SIZE = 50;
 export const MAX_KEPT = 2000;
 /** Lists kept for going back to a narrow: the current one and a few before it. */
@@ -32,6 +33,8 @@ export class MessageList {
   readonly epoch = signal(0);
   private byId = new Map<number, Message>();
   private inFlight: Promise<void> | null = null;
+  /** Live messages of this narrow that arrived while the first window was being fetched. */
+  private arrivedWhileLoading: Message[] = [];
 
   constructor(readonly narrow: Narrow) {
     this.key = narrowKey(narrow);
@@ -109,12 +112,17 @@ export class MessageList {
   loadInitial(): Promise<void> {
     return this.run("initial", async () => {
       const { near } = this.serverNarrow();
+      this.arrivedWhileLoading = [];
       const answer = await this.fetch(near ?? "first_unread", PAGE_SIZE, PAGE_SIZE);
       batch(() => {
         this.byId.clear();
         this.foundOldest.value = answer.found_oldest;
         this.foundNewest.value = answer.found_newest;
         this.merge(answer.messages, "newest");
+        // The server may have answered before a message that an event delivered meanwhile: the
+        // event was the only news of it, so keep it (a window short of the newest fetches it later).
+        if (answer.found_newest && this.arrivedWhileLoading.length > 0) this.merge(this.arrivedWhileLoading, "oldest");
+        this.arrivedWhileLoading = [];
         const anchor = answer.messages.some((m) => m.id === answer.anchor) ? answer.anchor : null;
         this.anchorId.value = anchor;
         this.epoch.value++;
@@ -154,6 +162,8 @@ export class MessageList {
    * missed) and everything after it until the newest, so that no message is lost and none doubled.
    */
   reconcile(): Promise<void> {
+    // Another fetch (a page of older messages) must not swallow the catch-up: run after it.
+    if (this.inFlight) return this.inFlight.then(() => this.reconcile());
     const list = this.messages.value;
     if (list.length === 0) return this.loadInitial();
     // A window short of the newest misses nothing new (scrolling down fetches it): refresh its end only.
@@ -163,13 +173,16 @@ export class MessageList {
       let anchor = list[startIndex].id;
       let first = true;
       for (let page = 0; page < 40; page++) {
+        // Only what was held before asking can be gone from the server's answer: a live message
+        // that arrived while the request was out may be newer than the answer, and must stay.
+        const heldBefore = new Set(this.byId.keys());
         const answer = await this.fetch(anchor, 0, reachesNewest ? 200 : PAGE_SIZE, first);
         const got = new Set(answer.messages.map((m) => m.id));
         const last = answer.messages[answer.messages.length - 1];
         batch(() => {
           // Held messages inside the fetched range that the server no longer has here: deleted or moved away.
           const upper = answer.found_newest ? Infinity : (last?.id ?? anchor);
-          for (const id of [...this.byId.keys()]) if (id >= anchor && id <= upper && !got.has(id) && (first || id > anchor)) this.byId.delete(id);
+          for (const id of heldBefore) if (id >= anchor && id <= upper && !got.has(id) && (first || id > anchor)) this.byId.delete(id);
           this.foundNewest.value = answer.found_newest;
           this.merge(answer.messages, "oldest");
         });
@@ -192,6 +205,34 @@ export class MessageList {
     if (touched) this.publish();
   }
 
+  /**
+   * Brings back the messages of `terms` (a topic or stream just unmuted) that fall inside the
+   * window of the combined feed, which refilter() had dropped; the window's ends stay as they are.
+   */
+  async restore(terms: Narrow): Promise<void> {
+    const held = this.messages.value;
+    // Everything was hidden: load the window afresh.
+    if (held.length === 0) return this.loadInitial();
+    const oldest = held[0].id;
+    const newest = held[held.length - 1].id;
+    try {
+      const answer = await api.get("/messages", {
+        anchor: this.foundNewest.value ? "newest" : newest,
+        num_before: MAX_KEPT,
+        num_after: 0,
+        narrow: narrowToApi(terms),
+        apply_markdown: true,
+        client_gravatar: false,
+      });
+      for (const message of answer.messages) noteMessage(message);
+      const inWindow = answer.messages.filter((m) => (m.id >= oldest || this.foundOldest.value) && (m.id <= newest || this.foundNewest.value));
+      if (inWindow.length > 0) this.merge(inWindow, "oldest");
+    } catch (error) {
+      // The next visit's reconcile fetches them anyway.
+      console.warn("refetching unmuted messages failed", error);
+    }
+  }
+
   /** Resolves when the current fetch (if any) is done. */
   settled(): Promise<void> {
     return this.inFlight ?? Promise.resolve();
@@ -201,8 +242,10 @@ export class MessageList {
 
   /** A live message: appended when it belongs here and the window reaches the newest. */
   addLive(message: Message): void {
-    if (!this.foundNewest.value || this.byId.has(message.id)) return;
+    if (this.byId.has(message.id)) return;
     if (matchesNarrow(this.narrow, message, myUserId.value) !== true || isSearchNarrow(this.narrow)) return;
+    if (this.loading.peek() === "initial") this.arrivedWhileLoading.push(message);
+    if (!this.foundNewest.value) return;
     this.merge([message], "oldest");
   }
 
@@ -281,10 +324,23 @@ onRegister((_state, reconnect) => {
   if (current) void current.reconcile();
 });
 
-// Muting a topic or a stream hides it from the combined feed at once.
-onEvent("user_topic", () => forEachList((list) => list.refilter()));
+// Muting a topic or a stream hides it from the combined feed at once; unmuting fetches its
+// messages back into the feed's window.
+onEvent("user_topic", (event) => {
+  forEachList((list) => list.refilter());
+  if (!isTopicMuted(event.stream_id, event.topic_name)) {
+    const terms = [
+      { operator: "channel", operand: String(event.stream_id) },
+      { operator: "topic", operand: event.topic_name },
+    ];
+    forEachList((list) => list.narrow.length === 0 && void list.restore(terms));
+  }
+});
 onEvent("subscription", (event) => {
-  if (event.op === "update" && (event.property === "is_muted" || event.property === "in_home_view")) forEachList((list) => list.refilter());
+  if (event.op !== "update" || (event.property !== "is_muted" && event.property !== "in_home_view")) return;
+  forEachList((list) => list.refilter());
+  const streamId = event.stream_id;
+  if (streamId !== undefined && !isStreamMuted(streamId)) forEachList((list) => list.narrow.length === 0 && void list.restore([{ operator: "channel", operand: String(streamId) }]));
 });
 
 onEvent("message", (event) => {

@@ -1,10 +1,20 @@
 // Marking messages read while the user reads them: the message list reports rows that were on
 // screen while the window had focus; they are sent in one POST /messages/flags a second.
-import { api } from "../api/client";
+import { api, ApiError } from "../api/client";
+import { onEvent } from "./events";
 import { isUnread, markReadLocally } from "./unread";
 
 const pending = new Set<number>();
+/** Messages deleted since the last flush: the server refuses a batch naming one ("Invalid message(s)"). */
+const deleted = new Set<number>();
 let timer: ReturnType<typeof setTimeout> | null = null;
+
+onEvent("delete_message", (event) => {
+  for (const id of event.message_ids ?? (event.message_id !== undefined ? [event.message_id] : [])) {
+    pending.delete(id);
+    deleted.add(id);
+  }
+});
 
 async function flush(): Promise<void> {
   timer = null;
@@ -13,11 +23,17 @@ async function flush(): Promise<void> {
   pending.clear();
   try {
     await api.post("/messages/flags", { messages: ids, op: "add", flag: "read" });
-  } catch {
+    deleted.clear();
+  } catch (error) {
     // Put them back for the next batch; the unread state is already updated locally and the
     // server's answer (an update_message_flags event) will agree once the request goes through.
-    for (const id of ids) pending.add(id);
-    if (!timer) timer = setTimeout(() => void flush(), 5000);
+    // A refusal (400) names a message deleted (or made unreadable) meanwhile: retry without the
+    // deleted ones, and give up on a batch the server would refuse again, rather than forever.
+    const refused = error instanceof ApiError && error.status === 400;
+    const retry = refused ? ids.filter((id) => !deleted.has(id)) : ids;
+    if (refused && retry.length === ids.length) return;
+    for (const id of retry) pending.add(id);
+    if (!timer && pending.size > 0) timer = setTimeout(() => void flush(), refused ? 0 : 5000);
   }
 }
 

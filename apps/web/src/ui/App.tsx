@@ -52,7 +52,7 @@ function lazyComponent<P extends object>(load: () => Promise<{ default: Componen
 
 const Settings = lazyComponent<OverlayProps>(() => import("./settings/SettingsOverlay"));
 const Admin = lazyComponent<OverlayProps>(() => import("./admin/AdminOverlay"));
-const StreamBrowser = lazyComponent<{ onClose(): void }>(() => import("./streams/StreamBrowser"));
+const StreamBrowser = lazyComponent<OverlayProps>(() => import("./streams/StreamBrowser"));
 
 function emptyTextFor(narrow: Narrow): string {
   if (narrow.length === 0) return "No messages yet. Say hello in a channel!";
@@ -110,7 +110,7 @@ export function App() {
       </div>
       {current.kind === "settings" && <Settings section={current.section} onClose={closeOverlay} />}
       {current.kind === "organization" && <Admin section={current.section} onClose={closeOverlay} />}
-      {current.kind === "channels" && <StreamBrowser onClose={closeOverlay} />}
+      {current.kind === "channels" && <StreamBrowser section={current.section} onClose={closeOverlay} />}
     </div>
   );
 }

@@ -2,8 +2,6 @@
 // only loads the menu's code on the first click.
 import type { Message } from "../../state/store";
 
-export { composeRequest, type ComposeRequest } from "./compose-request";
-
 /** Opens the actions menu of `message` under `anchor` (the row's actions button); again closes it. */
 export function openMessageActions(message: Message, anchor: HTMLElement): void {
   void import("./message-actions").then((m) => m.openMessageActionsNow(message, anchor));

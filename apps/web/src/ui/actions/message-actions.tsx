@@ -4,7 +4,8 @@ import { api } from "../../api/client";
 import { myUserId, type Message } from "../../state/store";
 import { matchesNarrow, narrowToApi } from "../../narrow";
 import { currentNarrow } from "../../state/route";
-import { requestCompose } from "./compose-request";
+import { openCompose } from "../compose/composeState";
+import { recipientFromNarrow } from "../compose/recipient";
 import { absoluteLink, conversationNarrow, copyText, messageHash } from "./links";
 import { openMenu, type MenuItem } from "./menu";
 import { canDelete, canEditContent, canEditTopic, canViewHistory, canViewReadReceipts } from "./permissions";
@@ -26,7 +27,7 @@ export function quoteText(message: Message, raw: string): string {
 async function quoteAndReply(message: Message): Promise<void> {
   const answer = await api.get("/messages/{message_id}", { message_id: message.id, apply_markdown: false });
   const raw = typeof answer.raw_content === "string" ? answer.raw_content : answer.message.content;
-  requestCompose({ narrow: conversationNarrow(message), text: quoteText(message, raw) });
+  openCompose({ recipient: recipientFromNarrow(conversationNarrow(message)), text: quoteText(message, raw) });
 }
 
 async function setStarred(message: Message, starred: boolean): Promise<void> {
@@ -72,7 +73,7 @@ export function messageActionItems(message: Message, anchor: HTMLElement): MenuI
   const starred = message.flags?.includes("starred") ?? false;
   const items: MenuItem[] = [
     { label: "Add reaction", onSelect: run(async () => (await import("./reaction-picker")).openReactionPicker(message, anchor)) },
-    { label: "Reply", onSelect: () => requestCompose({ narrow: conversationNarrow(message), text: "" }) },
+    { label: "Reply", onSelect: () => openCompose({ recipient: recipientFromNarrow(conversationNarrow(message)) }) },
     { label: "Quote and reply", onSelect: run(() => quoteAndReply(message)) },
   ];
   if (canEditContent(message)) items.push({ label: "Edit message", onSelect: run(async () => (await import("./edit-dialog")).openEditDialog(message)) });

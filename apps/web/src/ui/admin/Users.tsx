@@ -120,7 +120,7 @@ function UserRow(props: { user: User; admin: boolean; onChange(): void }) {
           </>
         )}
       </td>
-      <td>{user.delivery_email ?? user.email}</td>
+      <td class="set-break">{user.delivery_email ?? user.email}</td>
       <td>
         {props.admin && user.is_active ? (
           <>
@@ -139,7 +139,7 @@ function UserRow(props: { user: User; admin: boolean; onChange(): void }) {
           (ROLE_NAMES[user.role] ?? user.role)
         )}
       </td>
-      <td>{formatDate(user.date_joined)}</td>
+      <td class="set-nowrap">{formatDate(user.date_joined)}</td>
       {props.admin && (
         <td>
           <div class="set-row-actions">
@@ -186,8 +186,10 @@ function AddUser(props: { onAdded(): void }) {
     }, "User added");
   };
   return (
-    <Section title="Add user" intro="Creates the account at once; give the new user the address and the initial password below.">
+    <details class="set-details" open={done !== null}>
+      <summary class="set-btn">Add a user</summary>
       <form class="set-form" onSubmit={submit}>
+        <p class="set-muted">Creates the account at once; give the new user the address and the initial password below.</p>
         <div class="set-inline">
           <TextInput label="Email" type="email" value={email} onInput={setEmail} required autoComplete="off" />
           <TextInput label="Full name" value={name} onInput={setName} required maxLength={60} autoComplete="off" />
@@ -208,7 +210,7 @@ function AddUser(props: { onAdded(): void }) {
           </p>
         )}
       </form>
-    </Section>
+    </details>
   );
 }
 
@@ -265,7 +267,7 @@ function BotRow(props: { bot: User; owner: string; admin: boolean; onChange(): v
         <Pic url={bot.avatar_url} name={bot.full_name} /> {bot.full_name}
         {!bot.is_active && <span class="set-muted"> (deactivated)</span>}
       </td>
-      <td>{bot.email}</td>
+      <td class="set-break">{bot.email}</td>
       <td>{BOT_TYPES[bot.bot_type ?? 1] ?? "Bot"}</td>
       <td>{props.owner}</td>
       {props.admin && (

@@ -1,12 +1,12 @@
-// Desktop notifications for messages that mention me or are direct messages, while the window is
-// not focused. Permission is asked on the first user gesture (browsers want one) or from the
-// banner's button, never at page load.
+// Desktop notifications for direct messages, messages that mention me and (when the user setting
+// says so) messages in followed topics, while the window is hidden or not focused. Permission is
+// asked on the first user gesture (browsers want one) or from the banner's button, never at page load.
 import { signal } from "@preact/signals";
 import { dmUserIds } from "../../narrow";
 import { onEvent } from "../../state/events";
 import { hashFor } from "../../state/route";
 import { myUserId, streamName, userSettings, type Message } from "../../state/store";
-import { isTopicMuted } from "../../state/user-topics";
+import { isTopicFollowed, isTopicMuted } from "../../state/user-topics";
 
 const supported = typeof window !== "undefined" && "Notification" in window;
 export const notificationPermission = signal<NotificationPermission | "unsupported">(supported ? Notification.permission : "unsupported");
@@ -39,12 +39,13 @@ const MENTION_FLAGS = ["mentioned", "wildcard_mentioned", "topic_wildcard_mentio
 
 onEvent("message", ({ message, flags }) => {
   if (!supported || Notification.permission !== "granted" || message.sender_id === myUserId.value) return;
-  if (document.hasFocus()) return;
+  if (document.visibilityState === "visible" && document.hasFocus()) return;
   const settings = userSettings.value;
   const isDm = message.type === "private";
   const mentioned = flags.some((flag) => MENTION_FLAGS.includes(flag));
-  if (!isDm && !mentioned) return;
-  if (settings.enable_desktop_notifications === false) return;
+  const followed = message.type === "stream" && settings.enable_followed_topic_desktop_notifications === true && isTopicFollowed(message.stream_id ?? 0, message.subject);
+  if (!isDm && !mentioned && !followed) return;
+  if ((isDm || mentioned) && !followed && settings.enable_desktop_notifications === false) return;
   if (!isDm && flags.includes("wildcard_mentioned") && !flags.includes("mentioned") && isTopicMuted(message.stream_id ?? 0, message.subject)) return;
   const title = isDm ? message.sender_full_name : `${message.sender_full_name} (#${streamName(message.stream_id ?? 0) ?? ""} > ${message.subject})`;
   const body = isDm && settings.pm_content_in_desktop_notifications === false ? "New direct message" : plainText(message.content).slice(0, 300);

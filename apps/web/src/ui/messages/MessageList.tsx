@@ -9,6 +9,7 @@ import { isSearchNarrow } from "../../narrow";
 import type { MessageList } from "../../state/messages";
 import { markRead } from "../../state/read";
 import { unreadVersion, isUnread } from "../../state/unread";
+import { useDropUploads } from "../compose/composeState";
 import { buildItems, MemoRow, type RowItem } from "./MessageRow";
 import { selectedMessageId } from "./selection";
 import "./messages.css";
@@ -62,6 +63,14 @@ function rangeFor(offsets: number[], top: number, height: number): [number, numb
 
 let firstListRendered = false;
 
+/** Each list's view state, kept while the list is cached (state/messages.ts), so going back to a narrow returns to where the user was. */
+const savedViews = new WeakMap<MessageList, ViewState>();
+function viewStateOf(list: MessageList): ViewState {
+  let view = savedViews.get(list);
+  if (!view) savedViews.set(list, (view = { heights: new Map(), anchor: null, stickToBottom: false, epoch: -1, range: [0, 0] }));
+  return view;
+}
+
 function selectMessage(id: number): void {
   selectedMessageId.value = id;
 }
@@ -76,12 +85,14 @@ export function MessageListView({ list, emptyText }: { list: MessageList; emptyT
   const selected = selectedMessageId.value;
   void unreadVersion.value; // re-render when unread state changes (the unread marker)
   const items = useMemo(() => buildItems(messages), [messages]);
+  // Files dropped on the messages go to the compose box, as Zulip's.
+  const drop = useDropUploads();
 
   const scrollerRef = useRef<HTMLDivElement>(null);
   const topRef = useRef<HTMLDivElement>(null);
   const bottomRef = useRef<HTMLDivElement>(null);
   const rowsRef = useRef<HTMLDivElement>(null);
-  const state = useRef<ViewState>({ heights: new Map(), anchor: null, stickToBottom: false, epoch: -1, range: [0, 0] });
+  const state = useRef<ViewState>(viewStateOf(list));
   const [, setTick] = useState(0);
   const itemsRef = useRef(items);
   itemsRef.current = items;
@@ -263,7 +274,7 @@ export function MessageListView({ list, emptyText }: { list: MessageList; emptyT
   const rendered = items.slice(start, end);
   return (
     // The testid is on the element that scrolls, so that tests and the benchmark can scroll it.
-    <div class="msg-list-scroller" data-testid="message-list" ref={scrollerRef} onScroll={onScroll} tabIndex={-1}>
+    <div class="msg-list-scroller" data-testid="message-list" ref={scrollerRef} onScroll={onScroll} tabIndex={-1} {...drop}>
       <div class="msg-list" role="log" aria-label="Messages" aria-busy={loading !== null}>
         {foundOldest && messages.length > 0 && <div class="msg-list-start">This is the start of this view.</div>}
         {!foundOldest && loading === "older" && <div class="msg-list-loading">Loading older messages…</div>}

@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { api } from "../../api/client";
 import { myUserId, registered, streamsById, subscriptionsById } from "../../state/store";
 import { userTopics } from "../../state/user-topics";
-import { type Choice, type UserSettings, Loading, Section, Select, Status, TextInput, Toggle, patchRegistered, patchUserSettings, useLoad, useOutcome } from "./common";
+import { type Choice, type UserSettings, Loading, Section, Select, Status, TextInput, Toggle, currentSettings, patchRegistered, patchUserSettings, useLoad, useOutcome } from "./common";
 import { SettingToggle } from "./Profile";
 
 /** How the page looks for each color_scheme (1 follows the system); the app's CSS reads data-theme. */
@@ -16,19 +16,22 @@ export function applyColorScheme(scheme: number | undefined): void {
 
 /** One multiple-choice personal setting, saved as soon as it changes. */
 function SettingSelect<K extends keyof UserSettings>(props: { name: K; label: string; choices: Choice[]; numeric?: boolean; after?(value: UserSettings[K]): void }) {
-  const settings = registered.value?.user_settings;
+  const settings = currentSettings();
   const [outcome, run] = useOutcome();
+  // The choice shows while it is being saved (a controlled select would snap back until then).
+  const [pending, setPending] = useState<string | null>(null);
   const change = (raw: string) => {
     const value = (props.numeric ? Number(raw) : raw) as UserSettings[K];
+    setPending(raw);
     void run(async () => {
       await api.patch("/settings", { [props.name]: value });
       patchUserSettings({ [props.name]: value } as Partial<UserSettings>);
       props.after?.(value);
-    });
+    }).then(() => setPending(null));
   };
   return (
     <div class="set-inline">
-      <Select label={props.label} value={String(settings?.[props.name] ?? "")} choices={props.choices} disabled={outcome.kind === "busy"} onChange={change} />
+      <Select label={props.label} value={pending ?? String(settings[props.name] ?? "")} choices={props.choices} disabled={outcome.kind === "busy"} onChange={change} />
       {outcome.kind !== "idle" && <Status outcome={outcome} />}
     </div>
   );

@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { api, type Schemas } from "../../api/client";
 import { isAdmin, me, myUserId, registered, usersById } from "../../state/store";
-import { Loading, Pic, Section, Status, TextInput, Toggle, patchUserSettings, sendForm, useId, useLoad, useOutcome } from "./common";
+import { Loading, Pic, Section, Status, TextInput, Toggle, currentSettings, patchUserSettings, sendForm, useId, useLoad, useOutcome } from "./common";
 
 type Field = Schemas["CustomProfileField"];
 
@@ -215,14 +215,18 @@ type BoolSetting = {
 
 /** One boolean personal setting, saved as soon as it changes (as Zulip does). */
 export function SettingToggle(props: { name: BoolSetting; label: string; hint?: string }) {
-  const settings = registered.value?.user_settings;
+  const settings = currentSettings();
   const [outcome, run] = useOutcome();
-  const value = Boolean(settings?.[props.name]);
-  const change = (next: boolean) =>
+  // The box shows the choice while it is being saved (a controlled box would flip back until then).
+  const [pending, setPending] = useState<boolean | null>(null);
+  const value = pending ?? Boolean(settings[props.name]);
+  const change = (next: boolean) => {
+    setPending(next);
     void run(async () => {
       await api.patch("/settings", { [props.name]: next });
       patchUserSettings({ [props.name]: next });
-    });
+    }).then(() => setPending(null));
+  };
   return (
     <div class="set-inline">
       <Toggle label={props.label} hint={props.hint} checked={value} disabled={outcome.kind === "busy"} onChange={change} />
@@ -272,7 +276,9 @@ function PasswordForm() {
       setOld("");
       setNew("");
       setConfirm("");
-    }, "Password changed");
+      // The server ends every session of the account on a password change, this one too: sign in again.
+      window.location.assign("/login");
+    }, "Password changed: sign in again with the new one");
   };
   return (
     <Section title="Password">

@@ -3,8 +3,8 @@
 // requests (avatars, bot avatars, custom emoji) that the typed JSON client does not send.
 import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, SessionEndedError, csrfToken } from "../../api/client";
-import { registered } from "../../state/store";
+import { ApiError, SessionEndedError, csrfToken, endsSession, goToLogin } from "../../api/client";
+import { registered, userSettings } from "../../state/store";
 import "./settings.css";
 
 export type Registered = NonNullable<typeof registered.value>;
@@ -36,7 +36,7 @@ export function useOutcome(): [Outcome, (work: () => Promise<unknown>, done?: st
       if (alive.current) setOutcome({ kind: "ok", text: done });
       return true;
     } catch (error) {
-      if (error instanceof SessionEndedError) window.location.assign("/login");
+      if (error instanceof SessionEndedError) goToLogin();
       if (alive.current) setOutcome({ kind: "error", text: errorText(error) });
       return false;
     }
@@ -64,7 +64,7 @@ export function useLoad<T>(load: () => Promise<T>): { data: T | null; error: str
     load().then(
       (value) => current && (setData(value), setError(null)),
       (err: unknown) => {
-        if (err instanceof SessionEndedError) window.location.assign("/login");
+        if (err instanceof SessionEndedError) goToLogin();
         if (current) setError(errorText(err));
       },
     );
@@ -171,8 +171,16 @@ export async function sendForm(method: "POST" | "PATCH", path: string, form: For
   if (response.ok && payload.result === "success") return payload;
   const code = typeof payload.code === "string" ? payload.code : "BAD_REQUEST";
   const msg = typeof payload.msg === "string" ? payload.msg : `Error ${response.status}`;
-  if (response.status === 401) throw new SessionEndedError(response.status, code, msg, payload);
+  if (endsSession(response.status, code)) {
+    goToLogin();
+    throw new SessionEndedError(response.status, code, msg, payload);
+  }
   throw new ApiError(response.status, code, msg, payload);
+}
+
+/** The user's current settings: user_settings events keep `userSettings` current, /register's copy is the fallback. */
+export function currentSettings(): Partial<UserSettings> {
+  return { ...registered.value?.user_settings, ...userSettings.value };
 }
 
 /** Keeps the /register state current after a change this screen made, without waiting for its event. */
@@ -182,6 +190,8 @@ export function patchRegistered(changes: Partial<Registered>): void {
 }
 
 export function patchUserSettings(changes: Partial<UserSettings>): void {
+  // What the rest of the app reads (message times, theme), at once rather than at the event.
+  userSettings.value = { ...userSettings.value, ...changes };
   const state = registered.value;
   if (!state) return;
   const top: Record<string, unknown> = {};

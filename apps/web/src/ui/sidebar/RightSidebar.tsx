@@ -9,8 +9,11 @@ import { Emoji } from "../messages/Emoji";
 import "./sidebar.css";
 
 const ORDER: Record<PresenceStatus, number> = { active: 0, idle: 1, offline: 2 };
-/** Rows rendered at most; the filter finds the others. */
-const MAX_ROWS = 300;
+/**
+ * Rows rendered at most; the filter finds the others. Each row is a link with its DM hash, built,
+ * laid out and painted on the first load (1,000 people: 300 rows cost about a tenth of it).
+ */
+const MAX_ROWS = 100;
 
 const people = computed(() => {
   const presence = presenceById.value;

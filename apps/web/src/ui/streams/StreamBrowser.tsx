@@ -87,6 +87,8 @@ export default function StreamBrowser(props: StreamBrowserProps) {
   }, []);
   useEffect(() => {
     if (props.section === "new" && canCreate) openCreateStreamDialog();
+    // A link to another section while open (#channels/subscribed → #channels/all) switches the tab.
+    else if (props.section === "subscribed" || props.section === "all") setShow(props.section);
   }, [props.section]);
 
   const rows = useMemo(() => {
