@@ -98,6 +98,27 @@ describe.each(MODES)("message Markdown (%s)", (mode) => {
     expect(res.body).toEqual({ result: "success", msg: "", rendered: `<p><span class="user-mention" data-user-id="${alice.id}">@Alice Md</span></p>` });
   });
 
+  test("a link to an uploaded image gets Zulip's inline preview; other links do not", async () => {
+    const upload = await alice.client.raw("post", "/user_uploads").attach("file", Buffer.from("not really a png"), "shot.png");
+    expect(upload.body.result).toBe("success");
+    const url: string = upload.body.uri;
+    const preview = (href: string, title?: string) =>
+      `<div class="message_inline_image"><a href="${href}"${title === undefined ? "" : ` title="${title}"`}><img src="${href}" alt="${title ?? "shot.png"}"></a></div>`;
+    const content = `[shot.png](${url})`;
+    const expected = `<p>${link(url, "shot.png")}</p>\n${preview(url, "shot.png")}`;
+    expect(await render(content)).toBe(expected);
+    expect(await stored(content)).toBe(expected);
+    // An absolute URL on the realm's own host counts as the same upload.
+    const absolute = `http://${server.running.services.ctx.externalHost}${url}`;
+    expect(await render(`see ${absolute}`)).toBe(`<p>see ${link(absolute)}</p>\n${preview(absolute)}`);
+    for (const other of [`[notes.txt](${url.replace(/[^/]+$/, "notes.txt")})`, "[x](https://example.com/x.png)", `[x](https://example.com${url})`, `> [q](${url})`]) {
+      expect(await render(other)).not.toContain("<img");
+    }
+    // Past Zulip's 24 distinct links, no previews at all.
+    const many = Array.from({ length: 25 }, (_, i) => `[${i}](${url.replace(/[^/]+$/, `${i}.png`)})`).join("\n");
+    expect(await stored(many)).not.toContain("<img");
+  });
+
   describe("hostile input", () => {
     test.each([
       "[click](javascript:alert(document.cookie))",

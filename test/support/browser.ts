@@ -110,6 +110,9 @@ export class PageProblems {
       const location = message.location();
       // The browser's own request for a tab icon the page never asked for.
       if (/\/favicon\.ico$/.test(location.url)) return;
+      // The server names Gravatar's address for avatars nobody uploaded (as Zulip does); these
+      // machines are offline, so those loads fail, and the client shows initials instead.
+      if (/^https:\/\/secure\.gravatar\.com\//.test(location.url)) return;
       const at = location.url ? ` (${location.url}:${location.lineNumber})` : "";
       this.problems.push({ kind: "console", page: where(), text: `${message.text()}${at}` });
     });
@@ -117,6 +120,7 @@ export class PageProblems {
     page.on("requestfailed", (request) => {
       const failure = request.failure()?.errorText ?? "failed";
       if (failure.includes("ERR_ABORTED")) return;
+      if (request.url().startsWith("https://secure.gravatar.com/")) return;
       this.problems.push({ kind: "requestfailed", page: where(), text: `${request.method()} ${request.url()}: ${failure}` });
     });
     page.on("response", (response) => {

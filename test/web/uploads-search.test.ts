@@ -122,15 +122,13 @@ describe.each(MODES)("uploads and search in the web client (%s)", (mode) => {
     await row.waitFor({ timeout: 20_000 });
     const href = await row.locator(`.msg-content a[href*="/user_uploads/"]`).first().getAttribute("href");
     expect(href).toContain(url);
-    // TODO(issue 34): the server renders no inline preview (Zulip's message_inline_image) for an
-    // uploaded image, so no <img> is in the row; until it does, check the picture Bob's browser
-    // would show loads from the link with his session.
-    const inline = row.locator(".msg-content img");
-    if ((await inline.count()) > 0) {
-      await until("the inline image to load", () => inline.first().evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), (w) => w > 0);
-    } else {
-      await expect(loadsAsImage(bob.page, href!)).resolves.toBe(24);
-    }
+    // The server renders Zulip's inline preview for an uploaded image: Bob's row shows the
+    // picture itself, loaded with his session.
+    const inline = row.locator(`.msg-content .message_inline_image img[src*="/user_uploads/"]`);
+    await inline.first().waitFor({ timeout: 20_000 });
+    expect(await inline.first().getAttribute("src")).toContain(url);
+    await until("the inline image to load", () => inline.first().evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), (w) => w > 0);
+    expect(await inline.first().evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(24);
     alice.problems.expectNone(offlineGravatar);
     bob.problems.expectNone(offlineGravatar);
   });

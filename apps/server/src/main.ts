@@ -178,8 +178,8 @@ async function startServerOwning(config: Config, lock: DataDirLock | null): Prom
       dataDir: services.db.kind === "pglite" || config.storage.backend === "local" ? config.dataDir : null,
       bus: config.redisClusterNodes ? "redis cluster" : config.redisUrl ? "redis" : "in-process",
     });
-    // For a person trying it: where the web client is (the host the organization is served at).
-    if (role === "all" || role === "api") process.stdout.write(`\n  Web client: http://${config.externalHost}/\n\n`);
+    // For a person trying it in a terminal: where the web client is (the organization's host).
+    if ((role === "all" || role === "api") && process.stdout.isTTY) process.stdout.write(`\n  Web client: http://${config.externalHost}/\n\n`);
   }
 
   return {

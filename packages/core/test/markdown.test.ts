@@ -196,3 +196,85 @@ describe("renderMarkdown: hostile input", () => {
     expect((out.match(/<blockquote>/g) ?? []).length).toBeLessThanOrEqual(9);
   });
 });
+
+describe("renderMarkdown: inline previews of uploaded images (Zulip's message_inline_image)", () => {
+  const UPLOAD = "/user_uploads/2/ab/AAAAAAAAAAAAAAAAAAAAAAAA";
+  const PREVIEWS: RenderContext = { imagePreviews: { realmHost: "chat.example.com" } };
+  const preview = (url: string, title?: string) =>
+    `<div class="message_inline_image"><a href="${url}"${title === undefined ? "" : ` title="${title}"`}><img src="${url}" alt="${title ?? url.slice(url.lastIndexOf("/") + 1)}"></a></div>`;
+  const linkTo = (url: string, text: string) => `<a href="${url}" target="_blank" rel="noopener noreferrer" title="${url}">${text}</a>`;
+  const render = (content: string, context: RenderContext = PREVIEWS) => renderMarkdown(content, context);
+
+  test("a link to an uploaded image keeps its paragraph and gets a preview after it", () => {
+    const url = `${UPLOAD}/pic.png`;
+    const out = render(`[pic.png](${url})`);
+    expect(out.html).toBe(`<p>${linkTo(url, "pic.png")}</p>\n${preview(url, "pic.png")}`);
+    expect(out.hasImage).toBe(true);
+    for (const ext of ["gif", "JPG", "jpeg", "jpe", "webp", "bmp"]) expect(render(`[x](${UPLOAD}/x.${ext})`).html).toContain('class="message_inline_image"');
+  });
+
+  test("several images of one paragraph follow it in order, each URL once", () => {
+    const [a, b] = [`${UPLOAD}/a.png`, `${UPLOAD}/b.gif`];
+    expect(render(`[a](${a}) [b](${b}) [again](${a})\n\nnext`).html).toBe(
+      `<p>${linkTo(a, "a")} ${linkTo(b, "b")} ${linkTo(a, "again")}</p>\n${preview(a, "a")}\n${preview(b, "b")}\n<p>next</p>`,
+    );
+  });
+
+  test("an absolute URL on the realm's host previews; a bare one replaces its paragraph", () => {
+    const url = `https://chat.example.com${UPLOAD}/pic.png`;
+    expect(render(url).html).toBe(preview(url));
+    expect(render(`see ${url}`).html).toBe(`<p>see ${linkTo(url, url)}</p>\n${preview(url)}`);
+  });
+
+  test.each([
+    ["a non-image upload", `[doc](${UPLOAD}/doc.pdf)`],
+    ["an external image", "[x](https://evil.example/x.png)"],
+    ["an upload path on another host", `[x](https://evil.example${UPLOAD}/x.png)`],
+    ["a protocol-relative URL", `[x](//evil.example${UPLOAD}/x.png)`],
+    ["a backslash URL", `[x](/\\evil.example${UPLOAD}/x.png)`],
+    ["a path that is not an upload's", "[x](/static/x.png)"],
+    ["a malformed path id", "[x](/user_uploads/2/ab/short/x.png)"],
+    ["a path escaping the uploads", `[x](${UPLOAD}/../../../../static/x.png)`],
+    ["credentials in the URL", `[x](https://u:p@chat.example.com${UPLOAD}/x.png)`],
+    ["an image in a quote", `> [x](${UPLOAD}/x.png)`],
+    ["an image in a quote fence", "```quote\n[x](" + UPLOAD + "/x.png)\n```"],
+    ["an image in a spoiler in a quote", "> ```spoiler s\n> [x](" + UPLOAD + "/x.png)\n> ```"],
+    ["an image in inline code", "`" + UPLOAD + "/x.png`"],
+  ])("%s gets no preview", (_name, content) => {
+    expect(render(content).html).not.toContain("message_inline_image");
+    expect(render(content).html).not.toContain("<img");
+  });
+
+  test("an image in a spoiler is previewed inside it", () => {
+    const url = `${UPLOAD}/x.png`;
+    expect(render("```spoiler header\n[x](" + url + ")\n```").html).toContain(`<div class="spoiler-content" aria-hidden="true">\n<p>${linkTo(url, "x")}</p>\n${preview(url, "x")}\n</div>`);
+  });
+
+  test("no previews without the message context (descriptions) or with a realm's previews off", () => {
+    expect(renderMarkdown(`[x](${UPLOAD}/x.png)`).html).not.toContain("<img");
+    expect(renderMarkdown(`[x](https://chat.example.com${UPLOAD}/x.png)`, { imagePreviews: {} }).html).not.toContain("<img");
+  });
+
+  test("a message with more distinct links than Zulip's limit (24) gets no previews; at the limit all", () => {
+    const links = (n: number) => Array.from({ length: n }, (_, i) => `[${i}](${UPLOAD}/${i}.png)`).join("\n");
+    expect((render(links(24)).html.match(/<img /g) ?? []).length).toBe(24);
+    expect(render(links(25)).html).not.toContain("<img");
+    // Quoted links do not count, as in Zulip.
+    expect((render(`${links(24)}\n\n> [q](https://example.com/q)`).html.match(/<img /g) ?? []).length).toBe(24);
+    expect(render(`${links(24)}\n\n[q](https://example.com/q)`).html).not.toContain("<img");
+  });
+
+  test("hostile link text and file names stay escaped in the preview", () => {
+    const out = render(`[a" onerror="alert(1)<script>&amp;](${UPLOAD}/x%22onerror=alert(1)%3E.png)`).html;
+    expect(out).toContain(`title="a&quot; onerror=&quot;alert(1)&lt;script&gt;&amp;"`);
+    expect(out).not.toMatch(/<script/i);
+    // The preview is exactly a div, a link and an image, every attribute one quoted value.
+    const previewShape = /<div class="message_inline_image"><a href="[^"<>]*"(?: title="[^"<>]*")?><img src="[^"<>]*" alt="[^"<>]*"><\/a><\/div>/;
+    expect(out.split("\n")[1]).toMatch(new RegExp(`^${previewShape.source}$`));
+    const quoted = render(`[x](${UPLOAD}/a"b'c<d>.png)`).html;
+    expect(quoted).toContain(`<img src="${UPLOAD}/a%22b'c%3Cd%3E.png" alt="x">`);
+    // Without link text the alt is the file name, escaped.
+    expect(render(`[](${UPLOAD}/a%22b%3Cc%3E.png)`).html).toContain(`alt="a&quot;b&lt;c&gt;.png"`);
+    for (const [, attribute] of quoted.matchAll(/(?:src|href|title)="([^"]*)"/g)) expect(attribute).not.toMatch(/[<>]/);
+  });
+});

@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type Response } from "express";
-import { fetchOneMessage, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, updateMessage } from "@chat/core";
+import { fetchOneMessage, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, realmHost, updateMessage } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, ignoredParametersOf, originOf, params, parseParams, rawParam, route, schema, serve, success, successBody, successJsonText } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -101,7 +101,7 @@ export function messageEditRoutes(services: ApiServices): Router {
       // `subject` is what clients before Zulip 2.0 send.
       const topic = rawParam(req, "topic") ?? rawParam(req, "subject");
       await actions.run(originOf(req, actor), (tx, events) =>
-        updateMessage(tx, events, actor, messageIdOf(req)!, { content: p.content, topic, propagateMode: p.propagate_mode, streamId: p.stream_id }),
+        updateMessage(tx, events, actor, messageIdOf(req)!, { content: p.content, topic, propagateMode: p.propagate_mode, streamId: p.stream_id, realmHost: realmHost(actor.realm.string_id, services.ctx.externalHost) }),
       );
       success(res);
     }),

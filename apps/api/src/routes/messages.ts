@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { Router } from "express";
-import { badRequest, fitsPostgresInteger, MAX_MESSAGE_LENGTH, MAX_PRIVATE_RECIPIENTS, sendMessageAtomic, type Actor, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
+import { badRequest, fitsPostgresInteger, MAX_MESSAGE_LENGTH, MAX_PRIVATE_RECIPIENTS, realmHost, sendMessageAtomic, type Actor, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
 import {
   actorOf,
   authenticateHotRequest,
@@ -120,7 +120,7 @@ function sender(services: ApiServices) {
     // Zulip marks a message read for its sender only when the sending client is a person's
     // (Client.default_read_by_sender); this server always has, and 3.x-era clients expect it.
     const localEcho = p.queue_id !== undefined && p.local_id !== undefined ? { queueId: p.queue_id, localId: p.local_id } : undefined;
-    const request = { destination, content: p.content, client: clientName(req), readBySender: p.read_by_sender ?? true, localEcho };
+    const request = { destination, content: p.content, client: clientName(req), readBySender: p.read_by_sender ?? true, localEcho, realmHost: realmHost(actor.realm.string_id, services.ctx.externalHost) };
     return sendMessageAtomic(services.actions, actor, request, requestIdOf(req));
   };
 }

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { fetchRenderContext, MAX_MESSAGE_LENGTH, renderMarkdown } from "@chat/core";
+import { fetchRenderContext, MAX_MESSAGE_LENGTH, realmHost, renderMarkdown } from "@chat/core";
 import { actorOf, endpoint, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -27,7 +27,10 @@ export function renderRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, renderEndpoints.render.params);
-      const context = await fetchRenderContext(prisma, actor.realm_id, p.content);
+      const context = await fetchRenderContext(prisma, actor.realm_id, p.content, {
+        imagePreviews: actor.realm.inline_image_preview,
+        realmHost: realmHost(actor.realm.string_id, services.ctx.externalHost),
+      });
       success(res, { rendered: renderMarkdown(p.content, context).html });
     }),
   );

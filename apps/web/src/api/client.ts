@@ -98,7 +98,7 @@ export async function request<P extends ApiPath, M extends MethodsOf<P>>(
 }
 
 /**
- * The answer to a request public/boot.js sent before this bundle ran (the first /register and
+ * The answer to a request src/boot/boot.js sent before this bundle ran (the first /register and
  * message list), when this one is identical (method, URL, body); each is taken once.
  */
 function takePrefetched(method: string, target: string, body: string | undefined): Promise<Response> | undefined {

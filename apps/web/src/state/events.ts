@@ -77,7 +77,7 @@ export type ConnectionState = "connecting" | "connected" | "reconnecting" | "sto
 /** For the UI: "reconnecting" shows a banner. */
 export const connection = signal<ConnectionState>("connecting");
 
-/** public/boot.js sends the first /register with these parameters: change both. */
+/** src/boot/boot.js sends the first /register with these parameters: change both. */
 const CAPABILITIES = {
   notification_settings_null: true,
   bulk_message_deletion: true,

@@ -11,7 +11,7 @@ import { myUserId, type Message } from "./store";
 import { noteMessage } from "./unread";
 import { isStreamMuted, isTopicMuted } from "./user-topics";
 
-/** public/boot.js asks for the first page of the combined feed with these sizes: change both. */
+/** src/boot/boot.js asks for the first page of the combined feed with these sizes: change both. */
 export const PAGE_SIZE = 50;
 export const MAX_KEPT = 2000;
 /** Lists kept for going back to a narrow: the current one and a few before it. */

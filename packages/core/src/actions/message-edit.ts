@@ -27,6 +27,8 @@ export interface UpdateMessageRequest {
   topic?: string;
   propagateMode: PropagateMode;
   streamId?: number;
+  /** The realm's host, so that absolute links to its uploads get image previews too. */
+  realmHost?: string;
 }
 
 /** Zulip allows 20 s beyond the limit for network delays and the client's countdown. */
@@ -165,7 +167,7 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
   const update: Record<string, unknown> = { last_edit_time: now };
   if (newContent !== undefined) {
     // The same renderer and context as sending (mentions, stream links, emoji, linkifiers).
-    const context = await fetchRenderContext(tx, actor.realm_id, newContent, { linkifiers });
+    const context = await fetchRenderContext(tx, actor.realm_id, newContent, { linkifiers, imagePreviews: actor.realm.inline_image_preview, realmHost: request.realmHost });
     const rendered = renderMarkdown(newContent, context);
     // As Zulip since 5.0 (3.x checked sends only): otherwise an edit adds what a send may not.
     // Only the sender edits content, and a content edit never moves the message.

@@ -40,6 +40,8 @@ export interface SendMessageRequest {
   readBySender?: boolean;
   /** The sender's queue and their client's id for the message: that queue's event says `local_message_id`. */
   localEcho?: { queueId: string; localId: string };
+  /** The realm's host, so that absolute links to its uploads get image previews too. */
+  realmHost?: string;
 }
 
 export function checkContent(content: string): string {
@@ -181,7 +183,7 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
   const topic = destination.type === "stream" ? checkTopic(destination.topic, sender.realm.mandatory_topics) : "";
   // The render context and the stream do not depend on each other: look them up side by side.
   const [context, stream] = await Promise.all([
-    fetchRenderContext(db, sender.realm_id, content, { linkifiers: sender.realmLinkifiers }),
+    fetchRenderContext(db, sender.realm_id, content, { linkifiers: sender.realmLinkifiers, imagePreviews: sender.realm.inline_image_preview, realmHost: request.realmHost }),
     destination.type === "stream" ? accessStreamForSend(findStream, sender, destination.stream) : null,
   ]);
   const rendered = renderMarkdown(content, context);

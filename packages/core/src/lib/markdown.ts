@@ -9,6 +9,7 @@ import { linkifierMatches, newLinkifierBudget, type Linkifier, type LinkifierBud
 import type { RenderContext } from "./markdown/render-context.ts";
 import { isServiceBotType } from "./bots.ts";
 import { escapeAttribute, escapeText, syntaxEnv, zulipSyntax, type SyntaxEnv } from "./markdown/zulip-syntax.ts";
+import { fileNameOfPathId, isValidPathId } from "./uploads.ts";
 
 export * from "./markdown/render-context.ts";
 export { encodeHashComponent, streamNarrowUrl, customEmojiUrl, WILDCARD_MENTIONS } from "./markdown/zulip-syntax.ts";
@@ -89,14 +90,31 @@ function renderNested(content: string, env: RenderEnv): string {
   }
 }
 
-md.renderer.rules.fence = (tokens, idx, _options, envArg) => {
+md.renderer.rules.fence = (tokens, idx, options, envArg) => {
   const env = envArg as RenderEnv;
+  // A fence inside a `>` quote is quoted too (the image_previews rule marks it).
+  if ((tokens[idx].meta as { quoted?: boolean } | null)?.quoted && !env.inMarkdownQuote) {
+    env.inMarkdownQuote = true;
+    env.quoteDepth = (env.quoteDepth ?? 0) + 1;
+    try {
+      return md.renderer.rules.fence!(tokens, idx, options, env, md.renderer);
+    } finally {
+      env.quoteDepth--;
+      env.inMarkdownQuote = false;
+    }
+  }
   const info = tokens[idx].info.trim();
   const language = (info.split(/\s+/)[0] ?? "").replace(/^\./, "");
   const content = tokens[idx].content;
   const nestable = (env.depth ?? 0) < MAX_FENCE_NESTING;
   if (language.toLowerCase() === "quote" && nestable) {
-    return `<blockquote>\n${renderNested(content, env)}</blockquote>\n`;
+    // Links inside quotes get no image preview (as Zulip).
+    env.quoteDepth = (env.quoteDepth ?? 0) + 1;
+    try {
+      return `<blockquote>\n${renderNested(content, env)}</blockquote>\n`;
+    } finally {
+      env.quoteDepth--;
+    }
   }
   if (language.toLowerCase() === "spoiler" && nestable) {
     const header = info.slice(info.split(/\s+/)[0].length).trim();
@@ -114,6 +132,73 @@ interface RenderEnv {
   syntax?: SyntaxEnv;
   state?: { hasLink: boolean; hasImage: boolean };
   depth?: number;
+  /** How many quotes (fences, or `>` around a fence) the text being rendered is inside. */
+  quoteDepth?: number;
+  inMarkdownQuote?: boolean;
+  previews?: PreviewState;
+}
+
+/**
+ * Zulip's INLINE_PREVIEW_LIMIT_PER_MESSAGE: a message with more distinct links (outside quotes)
+ * than this gets no previews at all.
+ */
+export const INLINE_PREVIEW_LIMIT_PER_MESSAGE = 24;
+// Zulip's IMAGE_EXTENSIONS, matched against the URL's path.
+const PREVIEW_EXTENSIONS = [".bmp", ".gif", ".jpe", ".jpeg", ".jpg", ".png", ".webp"];
+
+interface PreviewState {
+  enabled: boolean;
+  /** The realm's host (with any port), whose absolute upload URLs count as its own. */
+  realmHost: string | null;
+  /** Distinct link URLs outside quotes, across the whole message (nested renders too). */
+  links: Set<string>;
+  /** URLs already previewed: each gets one preview, at its first link. */
+  previewed: Set<string>;
+}
+
+/**
+ * Whether `href` is an image uploaded to this server: a `/user_uploads/<path id>` path, relative
+ * or on the realm's own host, ending in an image extension. Nothing external is ever previewed
+ * (there is no image proxy), so a preview cannot make a reader's browser fetch from elsewhere.
+ */
+export function isPreviewableUploadUrl(href: string, realmHost: string | null): boolean {
+  return previewableUpload(href, realmHost) !== null;
+}
+
+/** The path id of a previewable upload `href` links to, or null (see isPreviewableUploadUrl). */
+function previewableUpload(href: string, realmHost: string | null): string | null {
+  let url: URL;
+  const base = "http://relative.invalid";
+  try {
+    url = new URL(href, base);
+  } catch {
+    return null;
+  }
+  if (href.startsWith("/")) {
+    // "//host/..." and "/\\host" are absolute in a browser; only a real path stays on this server.
+    if (!href.startsWith("/user_uploads/") || url.origin !== base) return null;
+  } else {
+    if (realmHost === null || (url.protocol !== "https:" && url.protocol !== "http:")) return null;
+    if (url.host !== realmHost.toLowerCase() || url.username !== "" || url.password !== "") return null;
+  }
+  const path = url.pathname;
+  if (!path.startsWith("/user_uploads/")) return null;
+  let pathId = path.slice("/user_uploads/".length);
+  try {
+    pathId = decodeURIComponent(pathId);
+  } catch {
+    return null;
+  }
+  if (!isValidPathId(pathId)) return null;
+  const lower = pathId.toLowerCase();
+  return PREVIEW_EXTENSIONS.some((extension) => lower.endsWith(extension)) ? pathId : null;
+}
+
+function previewHtml(href: string, title: string | null, fileName: string): string {
+  const titleAttribute = title === null ? "" : ` title="${escapeAttribute(title)}"`;
+  // No whitespace inside: clients (zulip-flutter) expect the div, the link and the image alone.
+  // Zulip writes no alt; clients ignore it, and without one the link has no accessible name.
+  return `<div class="message_inline_image"><a href="${escapeAttribute(href)}"${titleAttribute}><img src="${escapeAttribute(href)}" alt="${escapeAttribute(title ?? fileName)}"></a></div>\n`;
 }
 
 zulipSyntax(md);
@@ -158,6 +243,73 @@ md.core.ruler.after("linkify", "linkifiers", (state) => {
   }
 });
 
+// Image previews (Zulip's InlineInterestingLinkProcessor, for this server's uploads only): each
+// image upload linked outside a quote gets a `div.message_inline_image` after the paragraph that
+// links it (inside a list item, after the item's text; elsewhere, at the end). A paragraph that
+// is nothing but the bare link gives way to the preview, as in Zulip.
+md.core.ruler.after("linkifiers", "image_previews", (state) => {
+  const env = state.env as RenderEnv;
+  const previews = env.previews;
+  if (!previews) return;
+  const inQuote = (env.quoteDepth ?? 0) > 0;
+  const tokens = state.tokens;
+  let depth = 0;
+  for (const token of tokens) {
+    if (token.type === "blockquote_open") depth++;
+    if (token.type === "blockquote_close") depth--;
+    if (token.type === "fence" && depth > 0) token.meta = { ...(token.meta as object | null), quoted: true };
+  }
+  const output: Token[] = [];
+  const atEnd: Token[] = [];
+  const html = (content: string) => {
+    const token = new state.Token("html_block", "", 0);
+    token.content = content;
+    return token;
+  };
+  let blockquoteDepth = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token.type === "blockquote_open") blockquoteDepth++;
+    if (token.type === "blockquote_close") blockquoteDepth--;
+    output.push(token);
+    if (token.type !== "inline" || !token.children) continue;
+    const quoted = inQuote || blockquoteDepth > 0;
+    const found: string[] = [];
+    const children = token.children;
+    for (let j = 0; j < children.length; j++) {
+      if (children[j]!.type !== "link_open") continue;
+      const href = String(children[j]!.attrGet("href") ?? "");
+      if (quoted) continue;
+      previews.links.add(href);
+      const pathId = previews.enabled && !previews.previewed.has(href) ? previewableUpload(href, previews.realmHost) : null;
+      if (pathId === null) continue;
+      previews.previewed.add(href);
+      // Zulip's title is the link's text up to its first markup, when that is not the URL itself.
+      let text = "";
+      // (Entities are their own tokens until the last core rule joins them to the text.)
+      for (let k = j + 1; k < children.length && (children[k]!.type === "text" || children[k]!.type === "text_special"); k++) text += children[k]!.content;
+      found.push(previewHtml(href, text === "" || text === href ? null : text, fileNameOfPathId(pathId)));
+    }
+    if (found.length === 0) continue;
+    const open = tokens[i - 1];
+    const close = tokens[i + 1];
+    if (open?.type === "paragraph_open" && close?.type === "paragraph_close") {
+      const bare = !open.hidden && children.length === 3 && children[0]!.type === "link_open" && children[1]!.type === "text" && children[2]!.type === "link_close" && found.length === 1 && children[1]!.content === String(children[0]!.attrGet("href"));
+      if (bare) {
+        output.splice(output.length - 2, 2);
+        i++;
+      } else {
+        output.push(close);
+        i++;
+      }
+      output.push(...found.map(html));
+    } else {
+      atEnd.push(...found.map(html));
+    }
+  }
+  state.tokens = [...output, ...atEnd];
+});
+
 export const MARKDOWN_VERSION = 1;
 
 export interface RenderedMessage {
@@ -178,9 +330,17 @@ export interface RenderedMessage {
 /** Renders message Markdown; `context` comes from `fetchRenderContext` (none: no mentions/links). */
 export function renderMarkdown(content: string, context: RenderContext = {}): RenderedMessage {
   const isMeMessage = /^\/me\s/.test(content) && !content.includes("\n");
-  const syntax = syntaxEnv(context);
-  const env: RenderEnv = { linkifiers: context.linkifiers, syntax, state: { hasLink: false, hasImage: false }, depth: 0 };
-  const html = md.render(content, env).trimEnd();
+  const render = (previews: boolean) => {
+    const syntax = syntaxEnv(context);
+    const env: RenderEnv = { linkifiers: context.linkifiers, syntax, state: { hasLink: false, hasImage: false }, depth: 0 };
+    if (context.imagePreviews) {
+      env.previews = { enabled: previews, realmHost: context.imagePreviews.realmHost ?? null, links: new Set(), previewed: new Set() };
+    }
+    return { env, syntax, html: md.render(content, env).trimEnd() };
+  };
+  let { env, syntax, html } = render(true);
+  // Past the limit no link is previewed; how many there are is known only once all are parsed.
+  if (env.previews && env.previews.links.size > INLINE_PREVIEW_LIMIT_PER_MESSAGE) ({ env, syntax, html } = render(false));
   return {
     html,
     hasLink: env.state!.hasLink,

@@ -16,6 +16,11 @@ function stripPort(host: string): string {
   return colon === -1 || host.indexOf(":") !== colon ? host : host.slice(0, colon);
 }
 
+/** The host a realm is served at (with the external host's port), as its absolute URLs name it. */
+export function realmHost(subdomain: string, externalHost: string): string {
+  return (subdomain === "" ? externalHost : `${subdomain}.${externalHost}`).toLowerCase();
+}
+
 export function realmUri(subdomain: string, externalHost: string, protocol: string): string {
   return `${protocol}://${subdomain === "" ? externalHost : `${subdomain}.${externalHost}`}`;
 }

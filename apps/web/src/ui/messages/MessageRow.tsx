@@ -2,6 +2,7 @@
 // the sender line when the sender changes, then the server's rendered HTML as it came, the edited
 // marker, reactions and the row's buttons.
 import { Component } from "preact";
+import { useLayoutEffect, useRef } from "preact/hooks";
 import { api } from "../../api/client";
 import { dmUserIds } from "../../narrow";
 import { hashFor } from "../../state/route";
@@ -11,6 +12,7 @@ import { openMessageActions } from "../actions/index";
 import { messageBodyHtml, topicMatchHtml } from "../search/highlight";
 import { Avatar } from "./Avatar";
 import { Emoji } from "./Emoji";
+import { showEmojiGlyphs } from "./emoji-glyphs";
 
 export interface RowItem {
   message: Message;
@@ -155,6 +157,15 @@ export class MemoRow extends Component<RowProps> {
   }
 }
 
+/** The server's HTML of a message, inserted as it came; then its emoji are drawn as glyphs. */
+function MessageBody({ html }: { html: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    if (ref.current) showEmojiGlyphs(ref.current);
+  }, [html]);
+  return <div ref={ref} class="msg-content rendered" dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
 export function MessageRow({ item, selected, unread, onSelect }: RowProps) {
   const { message } = item;
   const me = myUserId.value;
@@ -181,7 +192,7 @@ export function MessageRow({ item, selected, unread, onSelect }: RowProps) {
           <div class="msg-content-wrap">
             {message.is_me_message && <span class="msg-me-name">{message.sender_full_name} </span>}
             {/* The server renders and sanitises message HTML (and a search's highlighted match); it is inserted as it came. */}
-            <div class="msg-content rendered" dangerouslySetInnerHTML={{ __html: messageBodyHtml(message) }} />
+            <MessageBody html={messageBodyHtml(message)} />
             {message.last_edit_timestamp !== undefined && (
               <span class="msg-edited" title={`Edited ${fullFormat.format(new Date(message.last_edit_timestamp * 1000))}`}>
                 (edited)

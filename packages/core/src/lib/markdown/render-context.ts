@@ -43,6 +43,11 @@ export interface RenderContext {
   groups?: MentionableGroup[];
   streams?: LinkableStream[];
   customEmoji?: CustomEmoji[];
+  /**
+   * Present when links to image uploads get inline previews (messages, in a realm with
+   * inline_image_preview on); `realmHost` makes absolute URLs on the realm's own host count too.
+   */
+  imagePreviews?: { realmHost?: string | null };
 }
 
 type Reader = Parameters<typeof leanSql>[0];
@@ -87,7 +92,12 @@ export function scanMentionSyntax(content: string): { names: string[]; ids: numb
  * The render context for `content` sent in `realmId`: at most five queries, usually one. A caller
  * that has read the realm's linkifiers already passes them in.
  */
-export async function fetchRenderContext(db: Reader, realmId: number, content: string, known: { linkifiers?: Linkifier[] } = {}): Promise<RenderContext> {
+export async function fetchRenderContext(
+  db: Reader,
+  realmId: number,
+  content: string,
+  known: { linkifiers?: Linkifier[]; imagePreviews?: boolean; realmHost?: string | null } = {},
+): Promise<RenderContext> {
   const hasSyntax = (c: string) => content.includes(c);
   const scan = hasSyntax("@") || hasSyntax("#**") || hasSyntax(":") ? scanMentionSyntax(content) : null;
   const sql = leanSql(db);
@@ -124,6 +134,8 @@ export async function fetchRenderContext(db: Reader, realmId: number, content: s
       : undefined,
   ]);
   const context: RenderContext = { linkifiers };
+  // Messages preview image uploads unless the realm turned that off (needs no query).
+  if (known.imagePreviews !== false) context.imagePreviews = { realmHost: known.realmHost ?? null };
   if (users) context.users = users;
   if (groups) context.groups = groups;
   if (streams) context.streams = streams;
