@@ -129,6 +129,14 @@ describe.each(MODES)("everyday chat in the web client (%s)", (mode) => {
     await expect(rowsWithText(alice.page, "Hi Olivia, replying live").count()).resolves.toBe(1);
     // In the topic Alice is viewing.
     await expect(alice.page.locator(".msg-recipient-topic").first().innerText()).resolves.toBe("livechat");
+
+    // An emoji in the text comes as the server's `<span class="emoji emoji-1f642">:smile:</span>`;
+    // the client draws it as the glyph, keeping the name for assistive technology.
+    await sendStreamMessage(server.owner, "general", "livechat", "Glyph check :smile:");
+    const emoji = rowsWithText(bob.page, "Glyph check").first().locator("span.emoji");
+    await emoji.waitFor({ timeout: 20_000 });
+    await expect(emoji.innerText()).resolves.toBe("\u{1F642}"); // Zulip's :smile: is U+1F642
+    await expect(emoji.getAttribute("aria-label")).resolves.toBe("smile");
     alice.problems.expectNone(offlineGravatar);
     bob.problems.expectNone(offlineGravatar);
   });
