@@ -70,7 +70,8 @@ describe(`the web client's main screens (${mode})`, () => {
     await alan.client.post(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" });
     await katherine.client.post(`/messages/${id}/reactions`, { emoji_name: "rocket" });
     const upload = await uploadFiles(katherine.client, "/user_uploads", [imagePart(await chartPng(), "throughput.png")]);
-    const uri = (upload.body as { uri?: string; url?: string }).uri ?? (upload.body as { url?: string }).url;
+    expect(upload.json.result).toBe("success");
+    const uri = upload.json.uri as string;
     await sendStreamMessage(katherine.client, "engineering", "deploys", `Throughput since the deploy, for the record:\n[throughput.png](${uri})`);
     await sendStreamMessage(grace.client, "engineering", "flaky tests", "The upload test timed out twice today. I'll look into it :detective:");
     await sendStreamMessage(grace.client, "design", "new sidebar", "Here is the new sidebar, with unread counts:\n- channels first\n- then *direct messages*\n- people on the right");
@@ -100,6 +101,10 @@ describe(`the web client's main screens (${mode})`, () => {
     await open("");
     await waitForMessages(person.page);
     await person.page.getByText("Let's add rollback steps").first().waitFor(LIVE);
+    // The chart is shown inline (the server's message_inline_image): wait for the picture itself.
+    const chart = person.page.locator(".message_inline_image img").first();
+    await chart.waitFor({ ...LIVE, state: "attached" });
+    await person.page.waitForFunction((img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth > 0, await chart.elementHandle(), LIVE);
     await screenshot(person.page, "feed", { readme: true });
     await checkAccessibility(person.page);
     person.problems.expectNone(offline);
