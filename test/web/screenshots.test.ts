@@ -104,7 +104,7 @@ describe(`the web client's main screens (${mode})`, () => {
     // The chart is shown inline (the server's message_inline_image): wait for the picture itself.
     const chart = person.page.locator(".message_inline_image img").first();
     await chart.waitFor({ ...LIVE, state: "attached" });
-    await person.page.waitForFunction((img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth > 0, await chart.elementHandle(), LIVE);
+    await person.page.waitForFunction((img) => { const picture = img as unknown as { complete: boolean; naturalWidth: number }; return picture.complete && picture.naturalWidth > 0; }, await chart.elementHandle(), LIVE);
     await screenshot(person.page, "feed", { readme: true });
     await checkAccessibility(person.page);
     person.problems.expectNone(offline);

@@ -122,16 +122,16 @@ export function ComposeBox({ narrow }: ComposeBoxProps) {
   // After opening: focus, then queued text and files (the editor must exist for those).
   useEffect(() => {
     if (!open) return;
-    const todo = pending.current;
+    const request = pending.current;
     pending.current = {};
-    if (todo.focus) focusFirstEmpty(recipient);
+    if (request.focus) focusFirstEmpty(recipient);
     const field = textareaRef.current;
-    if (todo.text && field) {
+    if (request.text && field) {
       field.focus();
       field.setSelectionRange(field.value.length, field.value.length);
-      insertAtCaret(field, spacedForCaret(field, todo.text));
+      insertAtCaret(field, spacedForCaret(field, request.text));
     }
-    if (todo.files?.length) uploaderRef.current?.(todo.files);
+    if (request.files?.length) uploaderRef.current?.(request.files);
   });
 
   // Drafts follow the text and the recipient, saved shortly after the last change.

@@ -5,14 +5,7 @@ import { myUserId, registered, streamsById, subscriptionsById } from "../../stat
 import { userTopics } from "../../state/user-topics";
 import { type Choice, type UserSettings, Loading, Section, Select, Status, TextInput, Toggle, currentSettings, patchRegistered, patchUserSettings, useLoad, useOutcome } from "./common";
 import { SettingToggle } from "./Profile";
-
-/** How the page looks for each color_scheme (1 follows the system); the app's CSS reads data-theme. */
-export function applyColorScheme(scheme: number | undefined): void {
-  const root = document.documentElement;
-  if (scheme === 2) root.dataset.theme = "dark";
-  else if (scheme === 3) root.dataset.theme = "light";
-  else delete root.dataset.theme;
-}
+import { applyColorScheme } from "../layout/theme";
 
 /** One multiple-choice personal setting, saved as soon as it changes. */
 function SettingSelect<K extends keyof UserSettings>(props: { name: K; label: string; choices: Choice[]; numeric?: boolean; after?(value: UserSettings[K]): void }) {
