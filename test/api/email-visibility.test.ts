@@ -1,4 +1,5 @@
-// The organization's email_address_visibility (Zulip 3.x's, realm-wide): while addresses are
+// The organization's email_address_visibility (Zulip 3.x's, realm-wide; since feature level 163 it
+// sets every user's own, email-visibility-per-user.test.ts): while addresses are
 // hidden, every user is shown, to everyone and on every surface, as `user<id>@<host>`, and the real
 // address (`delivery_email`) reaches only those the setting allows; clients keep working with what
 // they are shown, people keep logging in with their real address, and a change of the setting
@@ -283,7 +284,7 @@ describe.each(MODES)("email address visibility (%s)", (mode) => {
     }
   });
 
-  test("an events node's copy of realm_users is chosen by the setting as read with it, not by the viewer's copy of the realm", async () => {
+  test("an events node's copy of realm_users follows each user's setting as read with it, kept per class of viewer role", async () => {
     const prisma = server.running.services.db.prisma;
     const realmId = (await prisma.realm.findFirstOrThrow({ where: { string_id: "" } })).id;
     const cache = new RealmStateCache(prisma);
@@ -291,11 +292,17 @@ describe.each(MODES)("email address visibility (%s)", (mode) => {
     expect((await shows(400)).some((u) => "delivery_email" in u)).toBe(false);
     expect((await shows(200)).every((u) => "delivery_email" in u)).toBe(true);
     // Behind the server's back: no event, no actor copy told. The next registration's read sees it.
-    await prisma.$executeRaw`UPDATE realm SET email_address_visibility = 2 WHERE id = ${realmId}`;
+    await prisma.$executeRaw`UPDATE user_profile SET email_address_visibility = 2 WHERE realm_id = ${realmId}`;
     expect((await shows(400)).every((u) => "delivery_email" in u)).toBe(true);
     expect((await shows(600)).some((u) => "delivery_email" in u)).toBe(false);
-    await prisma.$executeRaw`UPDATE realm SET email_address_visibility = 4 WHERE id = ${realmId}`;
+    await prisma.$executeRaw`UPDATE user_profile SET email_address_visibility = 5 WHERE realm_id = ${realmId}`;
+    expect((await shows(300)).every((u) => "delivery_email" in u)).toBe(true);
+    expect((await shows(400)).some((u) => "delivery_email" in u)).toBe(false);
+    await prisma.$executeRaw`UPDATE user_profile SET email_address_visibility = 4 WHERE realm_id = ${realmId}`;
     expect((await shows(200)).some((u) => "delivery_email" in u)).toBe(false);
-    await prisma.$executeRaw`UPDATE realm SET email_address_visibility = 1 WHERE id = ${realmId}`;
+    // Today's clients: every user's delivery_email, null where hidden; bots' always.
+    const modern = JSON.parse((await cache.realmUsers(realmId, { clientGravatar: false, role: 400, allDeliveryEmails: true })).active.text) as Array<Record<string, unknown>>;
+    for (const u of modern) expect(u.delivery_email).toBe(u.is_bot ? u.email : null);
+    await prisma.$executeRaw`UPDATE user_profile SET email_address_visibility = 1 WHERE realm_id = ${realmId}`;
   });
 });

@@ -53,7 +53,7 @@ describe.each(MODES)("linkifiers (%s)", (mode) => {
   });
 
   test("missing parameters", async () => {
-    expect((await admin.client.post("/realm/filters", { pattern: "x(?P<a>b)" })).body).toMatchObject({ msg: "Missing 'url_format_string' argument" });
+    expect((await admin.client.post("/realm/filters", { pattern: "x(?P<a>b)" })).body).toMatchObject({ msg: "Missing 'url_template' argument" }); // Zulip 9.0's name; url_format_string is still taken
   });
 
   test("members and guests can neither add nor delete", async () => {

@@ -159,7 +159,8 @@ describe.each(MODES)("mention and alert word flags (%s)", (mode) => {
   // Zulip's wildcard_mention_allowed: a stream of more than 15 active subscribers takes @**all**
   // only from those realm.wildcard_mention_policy names; a smaller one from anyone.
   describe("wildcard_mention_policy", () => {
-    const REFUSED = "You do not have permission to use wildcard mentions in this stream.";
+    // Zulip 9.0's texts, with their own code (feature level 229).
+    const REFUSED = "You do not have permission to use channel wildcard mentions in this channel.";
     let guest: TestUser;
     let admin: TestUser;
 
@@ -184,7 +185,7 @@ describe.each(MODES)("mention and alert word flags (%s)", (mode) => {
       for (const [user, content] of [[bob, "@**all** hello"], [bob, "@**everyone** hi"], [bob, "@**stream** hey"], [admin, "@**all** hello"]] as const) {
         const res = await attempt(user, content, "big");
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ result: "error", msg: REFUSED, code: "BAD_REQUEST" });
+        expect(res.body).toEqual({ result: "error", msg: REFUSED, code: "STREAM_WILDCARD_MENTION_NOT_ALLOWED" });
       }
       expect(await server.running.services.db.prisma.message.count()).toBe(before);
       // At 15 subscribers anyone may; silent wildcards and other mentions are not wildcard mentions.
@@ -243,7 +244,7 @@ describe.each(MODES)("mention and alert word flags (%s)", (mode) => {
       await setPolicy({ wildcard_mention_policy: 6 });
       const refused = await bob.client.patch(`/messages/${big}`, { content: "now @**all**" });
       expect(refused.status).toBe(400);
-      expect(refused.body).toEqual({ result: "error", msg: REFUSED, code: "BAD_REQUEST" });
+      expect(refused.body).toEqual({ result: "error", msg: REFUSED, code: "STREAM_WILDCARD_MENTION_NOT_ALLOWED" });
       const stored = await server.running.services.db.prisma.message.findUniqueOrThrow({ where: { id: big } });
       expect(stored.content).toBe("plain words");
       expect((await flagsOf(big)).get(carol.id)! & WILDCARD_MENTIONED).toBe(0);

@@ -16,8 +16,9 @@ describe.each(MODES)("DELETE /messages/{id} (%s)", (mode) => {
   let realmId: number;
 
   const prisma = () => server.running.services.db.prisma;
+  // The 3.x setting with the policy that replaced it and is enforced (as PATCH /realm keeps them, migration 0030).
   const setRealm = (data: { allow_message_deleting?: boolean; message_content_delete_limit_seconds?: number | null }) =>
-    prisma().realm.update({ where: { id: realmId }, data });
+    prisma().realm.update({ where: { id: realmId }, data: { ...data, ...(data.allow_message_deleting === undefined ? {} : { delete_own_message_policy: data.allow_message_deleting ? 5 : 2 }) } });
   const del = (user: TestUser, id: number) => user.client.delete(`/messages/${id}`);
 
   beforeAll(async () => {

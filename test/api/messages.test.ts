@@ -28,7 +28,8 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
 
   test("to a stream by name stores the message with a row for every subscriber", async () => {
     const res = await alice.post("/messages", { type: "stream", to: "general", topic: "greetings", content: "hello *all*" });
-    expect(res.body).toEqual({ result: "success", msg: "", id: expect.any(Number) });
+    // Alice starts the topic, which follows it for her (by default; topic-auto-follow.test.ts).
+    expect(res.body).toEqual({ result: "success", msg: "", id: expect.any(Number), automatic_new_visibility_policy: 3 });
     const { prisma } = server.running.services.db;
     const message = await prisma.message.findUniqueOrThrow({ where: { id: res.body.id } });
     expect(message).toMatchObject({ sender_id: aliceId, subject: "greetings", content: "hello *all*", rendered_content: "<p>hello <em>all</em></p>" });
@@ -117,7 +118,8 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
   // Zulip 3.x's check_private_message_policy: with private messages disabled, only messages a bot
   // sends, and messages to one bot, go through.
   test("private_message_policy 2 refuses private messages but those of and to one bot", async () => {
-    const DISABLED = "Private messages are disabled in this organization.";
+    // Zulip 9.0's words: 3.x's policy 2 is direct_message_permission_group role:nobody.
+    const DISABLED = "Direct messages are disabled in this organization.";
     const { prisma } = server.running.services.db;
     const ownerId = (await server.owner.get("/users/me")).body.user_id;
     const bot = await alice.post("/bots", { full_name: "Policy Bot", short_name: "policy", bot_type: 1 });
@@ -126,7 +128,7 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
     expect((await server.owner.patch("/realm", { private_message_policy: 2 })).body.result).toBe("success");
     try {
       const before = await prisma.message.count();
-      for (const to of [[bobId], ["bob@example.com"], [bobId, ownerId], [aliceId], [bot.body.user_id, bobId]]) {
+      for (const to of [[bobId], ["bob@example.com"], [bobId, ownerId], [bot.body.user_id, bobId]]) {
         const res = await alice.post("/messages", { type: "private", to, content: "psst" });
         expect(res.status).toBe(400);
         expect(res.body).toEqual({ result: "error", msg: DISABLED, code: "BAD_REQUEST" });
@@ -135,6 +137,8 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
       // Unknown recipients are still named as such.
       expect((await alice.post("/messages", { type: "private", to: [987654], content: "x" })).body.msg).toBe("Invalid user ID 987654");
       expect((await alice.post("/messages", { type: "private", to: [bot.body.user_id], content: "to my bot" })).body.result).toBe("success");
+      // As Zulip 9.0's check_can_send_direct_message: a message to oneself goes through too.
+      expect((await alice.post("/messages", { type: "private", to: [aliceId], content: "note to self" })).body.result).toBe("success");
       expect((await botClient.post("/messages", { type: "private", to: [bobId], content: "from a bot" })).body.result).toBe("success");
       // The Notification Bot's private messages too (a bot): subscribing someone tells them.
       const subscribed = await server.owner.post("/users/me/subscriptions", { subscriptions: [{ name: "policy news" }], principals: ["bob@example.com"] });
@@ -182,7 +186,7 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
     await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 2 } });
     try {
       const res = await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "x" });
-      expect(res.body).toMatchObject({ result: "error", msg: "Only organization administrators can send to this stream." });
+      expect(res.body).toMatchObject({ result: "error", msg: "Only organization administrators can send to this channel." });
       expect((await server.owner.post("/messages", { type: "stream", to: "general", topic: "t", content: "admin" })).body.result).toBe("success");
     } finally {
       await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 1 } });
@@ -197,7 +201,7 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
     expect((await server.owner.patch("/realm", { waiting_period_threshold: 10 })).body.result).toBe("success");
     try {
       const res = await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "too soon" });
-      expect(res.body).toEqual({ result: "error", msg: "New members cannot send to this stream.", code: "BAD_REQUEST" });
+      expect(res.body).toEqual({ result: "error", msg: "New members cannot send to this channel.", code: "BAD_REQUEST" });
       expect((await server.owner.post("/messages", { type: "stream", to: "general", topic: "t", content: "admin" })).body.result).toBe("success");
       await prisma.userProfile.update({ where: { id: aliceId }, data: { date_joined: new Date(Date.now() - 11 * 86_400_000) } });
       expect((await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "a full member now" })).body.result).toBe("success");
@@ -288,8 +292,10 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
     } finally {
       changes.publish = publish;
     }
-    expect(published).toHaveLength(2);
-    expect(rows).toHaveLength(2);
+    // The stream message's batch, the batch of the topic it follows for Alice (starting it) and
+    // Bob (mentioned), and the private message's.
+    expect(published).toHaveLength(3);
+    expect(rows).toHaveLength(3);
     for (const batch of published) expect(rows.find((row) => String(row.id) === batch.id)!.events).toStrictEqual(batch.events);
     const [routed] = rows.find((row) => String(row.id) === published[0].id)!.events as Array<{ event: { message: { rendered_content: string; id: number } }; users: EventRecipient[] }>;
     expect(routed.event.message.rendered_content).toContain(`"quoted" ünïcödé &lt;b&gt;`);

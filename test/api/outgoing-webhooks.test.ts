@@ -155,7 +155,7 @@ describe.each(MODES)("outgoing webhooks (%s)", (mode) => {
     receiver.answer = () => ({ json: { content: "got it" } });
     await sendPrivateMessage(bob.client, [echo.id], "hello bot");
     const [request] = await receiver.waitForRequests(1);
-    expect(request.json).toMatchObject({ trigger: "private_message", data: "hello bot", message: { type: "private" } });
+    expect(request.json).toMatchObject({ trigger: "direct_message", data: "hello bot", message: { type: "private" } });
     const narrow = [{ operator: "pm-with", operand: echo.email }];
     const reply = await waitForMessage(bob.client, narrow, (m) => m.sender_id === echo.id);
     expect(reply.content).toBe("got it");

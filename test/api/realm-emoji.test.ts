@@ -142,19 +142,21 @@ describe.each(STORAGE_SETUPS)("custom emoji ($mode, $backend storage)", ({ mode,
       await expectRefused(add(guest, "guest_emoji", await makePng(32, 32)), "Not allowed for guest users");
     });
 
-    test("with add_emoji_by_admins_only, members may not add or remove, even their own; administrators may", async () => {
+    test("with add_emoji_by_admins_only (add_custom_emoji_policy 2), members may not add; authors still remove their own (Zulip 9.0)", async () => {
       expect((await add(member, "authored_before", await makePng(32, 32))).json.result).toBe("success");
       const changed = await verifyAction(member.client, ["realm"], () => admin.client.patch("/realm", { add_emoji_by_admins_only: true }));
-      expect(changed).toEqual([{ id: expect.any(Number), type: "realm", op: "update", property: "add_emoji_by_admins_only", value: true }]);
+      expect(changed).toEqual([
+        { id: expect.any(Number), type: "realm", op: "update", property: "add_custom_emoji_policy", value: 2 },
+        { id: expect.any(Number), type: "realm", op: "update", property: "add_emoji_by_admins_only", value: true },
+      ]);
       try {
-        await expectRefused(add(member, "admins_only", await makePng(32, 32)), "Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
+        await expectRefused(add(member, "admins_only", await makePng(32, 32)), "Insufficient permission");
         expect((await add(admin, "admins_only", await makePng(32, 32))).json.result).toBe("success");
-        // Zulip's check_emoji_admin: the policy comes before authorship.
-        const removal = await member.client.delete("/realm/emoji/authored_before");
-        expect(removal.status).toBe(400);
-        expect(removal.body).toEqual({ result: "error", msg: "Must be an organization administrator", code: "UNAUTHORIZED_PRINCIPAL" });
-        expect(await byName("authored_before")).toBeDefined();
-        expect((await admin.client.delete("/realm/emoji/authored_before")).body.result).toBe("success");
+        // Zulip 9.0's check_remove_custom_emoji: the author removes their own whatever the policy for adding.
+        expect((await member.client.delete("/realm/emoji/authored_before")).body.result).toBe("success");
+        const removal = await member.client.delete("/realm/emoji/admins_only");
+        expect(removal.body).toEqual({ result: "error", msg: "Must be an organization administrator or emoji author", code: "BAD_REQUEST" });
+        expect((await admin.client.delete("/realm/emoji/admins_only")).body.result).toBe("success");
       } finally {
         await admin.client.patch("/realm", { add_emoji_by_admins_only: false });
       }

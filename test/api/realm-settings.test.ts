@@ -23,7 +23,8 @@ describe.each(MODES)("realm settings (%s)", (mode) => {
 
   test("an administrator changes settings; everyone gets one realm update per property", async () => {
     const queue = (await guest.client.post("/register", { event_types: ["realm"] })).body.queue_id;
-    const res = await admin.client.patch("/realm", { name: "Renamed Org", invite_required: false, create_stream_policy: 2, waiting_period_threshold: 3 });
+    // invite_required and waiting_period_threshold are the owners' (feature level 143).
+    const res = await server.owner.patch("/realm", { name: "Renamed Org", invite_required: false, create_stream_policy: 2, waiting_period_threshold: 3 });
     expect(res.body).toEqual({ result: "success", msg: "", name: "updated", invite_required: false, create_stream_policy: 2, waiting_period_threshold: 3 });
     await waitForEvent(guest.client, queue, (e) => e.property === "waiting_period_threshold");
     const events = (await drainEvents(guest.client, queue)).map(({ id: _id, ...e }) => e);
@@ -32,22 +33,33 @@ describe.each(MODES)("realm settings (%s)", (mode) => {
       { type: "realm", op: "update", property: "invite_required", value: false },
       { type: "realm", op: "update", property: "create_stream_policy", value: 2 },
       { type: "realm", op: "update", property: "waiting_period_threshold", value: 3 },
+      // 3.x's create_stream_policy also sets Zulip 9.0's groups that replaced it (realm-group-settings.ts).
+      { type: "realm", op: "update_dict", property: "default", data: { can_create_public_channel_group: expect.any(Number) } },
+      { type: "realm", op: "update_dict", property: "default", data: { can_create_private_channel_group: expect.any(Number) } },
     ]);
     expect(await realm()).toMatchObject({ name: "Renamed Org", invite_required: false, create_stream_policy: 2, waiting_period_threshold: 3 });
   });
 
-  test("message editing settings travel together as update_dict", async () => {
+  // Feature level 150: each changed message editing setting in its own update_dict, and only the
+  // changed ones in the answer (3.x sent and answered all three together).
+  test("message editing settings: one update_dict per changed setting, only those answered", async () => {
     const queue = (await member.client.post("/register", { event_types: ["realm"] })).body.queue_id;
-    const res = await admin.client.patch("/realm", { message_content_edit_limit_seconds: 1200 });
-    expect(res.body.result).toBe("success");
+    const res = await admin.client.patch("/realm", { message_content_edit_limit_seconds: 1200, allow_message_editing: true });
+    expect(res.body).toEqual({ result: "success", msg: "", message_content_edit_limit_seconds: 1200 });
     const event = await waitForEvent(member.client, queue, (e) => e.type === "realm");
-    expect(event).toEqual({
-      id: expect.any(Number),
-      type: "realm",
-      op: "update_dict",
-      property: "default",
-      data: { allow_message_editing: true, message_content_edit_limit_seconds: 1200, allow_community_topic_editing: true },
-    });
+    expect(event).toEqual({ id: expect.any(Number), type: "realm", op: "update_dict", property: "default", data: { message_content_edit_limit_seconds: 1200 } });
+    const both = await admin.client.patch("/realm", { message_content_edit_limit_seconds: 600, allow_message_editing: false });
+    expect(both.body).toEqual({ result: "success", msg: "", message_content_edit_limit_seconds: 600, allow_message_editing: false });
+    let events: Array<Record<string, any>> = [];
+    for (let tries = 0; tries < 100 && events.length < 2; tries++) {
+      events = await drainEvents(member.client, queue, event.id);
+      if (events.length < 2) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(events.map(({ id: _id, ...rest }) => rest)).toEqual([
+      { type: "realm", op: "update_dict", property: "default", data: { allow_message_editing: false } },
+      { type: "realm", op: "update_dict", property: "default", data: { message_content_edit_limit_seconds: 600 } },
+    ]);
+    expect((await admin.client.patch("/realm", { allow_message_editing: true })).body.result).toBe("success");
   });
 
   test("an unchanged value sends nothing", async () => {
@@ -59,7 +71,7 @@ describe.each(MODES)("realm settings (%s)", (mode) => {
 
   test.each([
     [{ create_stream_policy: 9 }, "Invalid create_stream_policy"],
-    [{ user_group_edit_policy: 3 }, "Invalid user_group_edit_policy"],
+    [{ user_group_edit_policy: 5 }, "Invalid user_group_edit_policy"],
     [{ private_message_policy: 0 }, "Invalid private_message_policy"],
     [{ email_address_visibility: 5 }, "Invalid email_address_visibility"],
     [{ bot_creation_policy: 4 }, "Invalid bot_creation_policy"],
@@ -127,22 +139,24 @@ describe.each(MODES)("realm settings (%s)", (mode) => {
       return [body.can_create_streams, body.can_subscribe_other_users];
     };
     const { prisma } = server.running.services.db;
-    expect((await admin.client.patch("/realm", { create_stream_policy: 3, invite_to_stream_policy: 2, waiting_period_threshold: 10 })).body.result).toBe("success");
+    expect((await server.owner.patch("/realm", { create_stream_policy: 3, invite_to_stream_policy: 2, waiting_period_threshold: 10 })).body.result).toBe("success");
     const joined = (await prisma.userProfile.findUniqueOrThrow({ where: { id: member.id } })).date_joined;
     try {
       expect(await permissions(member)).toEqual([false, false]);
-      expect((await member.client.post("/users/me/subscriptions", { subscriptions: [{ name: "too early" }] })).body.msg).toBe("User cannot create streams.");
+      expect((await member.client.post("/users/me/subscriptions", { subscriptions: [{ name: "too early" }] })).body.msg).toBe("Insufficient permission");
       expect((await member.client.post("/users/me/subscriptions", { subscriptions: [{ name: "general" }], principals: [guest.email] })).body.msg).toBe("You can't subscribe other users to streams.");
       expect(await permissions(admin)).toEqual([true, true]);
       expect(await permissions(guest)).toEqual([false, false]);
       // Past the waiting period a member is a full member; members may subscribe others under policy 1.
       await prisma.userProfile.update({ where: { id: member.id }, data: { date_joined: new Date(Date.now() - 11 * 86_400_000) } });
       expect((await admin.client.patch("/realm", { invite_to_stream_policy: 1 })).body.result).toBe("success");
+      // role:fullmembers follows date_joined when the daily job (or a waiting period change) runs, as in Zulip.
+      expect((await server.owner.patch("/realm", { waiting_period_threshold: 10 })).body.result).toBe("success");
       expect(await permissions(member)).toEqual([true, true]);
       expect((await member.client.post("/users/me/subscriptions", { subscriptions: [{ name: "full member's" }], principals: [member.email, guest.email] })).body.result).toBe("success");
     } finally {
       await prisma.userProfile.update({ where: { id: member.id }, data: { date_joined: joined } });
-      expect((await admin.client.patch("/realm", { create_stream_policy: 1, invite_to_stream_policy: 1, waiting_period_threshold: 0 })).body.result).toBe("success");
+      expect((await server.owner.patch("/realm", { create_stream_policy: 1, invite_to_stream_policy: 1, waiting_period_threshold: 0 })).body.result).toBe("success");
     }
     await verifyAction(member.client, ["realm", "realm_user"], () => admin.client.patch("/realm", { invite_to_stream_policy: 2 }));
     await verifyAction(member.client, ["realm", "realm_user"], () => admin.client.patch("/realm", { invite_to_stream_policy: 1 }));

@@ -70,6 +70,11 @@ describe.each(MODES)("streams (%s)", (mode) => {
         first_message_id: null,
         message_retention_days: null,
         date_created: expect.any(Number),
+        // Feature levels 254 and 199 (stream-metadata.test.ts).
+        creator_id: expect.any(Number),
+        stream_weekly_traffic: null,
+        // Feature levels 142 and 197: role:administrators by default (system-groups.test.ts).
+        can_remove_subscribers_group: expect.any(Number),
       });
     });
   });

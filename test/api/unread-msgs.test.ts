@@ -43,6 +43,8 @@ describe.each(MODES)("unread_msgs (%s)", (mode) => {
     expect((await alice.client.patch("/users/me/subscriptions/muted_topics", { stream_id: unreadsId, topic: "noise", op: "add" })).body.result).toBe("success");
     const muting = await alice.client.post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: quietId, property: "is_muted", value: true }] });
     expect(muting.body.result).toBe("success");
+    // Mentioned, Alice would follow the muted stream's topic, which would count it (topic-auto-follow.test.ts).
+    expect((await alice.client.patch("/settings", { automatically_follow_topics_where_mentioned: false })).body.result).toBe("success");
 
     const lunch1 = await sendStreamMessage(bob.client, "unreads", "lunch");
     const news = await sendStreamMessage(bob.client, "unreads", "news", "hi @**Alice Unread**");

@@ -108,7 +108,8 @@ describe.each(MODES)("/register sections (%s)", (mode) => {
       // REALM_UPLOAD_QUOTA_MIB's default, 5 GiB, in bytes (Zulip 3.x sends bytes, or null for none).
       realm_upload_quota: 5 * 1024 * 1024 * 1024,
       realm_icon_url: expect.stringMatching(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon$/),
-      realm_authentication_methods: expect.objectContaining({ Email: true, Google: false }),
+      // Feature level 243's form: each backend says whether it is on and could be.
+      realm_authentication_methods: expect.objectContaining({ Email: { enabled: true, available: true }, Google: expect.objectContaining({ enabled: false }) }),
     });
     expect(body.custom_profile_field_types).toMatchObject({ SHORT_TEXT: { id: 1, name: "Short text" }, EXTERNAL_ACCOUNT: { id: 7, name: "External account" } });
     expect(body.emojiset_choices).toEqual([

@@ -1,8 +1,8 @@
 import type { ApiClient } from "./client.ts";
 import type { TestServer } from "./server.ts";
 
-export type RoleName = "owner" | "admin" | "member" | "guest";
-const ROLE_VALUES: Record<RoleName, number> = { owner: 100, admin: 200, member: 400, guest: 600 };
+export type RoleName = "owner" | "admin" | "moderator" | "member" | "guest";
+const ROLE_VALUES: Record<RoleName, number> = { owner: 100, admin: 200, moderator: 300, member: 400, guest: 600 };
 
 export interface TestUser {
   id: number;

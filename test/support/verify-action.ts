@@ -4,7 +4,11 @@
 import { applyEvents } from "@chat/core";
 import type { ApiClient } from "./client.ts";
 
-const NOT_STATE = new Set(["result", "msg", "queue_id", "last_event_id"]);
+/**
+ * Not state that events keep: the answer's own facts, and when the presences were read and the
+ * newest presence change then (feature levels 70 and 263), which presence events do not carry.
+ */
+const NOT_STATE = new Set(["result", "msg", "queue_id", "last_event_id", "server_timestamp", "presence_last_update_id"]);
 
 function stateOf(body: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([key]) => !NOT_STATE.has(key)));

@@ -12,7 +12,7 @@ import {
   type QueueStore,
   type StreamPosition,
 } from "@chat/bus";
-import { END_QUEUES_EVENT, finalizeMessage, INHERITED_NOTIFICATION_SETTINGS_KEY, LEGACY_SETTING_EVENT_KEY, modernRealmEvent, normalizedColor, resolveLegacyShape, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
+import { END_QUEUES_EVENT, finalizeMessage, INACCESSIBLE_USER_KEY, INHERITED_NOTIFICATION_SETTINGS_KEY, LEGACY_SETTING_EVENT_KEY, modernRealmEvent, normalizedColor, resolveLegacyShape, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
 import { httpLogging, logger } from "@chat/logger";
 import { fanoutBatches, fanoutLag } from "@chat/metrics";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
@@ -73,6 +73,13 @@ function localEchoOf(event: EventPayload): { queueId: string; senderId: number; 
 /** One event as one queue's client should see it, or null if that client should not get it. */
 export function shapeEvent(recorded: EventPayload, settings: QueueSettings, flags: string[] | null): EventPayload | null {
   if (!wantsType(settings, recorded.type)) return null;
+  // A new user's "Unknown user" placeholder, for guests who may not know of them: none for clients
+  // that expect an incomplete user list (Zulip's process_realm_user_add_event).
+  if (INACCESSIBLE_USER_KEY in recorded) {
+    if (settings.userListIncomplete === true) return null;
+    const { [INACCESSIBLE_USER_KEY]: _marker, ...placeholder } = recorded;
+    recorded = placeholder as EventPayload;
+  }
   // Queues stored before modernClient existed have none: they get 3.x's shapes.
   const event = resolveLegacyShape(recorded, settings.modernClient === true);
   if (event.type === "message") {
@@ -107,14 +114,25 @@ export function shapeEvent(recorded: EventPayload, settings: QueueSettings, flag
     }
     return event;
   }
+  // Linkifiers as templates only for clients with linkifier_url_template, as 3.x's tuples only for
+  // the others (feature level 176); each gets the other list empty, as its /register state.
+  if (event.type === "realm_linkifiers" && settings.linkifierUrlTemplate !== true) return { ...event, realm_linkifiers: [] };
+  if (event.type === "realm_filters" && settings.linkifierUrlTemplate === true) return { ...event, realm_filters: [] };
+  // No organization-wide email_address_visibility since feature level 163 (each user's own: the
+  // user_settings events of the change reach today's clients); 3.x clients still follow it.
+  if (settings.modernClient === true && event.type === "realm" && event.property === "email_address_visibility") return null;
   if (settings.modernClient === true && event.type === "realm") return modernRealmEvent(event);
   if (settings.modernClient === true && event.type === "subscription" && event.property === "color" && typeof event.value === "string") {
     return { ...event, value: normalizedColor(event.value) };
   }
-  if (event.type === "presence" && settings.slimPresence) {
+  if (event.type === "presence" && (settings.slimPresence || settings.modernClient === true)) {
     // slim_presence clients key presence by user id; the deprecated email is left out.
     const { email: _email, ...slim } = event;
-    return slim as EventPayload;
+    const shown = settings.slimPresence ? slim : event;
+    // Today's clients get no client names (feature level 178): the report is `website`'s.
+    if (settings.modernClient !== true) return shown as EventPayload;
+    const report = Object.values(event.presence as Record<string, { status: string; timestamp: number }>)[0];
+    return { ...shown, presence: { website: { client: "website", status: report.status, timestamp: report.timestamp, pushable: false } } } as EventPayload;
   }
   return event;
 }

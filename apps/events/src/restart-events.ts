@@ -24,7 +24,8 @@ const SERVER_GENERATION = Math.floor(Date.now() / 1000);
  */
 export async function sendRestartEvents(queues: QueueStore, current: VersionFields = zulipVersionFields()): Promise<number> {
   const key = apiVersionKey(current);
-  const event: EventPayload = { type: "restart", ...current, server_generation: SERVER_GENERATION, immediate: true };
+  // Without `immediate` since feature level 240 (web clients get `web_reload_client` for that).
+  const event: EventPayload = { type: "restart", ...current, server_generation: SERVER_GENERATION };
   // A page at a time, so a node holds one page of an organization's queues, not all of them. A
   // queue a page repeats is appended to once (the append is idempotent per source id) but counted
   // again; the count is for the log and the tests.

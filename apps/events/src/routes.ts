@@ -16,9 +16,28 @@ import {
   withLeanRawQueries,
   type RegisterOptions,
   defaultEventsNarrow,
+  getRealmForSubdomain,
+  spectatorRealm,
+  spectatorState,
   zulipVersionFields,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, ignoredParametersOf, params, parseParams, requestProtocol, route, schema, serve, success, successBody, successJsonBytes } from "@chat/http";
+import {
+  actorOf,
+  EMPTY_SUCCESS,
+  endpoint,
+  ignoredParametersOf,
+  params,
+  parseParams,
+  requestProtocol,
+  requestSubdomain,
+  route,
+  schema,
+  serve,
+  spectatorRoute,
+  success,
+  successBody,
+  successJsonBytes,
+} from "@chat/http";
 import type { PollAuthenticator } from "./poll-auth.ts";
 import type { QueueSettings } from "./queue-settings.ts";
 import { apiVersionKey } from "./restart-events.ts";
@@ -68,6 +87,8 @@ function capabilityOptions(capabilities: Record<string, boolean>) {
     streamTypingNotifications: has("stream_typing_notifications"),
     userAvatarUrlFieldOptional: has("user_avatar_url_field_optional"),
     includeDeactivatedGroups: has("include_deactivated_groups"),
+    userListIncomplete: has("user_list_incomplete"),
+    linkifierUrlTemplate: has("linkifier_url_template"),
     modernClient: MODERN_CAPABILITIES.some(has),
   };
 }
@@ -77,12 +98,14 @@ export const eventEndpoints = {
     method: "post",
     path: "/register",
     tag: "real_time_events",
-    auth: "basic",
+    auth: "basic-or-spectator",
+    description: "Without credentials (a spectator of an organization that lets them in): no queue (`queue_id` null), the state of its web-public streams; `client_gravatar` and `include_subscribers` must be false (feature level 149).",
     summary: "Register an event queue, and the state the queue's events apply to",
     params: {
       apply_markdown: params.bool().default(false),
       client_gravatar: params.bool().default(false),
       slim_presence: params.bool().default(false),
+      presence_last_update_id: params.int().optional().describe("Only the presences changed after this update id (feature level 263); implies `slim_presence`."),
       all_public_streams: params.bool().optional().describe("Unset, a bot's own default."),
       include_subscribers: params.bool().default(false),
       event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional().describe("The events the queue gets (all, unset)."),
@@ -120,12 +143,44 @@ export const eventEndpoints = {
   }),
 };
 
+/**
+ * POST /register for a spectator (Zulip's events_register_backend without a user): no queue
+ * (`queue_id` null, no `last_event_id`), and the state of the organization's web-public streams
+ * as a new guest would see it, if the organization lets spectators in (else the usual 401).
+ */
+function spectatorRegister(services: EventServices, db: EventServices["prisma"]) {
+  const { prisma, ctx } = services;
+  return spectatorRoute(services, async (req, res) => {
+    const realm = await spectatorRealm(prisma, await getRealmForSubdomain(prisma, requestSubdomain(req, ctx.externalHost)), ctx);
+    const p = parseParams(req, eventEndpoints.register.params);
+    // Feature level 149: these must be false for anonymous requests.
+    if (p.client_gravatar) throw new JsonableError("Invalid 'client_gravatar' parameter for anonymous request");
+    if (p.include_subscribers) throw new JsonableError("Invalid 'include_subscribers' parameter for anonymous request");
+    const options: RegisterOptions = {
+      eventTypes: p.fetch_event_types ?? p.event_types ?? null,
+      applyMarkdown: p.apply_markdown,
+      clientGravatar: false,
+      slimPresence: p.slim_presence,
+      allPublicStreams: false,
+      includeSubscribers: false,
+      narrow: [],
+      ...capabilityOptions(p.client_capabilities),
+      realmUri: realmUri(realm.string_id, ctx.externalHost, requestProtocol(req)),
+      heartbeatSeconds: services.heartbeatMs / 1000,
+    };
+    const state = finishState(await spectatorState(db, realm, options, ctx));
+    success(res, { queue_id: null, ...zulipVersionFields(), ...state });
+  });
+}
+
 export function eventRoutes(services: EventServices, waiters: LongPollWaiters, auth: PollAuthenticator): Router {
   const router = Router();
   const { prisma, bus, ctx } = services;
   // /register's statements, raw ones on the driver (lean-reader.ts).
   const registerDb = withLeanRawQueries(prisma);
   const { queues, changes } = bus;
+  // A spectator's registration (no credentials at all) comes first; every other request goes on to authentication.
+  serve(router, eventEndpoints.register, spectatorRegister(services, registerDb));
   router.use(["/register", "/events"], requireUserKnownToNode(auth, { prisma, externalHost: ctx.externalHost, rateLimits: services.rateLimits }));
 
   serve(
@@ -144,7 +199,9 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
         eventTypes: p.event_types ?? null,
         applyMarkdown: p.apply_markdown,
         clientGravatar: p.client_gravatar,
-        slimPresence: p.slim_presence,
+        // Feature level 263's incremental presence is in the modern form only.
+        slimPresence: p.slim_presence || p.presence_last_update_id !== undefined,
+        presenceLastUpdateId: p.presence_last_update_id,
         allPublicStreams,
         includeSubscribers: p.include_subscribers,
         narrow: parseEventsNarrow(narrow),
@@ -164,6 +221,8 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
         streamTypingNotifications: options.streamTypingNotifications,
         userAvatarUrlFieldOptional: options.userAvatarUrlFieldOptional,
         includeDeactivatedGroups: options.includeDeactivatedGroups,
+        userListIncomplete: options.userListIncomplete,
+        linkifierUrlTemplate: options.linkifierUrlTemplate,
         modernClient: options.modernClient,
         apiVersion: apiVersionKey(),
       };

@@ -152,9 +152,14 @@ describe("shapes today's Zulip changed without a capability: modern clients get 
     const wildcard = { type: "realm", op: "update", property: "wildcard_mention_policy", value: 4 };
     expect(received(wildcard, modern)).toEqual([{ ...wildcard, value: 5 }]);
     expect(received(wildcard, base)).toEqual([wildcard]);
+    // The 3.x boolean passes as it is: the change sends delete_own_message_policy's own event too (actions/realm-policies.ts).
     const deleting = { type: "realm", op: "update", property: "allow_message_deleting", value: false };
-    expect(received(deleting, modern)).toEqual([{ type: "realm", op: "update_dict", property: "default", data: { allow_message_deleting: false, delete_own_message_policy: 2 } }]);
+    expect(received(deleting, modern)).toEqual([deleting]);
     expect(received(deleting, base)).toEqual([deleting]);
+    // Feature level 241's names for today's clients.
+    const announce = { type: "realm", op: "update", property: "notifications_stream_id", value: 3 };
+    expect(received(announce, modern)).toEqual([{ ...announce, property: "new_stream_announcements_stream_id" }]);
+    expect(received(announce, base)).toEqual([announce]);
   });
 
   test("a subscription's color as #rrggbb in lowercase to modern clients, as stored to 3.x clients", () => {

@@ -25,6 +25,7 @@ import {
   type UserProfile,
 } from "@chat/core";
 import { createBackup, describeBackup } from "./backup.ts";
+import { importRealmFromFile } from "./realm-import-archive.ts";
 import type { Services } from "./services.ts";
 
 export const USAGE = `usage: npm run cli -- <command> [options]
@@ -35,6 +36,8 @@ organizations and users:
   list-realms
   list-users [--realm S]
   change-role [--realm S] --email E --role owner|admin|member|guest
+  grant-create-users [--realm S] --email E [--revoke]
+      lets an administrator create accounts with POST /users (an organization's first owner may)
   deactivate-user [--realm S] --email E
   reactivate-user [--realm S] --email E
   change-user-email [--realm S] --email E --new-email N
@@ -49,6 +52,10 @@ passwords:
 
 data:
   backup FILE          the database and uploaded files, in one file
+  import-realm FILE --subdomain S [--name N]
+                       a new organization from an export (POST /export/realm's, or Zulip's
+                       manage.py export; a .tar.gz or its unpacked folder); its users set their
+                       passwords through a password reset
   restore FILE [--force]
                        replaces this server's data with a backup (the server must be stopped;
                        --force: on Postgres, even while other sessions are connected)
@@ -70,8 +77,8 @@ export class UsageError extends Error {}
 export class CommandError extends Error {}
 
 const COMMANDS = new Set([
-  "create-realm", "create-user", "list-realms", "list-users", "change-role", "deactivate-user", "reactivate-user", "change-user-email",
-  "regenerate-api-key", "set-password", "password-reset-link", "backup", "restore", "version",
+  "create-realm", "create-user", "list-realms", "list-users", "change-role", "grant-create-users", "deactivate-user", "reactivate-user", "change-user-email",
+  "regenerate-api-key", "set-password", "password-reset-link", "backup", "restore", "import-realm", "version",
 ]);
 
 /** What a command may need beyond its arguments, gathered where the operator is (cli.ts). */
@@ -86,7 +93,7 @@ export interface CliIo {
 }
 
 const OPTIONS = ["subdomain", "name", "owner-email", "owner-name", "owner-password", "realm", "email", "new-email", "password", "role", "scheme"] as const;
-const FLAGS = ["password-stdin", "force"] as const;
+const FLAGS = ["password-stdin", "force", "revoke"] as const;
 
 export interface ParsedCommand {
   command: string;
@@ -111,7 +118,7 @@ export function parseCommand(argv: string[]): ParsedCommand {
     throw new UsageError((error as Error).message);
   }
   const positionals = parsed.positionals;
-  const takesFile = command === "backup" || command === "restore";
+  const takesFile = command === "backup" || command === "restore" || command === "import-realm";
   if (takesFile ? positionals.length !== 1 : positionals.length !== 0) {
     throw new UsageError(takesFile ? `${command} takes one FILE` : `unexpected argument: ${positionals[0]}`);
   }
@@ -231,6 +238,14 @@ export async function runCli(argv: string[], services: Services, io: CliIo): Pro
       out(`${user.delivery_email} is now ${roleName(role)} (was ${roleName(user.role)})\n`);
       return;
     }
+    case "grant-create-users": {
+      const { user } = await chooseUser(services, values);
+      if (user.is_bot) throw new CommandError(`${user.delivery_email} is a bot: bots do not create accounts`);
+      const grant = !values.revoke;
+      await prisma.userProfile.update({ where: { id: user.id }, data: { can_create_users: grant } });
+      out(`${user.delivery_email} ${grant ? "may" : "may no longer"} create accounts with POST /users${grant && user.role > ROLE_ADMINISTRATOR ? " (once an administrator)" : ""}\n`);
+      return;
+    }
     case "deactivate-user": {
       const { realm, user } = await chooseUser(services, values);
       if (!user.is_active) throw new CommandError(`${user.delivery_email} is already deactivated`);
@@ -276,6 +291,14 @@ export async function runCli(argv: string[], services: Services, io: CliIo): Pro
     case "backup": {
       const result = await createBackup(services, parseCommand(argv).positionals[0]);
       out(describeBackup(result));
+      return;
+    }
+    case "import-realm": {
+      const result = await importRealmFromFile(services, parseCommand(argv).positionals[0], { subdomain: required(values, "subdomain"), name: values.name });
+      out(
+        `imported realm ${result.realm.id} "${result.realm.name}" at subdomain "${result.realm.string_id}": ${result.users} users, ${result.streams} streams, ${result.messages} messages, ${result.files} files\n` +
+          "users have no password: each sets one through a password reset (password-reset-link prints one)\n",
+      );
       return;
     }
     case "restore":

@@ -27,7 +27,7 @@ async function gatherInput(argv: string[]): Promise<{ argv: string[]; input: Cli
   if (command === "set-password") {
     input.password = await readSecret({ prompt: "New password: ", confirm: "Again: ", fromStdin: values["password-stdin"] === true });
   }
-  if ((command === "backup" || command === "restore") && positionals.length === 1) {
+  if ((command === "backup" || command === "restore" || command === "import-realm") && positionals.length === 1) {
     // The server that writes it may run in another folder.
     const file = path.resolve(positionals[0]);
     argv = argv.map((arg) => (arg === positionals[0] ? file : arg));

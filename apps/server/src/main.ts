@@ -100,6 +100,7 @@ async function startServerOwning(config: Config, lock: DataDirLock | null): Prom
       outgoingWebhooks: config.outgoingWebhooks,
       devMode: config.devMode,
       mail: config.mail,
+      ctx: services.ctx,
     });
   }
 

@@ -66,7 +66,7 @@ export async function openServices(config: Config, options: { migrate: boolean }
     actions,
     messageCache: new MessageCache(db.prisma, { maxBytes: config.messageCacheMb * 1024 * 1024 }),
     rateLimits: new RateLimits(config.rateLimits, rateLimitRedis ? { redis: rateLimitRedis, prefix: config.redisPrefix } : null),
-    ctx: { externalHost: config.externalHost, devMode: config.devMode, uploads: config.uploads, bots: config.bots },
+    ctx: { externalHost: config.externalHost, devMode: config.devMode, uploads: config.uploads, bots: config.bots, webPublicStreamsEnabled: config.webPublicStreamsEnabled },
     storage,
     async close() {
       await actions.flush();

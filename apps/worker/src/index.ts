@@ -4,13 +4,15 @@ import { hostname } from "node:os";
 import type { Bus } from "@chat/bus";
 import type { MailConfig, OutgoingWebhookConfig } from "@chat/config";
 import type { PrismaClient } from "@chat/db";
-import { sweepBrowserSessions, sweepOutbox, sweepPasswordResetTokens, sweepUnclaimedUploads, type ActionRunner } from "@chat/core";
+import { promoteNewFullMembers, refreshStreamWeeklyTraffic, sweepBrowserSessions, sweepOutbox, sweepPasswordResetTokens, sweepUnclaimedUploads, type ActionRunner, type ServerContext } from "@chat/core";
 import type { FileStorage } from "@chat/storage";
 import { logger } from "@chat/logger";
 import { every } from "./periodic.ts";
 import { createMailSender, processEmailJobs } from "./mail.ts";
+import { processScheduledMessageJobs, requeueScheduledMessages, sweepScheduledMessages } from "./scheduled-messages.ts";
 import { processServiceBotJobs, queueServiceBotJobs } from "./service-bots.ts";
 import { WebhookClient } from "./webhook-client.ts";
+import { processRealmExportJobs } from "./realm-export.ts";
 import { ServiceBotCache } from "./service-bot-cache.ts";
 
 /** How long a worker uses what it read of a service bot (its service, whether it is active). */
@@ -33,6 +35,8 @@ export interface WorkerServices {
   devMode: boolean;
   /** Where the emails the API tier queues go (SMTP, or the log without EMAIL_HOST). */
   mail: MailConfig;
+  /** Organization exports' events and notifications (realm-export.ts). */
+  ctx: ServerContext;
 }
 
 export interface WorkerTier {
@@ -41,6 +45,7 @@ export interface WorkerTier {
 
 export function startWorker(services: WorkerServices): WorkerTier {
   const { prisma, bus } = services;
+  const scheduledDeps = { prisma, actions: services.actions, ctx: services.ctx };
   const jobs = [
     every("outbox sweep", 1000, async () => {
       const published = await sweepOutbox(prisma, bus.changes, services.outboxSweepAfterSeconds);
@@ -56,10 +61,23 @@ export function startWorker(services: WorkerServices): WorkerTier {
     }),
     every("password reset link sweep", 60 * 60_000, () => sweepPasswordResetTokens(prisma)),
     every("browser session sweep", 60 * 60_000, () => sweepBrowserSessions(prisma)),
+    // Streams' stream_weekly_traffic (feature level 199), which changes slowly: hourly.
+    every("stream weekly traffic", 60 * 60_000, () => refreshStreamWeeklyTraffic(prisma)),
+    // Members past their realm's waiting period join role:fullmembers (Zulip's daily
+    // promote_new_full_members; hourly here, so a member waits at most an hour past it).
+    every("full member promotion", 60 * 60_000, async () => {
+      const changed = await promoteNewFullMembers(prisma, services.actions);
+      if (changed > 0) logger.info("full members group brought up to date", { users: changed });
+    }),
+    // Scheduled messages whose job was lost (scheduled-messages.ts).
+    every("scheduled message sweep", 5000, () => sweepScheduledMessages(scheduledDeps)),
   ];
   const mailSender = createMailSender(services.mail);
   if (mailSender.destination === "log") logger.info("EMAIL_HOST is not set: emails (password resets) are written to this log, not sent");
   const emails = processEmailJobs(bus.jobs, mailSender);
+  const scheduledMessages = processScheduledMessageJobs(bus.jobs, scheduledDeps);
+  requeueScheduledMessages(prisma, bus.jobs).catch((error: unknown) => logger.warn("could not queue the scheduled messages again; the sweep will send them", { error: String(error) }));
+  const realmExports = processRealmExportJobs(bus.jobs, { prisma, storage: services.storage, actions: services.actions, ctx: services.ctx });
   const webhooks = services.outgoingWebhooks;
   const client = new WebhookClient({
     timeoutMs: webhooks.timeoutMs,
@@ -84,7 +102,7 @@ export function startWorker(services: WorkerServices): WorkerTier {
   return {
     async stop() {
       // Running jobs finish (BullMQ's close waits for them); their replies still need the database.
-      await Promise.all([changes.stop(), serviceBots.stop(), emails.stop(), ...jobs.map((job) => job.stop())]);
+      await Promise.all([changes.stop(), serviceBots.stop(), emails.stop(), realmExports.stop(), scheduledMessages.stop(), ...jobs.map((job) => job.stop())]);
       client.close();
       mailSender.close();
     },

@@ -43,7 +43,8 @@ export interface RoutedEvent {
 /** A service bot a message calls upon, and why (Zulip's trigger). */
 export interface ServiceTrigger {
   botId: number;
-  trigger: "mention" | "private_message";
+  // "direct_message" since feature level 201 (it was "private_message").
+  trigger: "mention" | "direct_message";
 }
 
 /** All events one committed transaction recorded, in order. Published as one stream entry. */

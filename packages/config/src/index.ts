@@ -34,6 +34,11 @@ export interface Config {
    * unless DEV_MODE_ALLOW_REMOTE says, as a second explicit setting, that it may be reached.
    */
   devMode: boolean;
+  /**
+   * Whether organizations may have web-public streams, readable by people who are not logged in
+   * (Zulip's WEB_PUBLIC_STREAMS_ENABLED; off by default, as in Zulip).
+   */
+  webPublicStreamsEnabled: boolean;
   /** The host name clients use; a realm is served at `<subdomain>.<externalHost>`. */
   externalHost: string;
   bootstrap: { realmName: string; ownerEmail: string; ownerName: string; ownerPassword: string | null };
@@ -296,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = readString(env, "DATA_DIR", "./data");
   const bindAddress = readString(env, "BIND_ADDRESS", "0.0.0.0");
   const devMode = readBool(env, "DEV_MODE", false);
+  const webPublicStreamsEnabled = readBool(env, "WEB_PUBLIC_STREAMS_ENABLED", false);
   const devModeAllowRemote = readBool(env, "DEV_MODE_ALLOW_REMOTE", false);
   if (devMode && !devModeAllowRemote && !isLoopbackAddress(bindAddress)) {
     throw new ConfigError(
@@ -316,6 +322,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix,
     dataDir: dataDir === "memory://" ? dataDir : path.resolve(dataDir),
     devMode,
+    webPublicStreamsEnabled,
     externalHost: readString(env, "EXTERNAL_HOST", `localhost:${port}`).toLowerCase(),
     bootstrap: {
       realmName: readString(env, "BOOTSTRAP_REALM_NAME", "Team Chat"),

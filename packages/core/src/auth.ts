@@ -54,7 +54,7 @@ export async function authenticateApiKeyVersioned(prisma: PrismaClient, subdomai
  * builds a quarter faster), the realm's linkifiers, and the rows' versions.
  */
 export const ACTOR_COLUMNS = Prisma.sql`row_to_json(u) AS user_json, row_to_json(r) AS realm_json,
-  (SELECT coalesce(json_agg(json_build_object('id', f.id, 'pattern', f.pattern, 'url_format_string', f.url_format_string) ORDER BY f.id), '[]')
+  (SELECT coalesce(json_agg(json_build_object('id', f.id, 'pattern', f.pattern, 'url_format_string', f.url_format_string, 'url_template', f.url_template) ORDER BY f."order", f.id), '[]')
    FROM realm_filter f WHERE f.realm_id = u.realm_id) AS linkifiers,
   u.xmin::text AS user_xmin, r.xmin::text AS realm_xmin`;
 

@@ -29,11 +29,17 @@ export const ERROR_CODES = [
   "CSRF_FAILED",
   "SERVICE_UNAVAILABLE",
   "INTERNAL_SERVER_ERROR",
+  "INVITATION_FAILED",
+  "INVALID_PUSH_DEVICE_TOKEN",
+  "STREAM_WILDCARD_MENTION_NOT_ALLOWED",
+  "TOPIC_WILDCARD_MENTION_NOT_ALLOWED",
+  "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** How a request proves who sends it. */
-export type Auth = "basic" | "none" | "basic-or-api-key" | "signed-url";
+/** `basic-or-spectator`: HTTP Basic, or none at all from a spectator of an organization that lets them in (web-public streams). */
+export type Auth = "basic" | "none" | "basic-or-api-key" | "signed-url" | "basic-or-spectator";
 
 export interface PathParamDoc {
   schema: JsonSchema;

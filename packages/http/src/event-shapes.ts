@@ -46,9 +46,10 @@ const PERSON_UPDATE = {
     timezone: string,
     email: string,
     new_email: string,
-    delivery_email: string,
+    // null: access to the address taken back (feature level 163).
+    delivery_email: nullableString,
     bot_owner_id: nullableInteger,
-    role: s.enum(100, 200, 400, 600),
+    role: s.enum(100, 200, 300, 400, 600),
     // (De)activation, for clients newer than Zulip 3.x (feature level 222); others get remove / add.
     is_active: boolean,
     custom_profile_field: s.object({ id: integer, value: s.nullable(string) }, { rendered_value: nullableString }),
@@ -80,7 +81,7 @@ const BOT_UPDATE = {
 const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
   heartbeat: event("heartbeat", {}),
   // Register again: the server now speaks another API version (feature levels 59, 88, 240 shape).
-  restart: event("restart", { zulip_version: string, zulip_feature_level: integer, zulip_merge_base: string, server_generation: integer, immediate: boolean }),
+  restart: event("restart", { zulip_version: string, zulip_feature_level: integer, zulip_merge_base: string, server_generation: integer }),
   message: event(
     "message",
     { message: ref("Message"), flags: stringList },
@@ -149,12 +150,28 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
     stop: opEvent("typing", "stop", { sender: USER_REF }, TYPING_FIELDS),
   },
   alert_words: event("alert_words", { alert_words: stringList }),
+  // Feature level 87: the user's synchronised drafts.
+  drafts: {
+    add: opEvent("drafts", "add", { drafts: s.array(ref("Draft")) }),
+    update: opEvent("drafts", "update", { draft: ref("Draft") }),
+    remove: opEvent("drafts", "remove", { draft_id: integer }),
+  },
+  // Feature level 179: the user's scheduled messages (remove when sent or deleted; update when edited or failed).
+  scheduled_messages: {
+    add: opEvent("scheduled_messages", "add", { scheduled_messages: s.array(ref("ScheduledMessage")) }),
+    update: opEvent("scheduled_messages", "update", { scheduled_message: ref("ScheduledMessage") }),
+    remove: opEvent("scheduled_messages", "remove", { scheduled_message_id: integer }),
+  },
+  // The invitations one may see changed (no payload): to administrators, and to the sender (feature level 209).
+  invites_changed: event("invites_changed", {}),
+  // The user's whole list of muted users after a change (feature level 48).
+  muted_users: event("muted_users", { muted_users: s.array(s.object({ id: integer, timestamp: integer })) }),
   muted_topics: event("muted_topics", { muted_topics: s.array({ type: "array", prefixItems: [string, string, integer], minItems: 2, maxItems: 3 }) }),
   // A topic's visibility policy changed (feature level 134): 0 none, 1 muted, 2 unmuted, 3 followed.
   user_topic: event("user_topic", { stream_id: integer, topic_name: string, last_updated: integer, visibility_policy: s.enum(0, 1, 2, 3) }),
   // No email for a slim_presence queue.
   presence: event("presence", { user_id: integer, server_timestamp: s.number(), presence: s.dict(ref("ClientPresence")) }, { email: string }),
-  user_status: event("user_status", { user_id: integer }, { away: boolean, status_text: string }),
+  user_status: event("user_status", { user_id: integer }, { away: boolean, status_text: string, emoji_name: string, emoji_code: string, reaction_type: string }),
   update_display_settings: event("update_display_settings", { user: string, setting_name: string, setting: SCALAR }, { language_name: string }),
   update_global_notifications: event("update_global_notifications", { user: string, notification_name: string, setting: SCALAR }),
   // Zulip 5.0's settings event (feature level 89); default_language's carries the language's name.
@@ -171,12 +188,13 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
     occupy: opEvent("stream", "occupy", STREAMS),
     vacate: opEvent("stream", "vacate", STREAMS),
     delete: opEvent("stream", "delete", STREAMS),
-    update: opEvent("stream", "update", { stream_id: integer, name: string, property: string, value: SCALAR }, { rendered_description: string, history_public_to_subscribers: boolean }),
+    update: opEvent("stream", "update", { stream_id: integer, name: string, property: string, value: SCALAR }, { rendered_description: string, history_public_to_subscribers: boolean, is_web_public: boolean }),
   },
   subscription: {
     add: opEvent("subscription", "add", { subscriptions: s.array(ref("Subscription")) }),
     remove: opEvent("subscription", "remove", { subscriptions: s.array(s.object({ stream_id: integer, name: string })) }),
-    update: opEvent("subscription", "update", { stream_id: integer, name: string, property: string, value: SCALAR }, { email: string }),
+    // `name` and `email` only for 3.x clients (feature levels 40 and 41).
+    update: opEvent("subscription", "update", { stream_id: integer, property: string, value: SCALAR }, { name: string, email: string }),
     // Lists (feature level 35) for clients newer than Zulip 3.x; one stream and user each for others.
     peer_add: s.oneOf(opEvent("subscription", "peer_add", { stream_ids: integerList, user_ids: integerList }), opEvent("subscription", "peer_add", { stream_id: integer, user_id: integer })),
     peer_remove: s.oneOf(
@@ -201,16 +219,36 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
   },
   realm_emoji: { update: opEvent("realm_emoji", "update", { realm_emoji: s.dict(ref("RealmEmoji")) }) },
   realm_filters: event("realm_filters", { realm_filters: s.array(ref("Linkifier")) }),
-  custom_profile_fields: {
-    add: opEvent("custom_profile_fields", "add", { fields: s.array(ref("CustomProfileField")) }),
-    update: opEvent("custom_profile_fields", "update", { fields: s.array(ref("CustomProfileField")) }),
-    delete: opEvent("custom_profile_fields", "delete", { fields: s.array(ref("CustomProfileField")) }),
+  // Every export of the organization, to its administrators (feature level 182's shape).
+  realm_export: event("realm_export", {
+    exports: s.array(
+      s.object({
+        id: integer,
+        acting_user_id: nullableInteger,
+        export_time: s.number(),
+        deleted_timestamp: s.nullable(s.number()),
+        failed_timestamp: s.nullable(s.number()),
+        export_url: nullableString,
+        pending: boolean,
+      }),
+    ),
+  }),
+  realm_linkifiers: event("realm_linkifiers", { realm_linkifiers: s.array(s.object({ id: integer, pattern: string, url_template: string })) }),
+  realm_playgrounds: event("realm_playgrounds", { realm_playgrounds: s.array(s.object({ id: integer, name: string, pygments_language: string, url_template: string })) }),
+  onboarding_steps: event("onboarding_steps", { onboarding_steps: s.array(s.object({ type: string, name: string })) }),
+  realm_user_settings_defaults: { update: opEvent("realm_user_settings_defaults", "update", { property: string, value: SCALAR }) },
+  // `op` only for 3.x clients (feature level 45).
+  custom_profile_fields: event("custom_profile_fields", { fields: s.array(ref("CustomProfileField")) }, { op: s.enum("add", "update", "delete") }),
+  realm_domains: {
+    add: opEvent("realm_domains", "add", { realm_domain: s.object({ domain: string, allow_subdomains: boolean }) }),
+    change: opEvent("realm_domains", "change", { realm_domain: s.object({ domain: string, allow_subdomains: boolean }) }),
+    remove: opEvent("realm_domains", "remove", { domain: string }),
   },
   default_streams: event("default_streams", { default_streams: s.array(ref("Stream")) }),
   default_stream_groups: event("default_stream_groups", { default_stream_groups: s.array(ref("DefaultStreamGroup")) }),
   user_group: {
     add: opEvent("user_group", "add", { group: ref("UserGroup") }),
-    update: opEvent("user_group", "update", { group_id: integer, data: s.object({}, { name: string, description: string }) }),
+    update: opEvent("user_group", "update", { group_id: integer, data: s.object({}, { name: string, description: string, can_mention_group: integer }) }),
     remove: opEvent("user_group", "remove", { group_id: integer }),
     add_members: opEvent("user_group", "add_members", { group_id: integer, user_ids: integerList }),
     remove_members: opEvent("user_group", "remove_members", { group_id: integer, user_ids: integerList }),

@@ -13,3 +13,4 @@ export * from "./endpoints.ts";
 export * from "./ignored-parameters.ts";
 export * from "./openapi.ts";
 export * from "./shapes.ts";
+export * from "./spectators.ts";

@@ -32,6 +32,17 @@ const ERROR_SCHEMA: JsonSchema = {
     principal: { description: "UNAUTHORIZED_PRINCIPAL: the user named." },
     "retry-after": { type: "number", description: "RATE_LIMIT_HIT: seconds until a request may succeed (also the Retry-After header, rounded up)." },
     checks: { type: "object", additionalProperties: { type: "string" }, description: "GET /health/ready: each check's state." },
+    errors: {
+      type: "array",
+      items: { type: "array", prefixItems: [{ type: "string" }, { type: "string" }, { type: "boolean" }], minItems: 3, maxItems: 3 },
+      description: "INVITATION_FAILED: each address refused, why, and whether it is a deactivated account's.",
+    },
+    sent_invitations: { type: "boolean", description: "INVITATION_FAILED: whether the other addresses were invited." },
+    license_limit_reached: { type: "boolean", description: "INVITATION_FAILED: always false (no licenses here)." },
+    daily_limit_reached: { type: "boolean", description: "INVITATION_FAILED: the organization's daily limit of invitations refused them all." },
+    first_message_id_allowed_to_move: { type: ["integer", "null"], description: "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: the oldest message of the topic still within the time limit (null: none is)." },
+    total_messages_in_topic: { type: "integer", description: "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: the topic's messages (those the user can read)." },
+    total_messages_allowed_to_move: { type: "integer", description: "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: how many of them are within the time limit." },
   },
   additionalProperties: false,
   allOf: [
@@ -39,6 +50,11 @@ const ERROR_SCHEMA: JsonSchema = {
     { if: { properties: { code: { const: "BAD_EVENT_QUEUE_ID" } }, required: ["code"] }, then: { required: ["queue_id"] } },
     { if: { properties: { code: { const: "STREAM_DOES_NOT_EXIST" } }, required: ["code"] }, then: { anyOf: [{ required: ["stream"] }, { required: ["stream_id"] }] } },
     { if: { properties: { code: { const: "RATE_LIMIT_HIT" } }, required: ["code"] }, then: { required: ["retry-after"] } },
+    { if: { properties: { code: { const: "INVITATION_FAILED" } }, required: ["code"] }, then: { required: ["errors", "sent_invitations", "license_limit_reached", "daily_limit_reached"] } },
+    {
+      if: { properties: { code: { const: "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED" } }, required: ["code"] },
+      then: { required: ["first_message_id_allowed_to_move", "total_messages_in_topic", "total_messages_allowed_to_move"] },
+    },
   ],
 };
 
@@ -173,6 +189,9 @@ function security(contract: Endpoint): JsonSchema[] {
       return [{ basicAuth: [] }];
     case "basic-or-api-key":
       return [{ basicAuth: [] }, { apiKeyParameter: [] }];
+    case "basic-or-spectator":
+      // The empty requirement: no credentials at all (a spectator's request).
+      return [{ basicAuth: [] }, {}];
     default:
       return [];
   }

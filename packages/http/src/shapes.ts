@@ -17,7 +17,7 @@ const stringList = s.array(string);
 const integerList = s.array(integer);
 
 /** Roles: 100 owner, 200 administrator, 400 member, 600 guest. */
-const ROLE = s.enum(100, 200, 400, 600);
+const ROLE = s.enum(100, 200, 300, 400, 600);
 
 /** A linkifier link's URL (Zulip 3.x; `{text, url}` objects are feature level 46). */
 const TOPIC_LINK = string;
@@ -123,10 +123,12 @@ const STREAM_FIELDS = {
   first_message_id: nullableInteger,
   message_retention_days: nullableInteger,
   date_created: integer,
+  // Who created it (feature level 254), null if unknown.
+  creator_id: nullableInteger,
 };
 
 /** Messages a week, on streams since feature level 199 (null: too new to say; this server does not count). */
-const STREAM_OPTIONAL_FIELDS = { stream_weekly_traffic: nullableInteger };
+const STREAM_OPTIONAL_FIELDS = { stream_weekly_traffic: nullableInteger, can_remove_subscribers_group: integer };
 
 const STREAM = s.object(STREAM_FIELDS, STREAM_OPTIONAL_FIELDS);
 
@@ -149,7 +151,7 @@ const SUBSCRIPTION = s.object(
     stream_weekly_traffic: nullableInteger,
   },
   // User ids in /register and events, emails from GET /users/me/subscriptions.
-  { subscribers: s.anyOf(integerList, stringList) },
+  { subscribers: s.anyOf(integerList, stringList), can_remove_subscribers_group: integer },
 );
 
 const ATTACHMENT = s.object({
@@ -187,9 +189,30 @@ const REALM_EMOJI = s.object({
   still_url: nullableString,
 });
 
-const CUSTOM_PROFILE_FIELD = s.object({ id: integer, name: string, type: integer, hint: string, field_data: string, order: integer });
+const CUSTOM_PROFILE_FIELD = s.object(
+  { id: integer, name: string, type: integer, hint: string, field_data: string, order: integer },
+  // Feature levels 244 and 146 (display_in_profile_summary only when true, as Zulip).
+  { required: boolean, display_in_profile_summary: s.const(true) },
+);
 
-const USER_GROUP = s.object({ id: integer, name: string, description: string, members: integerList, direct_subgroup_ids: integerList, is_system_group: boolean, deactivated: boolean });
+const USER_GROUP = s.object(
+  { id: integer, name: string, description: string, members: integerList, direct_subgroup_ids: integerList, is_system_group: boolean, deactivated: boolean },
+  // Who may mention the group (feature levels 191, 197): a group id.
+  { can_mention_group: integer },
+);
+
+/** Zulip's GroupPermissionSetting (feature level 221). */
+const GROUP_PERMISSION_SETTING = s.object({
+  require_system_group: boolean,
+  allow_internet_group: boolean,
+  allow_owners_group: boolean,
+  allow_nobody_group: boolean,
+  allow_everyone_group: boolean,
+  default_group_name: string,
+  id_field_name: string,
+  default_for_system_groups: nullableString,
+  allowed_system_groups: stringList,
+});
 
 const DEFAULT_STREAM_GROUP = s.object({ id: integer, name: string, description: string, streams: s.array(s.ref("Stream")) });
 
@@ -263,15 +286,30 @@ const USER_SETTINGS = s.object({
 /** A muted topic: [stream name, topic, when muted (UNIX time)]. */
 const MUTED_TOPIC = { type: "array", prefixItems: [string, string, integer], minItems: 2, maxItems: 3 };
 
+/** A synchronised draft (feature level 87): `to` the stream's id or the people's; type "" goes nowhere yet. */
+const DRAFT = s.object({ id: integer, type: s.enum("", "stream", "private"), to: integerList, topic: string, content: string, timestamp: integer });
+
+/** A scheduled message not yet sent (feature level 179): a stream's `to` is its id, a direct message's the people's. */
+const SCHEDULED_MESSAGE_COMMON = { scheduled_message_id: integer, content: string, rendered_content: string, scheduled_delivery_timestamp: integer, failed: boolean };
+const SCHEDULED_MESSAGE = s.oneOf(
+  s.object({ ...SCHEDULED_MESSAGE_COMMON, type: s.const("stream"), to: integer, topic: string }),
+  s.object({ ...SCHEDULED_MESSAGE_COMMON, type: s.const("private"), to: integerList }),
+);
+
 /**
  * POST /register: the queue, and the sections of state `fetch_event_types` (else `event_types`)
  * asked for. Every section the server can send is listed here.
  */
 const REGISTER_RESPONSE = s.object(
-  { result: s.const("success"), msg: string, queue_id: string, last_event_id: integer, zulip_version: string, zulip_feature_level: integer, zulip_merge_base: string },
+  // A spectator's registration (feature level 149) has no queue: queue_id null, no last_event_id.
+  { result: s.const("success"), msg: string, queue_id: nullableString, zulip_version: string, zulip_feature_level: integer, zulip_merge_base: string },
   {
+    last_event_id: integer,
     // alert_words
     alert_words: stringList,
+    // drafts (feature level 87), scheduled_messages (feature level 179)
+    drafts: s.array(s.ref("Draft")),
+    scheduled_messages: s.array(s.ref("ScheduledMessage")),
     // custom_profile_fields
     custom_profile_fields: s.array(s.ref("CustomProfileField")),
     custom_profile_field_types: s.dict(s.object({ id: integer, name: string })),
@@ -290,6 +328,9 @@ const REGISTER_RESPONSE = s.object(
     pointer: integer,
     // presence
     presences: s.ref("RealmPresences"),
+    // Feature levels 70 and 263: when the presences were read, and the newest change among them.
+    server_timestamp: s.number(),
+    presence_last_update_id: integer,
     // realm
     realm_uri: string,
     realm_name: string,
@@ -298,7 +339,8 @@ const REGISTER_RESPONSE = s.object(
     realm_icon_source: string,
     realm_logo_source: string,
     realm_bot_domain: string,
-    realm_authentication_methods: s.dict(boolean),
+    // Feature level 243's form: whether each backend is on, and whether it could be.
+    realm_authentication_methods: s.dict(s.object({ enabled: boolean, available: boolean }, { unavailable_reason: string })),
     realm_available_video_chat_providers: s.dict(s.any()),
     realm_notifications_stream_id: integer,
     realm_signup_notifications_stream_id: integer,
@@ -314,6 +356,7 @@ const REGISTER_RESPONSE = s.object(
     realm_waiting_period_threshold: integer,
     realm_create_stream_policy: integer,
     realm_invite_to_stream_policy: integer,
+    realm_invite_to_realm_policy: integer,
     realm_user_group_edit_policy: integer,
     realm_private_message_policy: integer,
     realm_wildcard_mention_policy: integer,
@@ -354,11 +397,58 @@ const REGISTER_RESPONSE = s.object(
     max_file_upload_size_mib: integer,
     realm_url: string,
     realm_date_created: integer,
+    // Zulip 9.0's integer policies (migration 0030; lib/permissions.ts), for clients of today's API.
     realm_delete_own_message_policy: s.enum(1, 2, 3, 4, 5),
+    realm_edit_topic_policy: s.enum(1, 2, 3, 4, 5, 6),
+    realm_move_messages_between_streams_policy: s.enum(1, 2, 3, 4, 6),
+    realm_add_custom_emoji_policy: s.enum(1, 2, 3, 4),
+    realm_move_messages_within_stream_limit_seconds: nullableInteger,
+    realm_move_messages_between_streams_limit_seconds: nullableInteger,
     realm_upload_quota_mib: nullableInteger,
     realm_enable_spectator_access: boolean,
     server_web_public_streams_enabled: boolean,
     realm_org_type: integer,
+    // Group-based permission settings (feature levels 209, 225, 264, 266, 270, 280): system group ids.
+    realm_create_multiuse_invite_group: integer,
+    realm_can_access_all_users_group: integer,
+    realm_can_create_public_channel_group: integer,
+    realm_can_create_private_channel_group: integer,
+    realm_can_create_web_public_channel_group: integer,
+    realm_direct_message_initiator_group: integer,
+    realm_direct_message_permission_group: integer,
+    // Feature level 221: each group setting, what it may be set to and its default.
+    server_supported_permission_settings: s.object({ realm: s.dict(s.ref("GroupPermissionSetting")), stream: s.dict(s.ref("GroupPermissionSetting")), group: s.dict(s.ref("GroupPermissionSetting")) }),
+    // Zulip 9.0's organization settings that are not permissions (0035), and server facts.
+    realm_want_advertise_in_communities_directory: boolean,
+    realm_jitsi_server_url: nullableString,
+    realm_enable_guest_user_indicator: boolean,
+    realm_require_unique_names: boolean,
+    realm_giphy_rating: integer,
+    realm_default_code_block_language: string,
+    realm_new_stream_announcements_stream_id: integer,
+    realm_signup_announcements_stream_id: integer,
+    realm_zulip_update_announcements_stream_id: integer,
+    realm_plan_type: integer,
+    zulip_plan_is_not_limited: boolean,
+    realm_push_notifications_enabled_end_timestamp: nullableInteger,
+    realm_logo_url: string,
+    realm_night_logo_url: string,
+    realm_night_logo_source: string,
+    upgrade_text_for_wide_organization_logo: string,
+    settings_send_digest_emails: boolean,
+    server_generation: integer,
+    development_environment: boolean,
+    server_inline_image_preview: boolean,
+    server_inline_url_embed_preview: boolean,
+    server_avatar_changes_disabled: boolean,
+    server_name_changes_disabled: boolean,
+    server_needs_upgrade: boolean,
+    server_jitsi_server_url: nullableString,
+    jitsi_server_url: nullableString,
+    max_avatar_file_size_mib: integer,
+    max_icon_file_size_mib: integer,
+    max_logo_file_size_mib: integer,
+    giphy_rating_options: s.dict(s.object({ name: string, id: integer })),
     realm_default_external_accounts: s.dict(s.object({ text: string, name: string, hint: string, url_pattern: string })),
     password_min_length: integer,
     password_min_guesses: integer,
@@ -370,8 +460,9 @@ const REGISTER_RESPONSE = s.object(
     server_typing_stopped_wait_period_milliseconds: integer,
     server_typing_started_wait_period_milliseconds: integer,
     server_thumbnail_formats: s.array(s.object({ name: string, max_width: integer, max_height: integer, animated: boolean, format: string })),
-    // muted_users, realm_linkifiers, realm_playgrounds, onboarding_steps: none here (see initial-state.ts)
+    // The users the user muted (feature level 48), in the order they were muted.
     muted_users: s.array(s.object({ id: integer, timestamp: integer })),
+    // realm_linkifiers, realm_playgrounds, onboarding_steps: none here (see initial-state.ts)
     realm_linkifiers: s.array(s.object({ id: integer, pattern: string, url_template: string })),
     realm_playgrounds: s.array(s.object({ id: integer, name: string, pygments_language: string, url_template: string })),
     onboarding_steps: s.array(s.object({ type: string, name: string })),
@@ -394,6 +485,7 @@ const REGISTER_RESPONSE = s.object(
     avatar_url_medium: nullableString,
     can_create_streams: boolean,
     can_subscribe_other_users: boolean,
+    can_invite_others_to_realm: boolean,
     delivery_email: string,
     email: string,
     full_name: string,
@@ -456,10 +548,17 @@ const REGISTER_RESPONSE = s.object(
     enter_sends: boolean,
     // user_settings
     user_settings: USER_SETTINGS,
+    // realm_user_settings_defaults (feature level 95): what new users start with.
+    realm_user_settings_defaults: s.object({}, {
+      ...Object.fromEntries(PERSONAL_SETTINGS.map((setting) => [setting.name, setting.allowed ? s.enum(...(setting.allowed as Array<string | number>)) : { boolean, integer, string }[setting.type]])),
+      email_address_visibility: s.enum(1, 2, 3, 4, 5),
+      available_notification_sounds: stringList,
+      emojiset_choices: s.array(s.object({ key: string, text: string })),
+    }),
     // message (unread)
     unread_msgs: s.ref("UnreadMessages"),
     // user_status
-    user_status: s.dict(s.object({}, { away: boolean, status_text: string })),
+    user_status: s.dict(s.object({}, { away: boolean, status_text: string, emoji_name: string, emoji_code: string, reaction_type: string })),
     // embedded bots and incoming webhooks a bot can be
     realm_embedded_bots: s.array(s.object({ name: string, config: s.dict(string) })),
     realm_incoming_webhook_bots: s.array(s.object({ name: string, config: s.dict(string) })),
@@ -481,6 +580,7 @@ export const API_SCHEMAS: Record<string, JsonSchema> = {
   RealmEmoji: REALM_EMOJI,
   CustomProfileField: CUSTOM_PROFILE_FIELD,
   UserGroup: USER_GROUP,
+  GroupPermissionSetting: GROUP_PERMISSION_SETTING,
   DefaultStreamGroup: DEFAULT_STREAM_GROUP,
   Bot: BOT,
   OwnedBot: OWNED_BOT,
@@ -492,6 +592,8 @@ export const API_SCHEMAS: Record<string, JsonSchema> = {
   Linkifier: LINKIFIER,
   ExternalAuthenticationMethod: EXTERNAL_AUTHENTICATION_METHOD,
   UnreadMessages: UNREAD_MSGS,
+  Draft: DRAFT,
+  ScheduledMessage: SCHEDULED_MESSAGE,
   RegisterResponse: REGISTER_RESPONSE,
   ...EVENT_SCHEMAS,
 };

@@ -93,6 +93,7 @@ export const botEndpoints = {
       default_sending_stream: params.string().optional(),
       default_events_register_stream: params.string().optional(),
       default_all_public_streams: params.bool().optional(),
+      role: params.int().optional().describe("The bot's role (feature level 130; administrators only)."),
     },
     file: AVATAR,
     response: successBody(
@@ -108,7 +109,7 @@ export const botEndpoints = {
       },
       { bot_owner: schema.string() },
     ),
-    errors: ["BAD_IMAGE"],
+    errors: ["BAD_IMAGE", "UNAUTHORIZED_PRINCIPAL"],
   }),
   deactivate: endpoint({ method: "delete", path: "/bots/{bot_id}", tag: "bots", auth: "basic", summary: "Deactivate a bot", params: {}, response: EMPTY_SUCCESS, errors: ["UNAUTHORIZED_PRINCIPAL"] }),
   regenerateApiKey: endpoint({
@@ -196,6 +197,7 @@ export function botRoutes(services: ApiServices): Router {
         defaultSendingStream: p.default_sending_stream,
         defaultEventsRegisterStream: p.default_events_register_stream,
         defaultAllPublicStreams: p.default_all_public_streams,
+        role: p.role,
       };
       const bot = await patchBot(services, ctx, actor, botId, changes, upload, requestIdOf(req));
       success(res, await patchBotResult(prisma, bot, changes));

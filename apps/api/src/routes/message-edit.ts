@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from "express";
-import { fetchOneMessage, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, realmHost, updateMessage } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, ignoredParametersOf, originOf, params, parseParams, rawParam, route, schema, serve, success, successBody, successJsonText } from "@chat/http";
+import { fetchOneMessage, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, realmHost, realmUri, updateMessage } from "@chat/core";
+import { actorOf, EMPTY_SUCCESS, endpoint, ignoredParametersOf, originOf, params, parseParams, rawParam, requestProtocol, route, schema, serve, success, successBody, successJsonText } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /**
@@ -28,7 +28,7 @@ export const messageEditEndpoints = {
     method: "get",
     path: "/messages/{message_id}",
     tag: "messages",
-    auth: "basic",
+    auth: "basic-or-spectator",
     summary: "A message, and its Markdown source",
     params: {
       apply_markdown: params.bool().default(true).describe("Whether `message.content` is HTML (else the Markdown source)."),
@@ -56,9 +56,13 @@ export const messageEditEndpoints = {
       content: params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`).optional(),
       propagate_mode: params.oneOf(PROPAGATE_MODES).default("change_one"),
       stream_id: params.int().optional(),
+      // Feature levels 9 and 152: the Notification Bot's notes after a move.
+      send_notification_to_old_thread: params.bool().default(false).describe("Whether the Notification Bot says in the topic left where its messages went."),
+      send_notification_to_new_thread: params.bool().default(true).describe("Whether the Notification Bot says in the topic moved to where its messages came from."),
     },
     otherParams: TOPIC_PARAMS,
     response: EMPTY_SUCCESS,
+    errors: ["STREAM_WILDCARD_MENTION_NOT_ALLOWED", "TOPIC_WILDCARD_MENTION_NOT_ALLOWED", "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED"],
   }),
 };
 
@@ -101,7 +105,17 @@ export function messageEditRoutes(services: ApiServices): Router {
       // `subject` is what clients before Zulip 2.0 send.
       const topic = rawParam(req, "topic") ?? rawParam(req, "subject");
       await actions.run(originOf(req, actor), (tx, events) =>
-        updateMessage(tx, events, actor, messageIdOf(req)!, { content: p.content, topic, propagateMode: p.propagate_mode, streamId: p.stream_id, realmHost: realmHost(actor.realm.string_id, services.ctx.externalHost) }),
+        updateMessage(tx, events, actor, messageIdOf(req)!, {
+          content: p.content,
+          topic,
+          propagateMode: p.propagate_mode,
+          streamId: p.stream_id,
+          realmHost: realmHost(actor.realm.string_id, services.ctx.externalHost),
+          sendNotificationToOldThread: p.send_notification_to_old_thread,
+          sendNotificationToNewThread: p.send_notification_to_new_thread,
+          ctx: services.ctx,
+          realmUrl: realmUri(actor.realm.string_id, services.ctx.externalHost, requestProtocol(req)),
+        }),
       );
       success(res);
     }),

@@ -1,5 +1,19 @@
-import { Router } from "express";
-import { badRequest, fetchMessages, MAX_INT, MissingArgumentError, parseNarrow, type Actor, type ActorVersion, type Anchor, type FetchResult } from "@chat/core";
+import { Router, type RequestHandler } from "express";
+import {
+  badRequest,
+  fetchMessages,
+  fetchWebPublicMessages,
+  getRealmForSubdomain,
+  MAX_INT,
+  MissingArgumentError,
+  NotLoggedInError,
+  parseNarrow,
+  spectatorRealm,
+  type Actor,
+  type ActorVersion,
+  type Anchor,
+  type FetchResult,
+} from "@chat/core";
 import {
   actorOf,
   cachedActorFor,
@@ -7,10 +21,12 @@ import {
   endpoint,
   hotRoute,
   type HotRoute,
+  spectatorRoute,
   ignoredParametersField,
   params,
   type ParamSource,
   parseParams,
+  requestSubdomain,
   requireUserKeepingCopy,
   route,
   schema,
@@ -36,8 +52,9 @@ export const messageFetchEndpoints = {
     method: "get",
     path: "/messages",
     tag: "messages",
-    auth: "basic",
+    auth: "basic-or-spectator",
     summary: "A page of messages around an anchor, in a narrow",
+    description: "Without credentials (a spectator), only web-public messages: the narrow must hold `channels:web-public` and only the operators `channel`, `channels`, `topic`, `sender`, `has`, `search`, `near` and `id` (feature level 109).",
     params: {
       // Required unless use_first_unread_anchor, which wins (as in Zulip).
       anchor: params
@@ -87,6 +104,53 @@ function fetcher(services: ApiServices) {
   };
 }
 
+/**
+ * A spectator's GET /messages (no credentials at all): the web-public messages of an organization
+ * that lets spectators in, counted per client address (Zulip's anonymous get_messages_backend).
+ * Anything else goes on to authentication and its ordinary 401.
+ */
+function spectatorFetch(services: ApiServices): RequestHandler {
+  const { prisma, messageCache, ctx } = services;
+  return spectatorRoute(services, async (req, res) => {
+    const realm = await spectatorRealm(prisma, await getRealmForSubdomain(prisma, requestSubdomain(req, ctx.externalHost)), ctx);
+    const p = parseParams(req, messageFetchEndpoints.fetch.params);
+    if (p.anchor === undefined && !p.use_first_unread_anchor) throw new MissingArgumentError("anchor");
+    const anchor = p.use_first_unread_anchor ? "first_unread" : parseAnchor(p.anchor!);
+    const result = await fetchWebPublicMessages(prisma, messageCache, realm, {
+      anchor,
+      includeAnchor: p.include_anchor,
+      numBefore: p.num_before,
+      numAfter: p.num_after,
+      narrow: parseNarrow(withoutInHome(p.narrow)),
+      applyMarkdown: p.apply_markdown,
+      clientGravatar: false,
+    });
+    res.type("json").send(responseBody(result, req));
+  });
+}
+
+/** The operators a spectator's narrow may name, as sent (Zulip 9.0's is_spectator_compatible; `subject` is `topic`). */
+const SPECTATOR_OPERATORS = new Set(["channel", "stream", "channels", "streams", "topic", "subject", "sender", "has", "search", "near", "id"]);
+
+/**
+ * Zulip's clean_narrow_for_web_public_api: a spectator's `in:home` means everything they may read.
+ * Any operator a spectator may not use is the 401 of a request without credentials, as in Zulip
+ * (before an operator this server does not know could be a 400 instead).
+ */
+function withoutInHome(narrow: unknown): unknown {
+  if (!Array.isArray(narrow)) return narrow;
+  const terms = narrow.map((term: unknown) =>
+    Array.isArray(term)
+      ? { term, operator: term[0] as unknown, operand: term[1] as unknown, negated: false as unknown }
+      : term !== null && typeof term === "object"
+        ? { term, operator: (term as Record<string, unknown>).operator, operand: (term as Record<string, unknown>).operand, negated: (term as Record<string, unknown>).negated ?? false }
+        : { term, operator: undefined, operand: undefined, negated: undefined },
+  );
+  const kept = terms.filter(({ operator, operand, negated }) => !(operator === "in" && operand === "home" && negated === false));
+  if (kept.some(({ operator }) => typeof operator === "string" && !SPECTATOR_OPERATORS.has(operator))) throw new NotLoggedInError();
+  return kept.map(({ term }) => term);
+}
+
 function responseBody({ messages, ...fields }: FetchResult, source: ParamSource): string {
   return successJsonText({ ...fields, ...ignoredParametersField(messageFetchEndpoints.fetch, source) }, { messages: `[${messages.join(",")}]` });
 }
@@ -98,6 +162,7 @@ export function messageFetchRoutes(services: ApiServices): Router {
   serve(
     router,
     messageFetchEndpoints.fetch,
+    spectatorFetch(services),
     requireUserKeepingCopy({ prisma: services.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits, actors: services.actorCache }),
     route(async (req, res) => {
       res.type("json").send(responseBody(await fetch(req, actorOf(res), null), req));

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { badRequest, fetchMessageIds, markAllAsRead, markStreamAsRead, markTopicAsRead, parseNarrow, updateMessageFlags } from "@chat/core";
+import { badRequest, fetchMessageIds, markAllAsReadInBatches, markStreamAsRead, markTopicAsRead, parseNarrow, updateMessageFlags } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import { parseAnchor } from "./message-fetch.ts";
 import type { ApiServices } from "../services.ts";
@@ -51,7 +51,15 @@ export const messageFlagEndpoints = {
     }),
     errors: ["BAD_NARROW"],
   }),
-  markAllAsRead: endpoint({ ...common, method: "post", path: "/mark_all_as_read", summary: "Mark every message read", params: {} }),
+  markAllAsRead: endpoint({
+    ...common,
+    method: "post",
+    path: "/mark_all_as_read",
+    summary: "Mark every message read",
+    description: "In batches that each commit; past a time limit it stops with `complete: false` (feature level 153), and repeating the request goes on.",
+    params: {},
+    response: successBody({ complete: schema.boolean() }),
+  }),
   markStreamAsRead: endpoint({ ...common, method: "post", path: "/mark_stream_as_read", summary: "Mark a stream's messages read", params: { stream_id: params.int() } }),
   markTopicAsRead: endpoint({
     ...common,
@@ -107,8 +115,7 @@ export function messageFlagRoutes(services: ApiServices): Router {
     E.markAllAsRead,
     route(async (req, res) => {
       const actor = actorOf(res);
-      await actions.run(originOf(req, actor), (tx, events) => markAllAsRead(tx, events, actor));
-      success(res);
+      success(res, { complete: await markAllAsReadInBatches(actions, originOf(req, actor), actor) });
     }),
   );
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { Router } from "express";
-import { badRequest, fitsPostgresInteger, MAX_MESSAGE_LENGTH, MAX_PRIVATE_RECIPIENTS, realmHost, sendMessageAtomic, type Actor, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
+import { badRequest, fitsPostgresInteger, MAX_MESSAGE_LENGTH, MAX_PRIVATE_RECIPIENTS, realmHost, sendMessageAtomic, type Actor, type SentMessage, type MessageDestination, type PrivateRecipients, type StreamIndicator } from "@chat/core";
 import {
   actorOf,
   authenticateHotRequest,
@@ -105,13 +105,17 @@ export const messageEndpoints = {
       read_by_sender: params.bool().optional().describe("Whether the message starts read for its sender (feature level 236); read when absent."),
     },
     otherParams: TOPIC_PARAMS,
-    response: successBody({ id: schema.integer() }),
-    errors: ["STREAM_DOES_NOT_EXIST"],
+    response: successBody(
+      { id: schema.integer() },
+      // The sender's new policy for the topic, when sending changed it (feature level 218): 2 unmuted, 3 followed.
+      { automatic_new_visibility_policy: schema.integer({ enum: [2, 3] }) },
+    ),
+    errors: ["STREAM_DOES_NOT_EXIST", "STREAM_WILDCARD_MENTION_NOT_ALLOWED", "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"],
   }),
 };
 
 function sender(services: ApiServices) {
-  return async (source: ParamSource, actor: Actor, req: IncomingMessage): Promise<{ id: number }> => {
+  return async (source: ParamSource, actor: Actor, req: IncomingMessage): Promise<SentMessage> => {
     const p = parseParams(source, messageEndpoints.send.params);
     const destination: MessageDestination =
       p.type === "stream" || p.type === "channel"
@@ -125,6 +129,11 @@ function sender(services: ApiServices) {
   };
 }
 
+/** POST /messages' answer: the id, and automatic_new_visibility_policy only when sending set one (as Zulip). */
+function sentBody(result: SentMessage): { id: number; automatic_new_visibility_policy?: number } {
+  return result.automaticNewVisibilityPolicy === undefined ? { id: result.id } : { id: result.id, automatic_new_visibility_policy: result.automaticNewVisibilityPolicy };
+}
+
 export function messageRoutes(services: ApiServices): Router {
   const router = Router();
   const send = sender(services);
@@ -133,7 +142,7 @@ export function messageRoutes(services: ApiServices): Router {
     messageEndpoints.send,
     route(async (req, res) => {
       const result = await send(req, actorOf(res), req);
-      success(res, { id: result.id });
+      success(res, sentBody(result));
     }),
   );
   return router;
@@ -156,7 +165,7 @@ export function messageSendHotRoute(services: ApiServices): HotRoute {
       if (!(await countHotRequest(services.rateLimits, req, actor.id))) return false;
       const source = { query, body };
       const result = await send(source, actor, req);
-      sendJsonBody(res, 200, JSON.stringify({ result: "success", msg: "", id: result.id, ...ignoredParametersField(messageEndpoints.send, source) }));
+      sendJsonBody(res, 200, JSON.stringify({ result: "success", msg: "", ...sentBody(result), ...ignoredParametersField(messageEndpoints.send, source) }));
       return true;
     },
   });

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { fitsPostgresInteger, getRealmPresences, getUserPresence, JsonableError, updatePresence, usersByEmail, type UserProfile } from "@chat/core";
+import { fitsPostgresInteger, getRealmPresences, getRealmPresencesSince, getUserPresence, JsonableError, updatePresence, usersByEmail, type UserProfile } from "@chat/core";
 import { actorOf, endpoint, originOf, params, parseParams, pathParam, route, schema, serve, success, successBody } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
@@ -21,8 +21,9 @@ export const presenceEndpoints = {
       ping_only: params.bool().default(false),
       new_user_input: params.bool().default(false),
       slim_presence: params.bool().default(false).describe("Presences keyed by user id rather than email."),
+      last_update_id: params.int().optional().describe("Only the presences changed after this update id, -1 for all (feature level 263); implies `slim_presence`."),
     },
-    response: successBody({}, REALM_PRESENCES),
+    response: successBody({}, { ...REALM_PRESENCES, presence_last_update_id: schema.integer() }),
   }),
   realm: endpoint({
     method: "get",
@@ -59,6 +60,10 @@ export function presenceRoutes(services: ApiServices): Router {
       const p = parseParams(req, E.update.params);
       await actions.run(originOf(req, actor), (tx, events) => updatePresence(tx, events, actor, clientName(req), p.status));
       if (p.ping_only) return success(res);
+      if (p.last_update_id !== undefined) {
+        const since = await getRealmPresencesSince(prisma, actor.realm_id, p.last_update_id);
+        return success(res, { presences: since.presences, server_timestamp: Date.now() / 1000, presence_last_update_id: since.lastUpdateId });
+      }
       success(res, { presences: await getRealmPresences(prisma, actor.realm_id, p.slim_presence), server_timestamp: Date.now() / 1000 });
     }),
   );

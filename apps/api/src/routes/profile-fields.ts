@@ -38,6 +38,8 @@ export const profileFieldEndpoints = {
       hint: params.string().default(""),
       field_type: params.int().default(1),
       field_data: params.json<FieldData>(FIELD_DATA).optional(),
+      display_in_profile_summary: params.bool().default(false).describe("Shown in the profile summary (feature level 146): at most 2 fields, not long text or users."),
+      required: params.bool().default(false).describe("Users are asked to fill it in (feature level 244)."),
     },
     response: successBody({ id: schema.integer() }),
   }),
@@ -48,7 +50,13 @@ export const profileFieldEndpoints = {
     method: "patch",
     path: "/realm/profile_fields/{field_id}",
     summary: "Change a custom profile field",
-    params: { name: params.string().optional(), hint: params.string().optional(), field_data: params.json<FieldData>(FIELD_DATA).optional() },
+    params: {
+      name: params.string().optional(),
+      hint: params.string().optional(),
+      field_data: params.json<FieldData>(FIELD_DATA).optional(),
+      display_in_profile_summary: params.bool().optional(),
+      required: params.bool().optional(),
+    },
   }),
   remove: endpoint({ ...common, ...ADMIN, method: "delete", path: "/realm/profile_fields/{field_id}", summary: "Delete a custom profile field", params: {} }),
 };
@@ -73,7 +81,14 @@ export function profileFieldRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const p = parseParams(req, E.create.params);
       const id = await actions.run(originOf(req, actor), (tx, events) =>
-        createProfileField(tx, events, actor, { name: p.name, hint: p.hint, fieldType: p.field_type, fieldData: p.field_data }),
+        createProfileField(tx, events, actor, {
+          name: p.name,
+          hint: p.hint,
+          fieldType: p.field_type,
+          fieldData: p.field_data,
+          displayInProfileSummary: p.display_in_profile_summary,
+          required: p.required,
+        }),
       );
       success(res, { id });
     }),
@@ -98,7 +113,13 @@ export function profileFieldRoutes(services: ApiServices): Router {
       const fieldId = pathId(req, "field_id");
       const p = parseParams(req, E.update.params);
       await actions.run(originOf(req, actor), (tx, events) =>
-        updateProfileField(tx, events, actor, fieldId, { name: p.name, hint: p.hint, fieldData: p.field_data }),
+        updateProfileField(tx, events, actor, fieldId, {
+          name: p.name,
+          hint: p.hint,
+          fieldData: p.field_data,
+          required: p.required,
+          displayInProfileSummary: p.display_in_profile_summary,
+        }),
       );
       success(res);
     }),

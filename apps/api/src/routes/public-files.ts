@@ -83,6 +83,17 @@ export const publicFileEndpoints = {
     params: {},
     response: { binary: ["image/png"] },
   }),
+  // The avatar of a user a guest may not see ("Unknown user", feature level 232), at Zulip's path.
+  unknownUserAvatar: endpoint({
+    method: "get",
+    root: true,
+    path: "/static/images/unknown-user-avatar.png",
+    tag: "files",
+    auth: "none",
+    summary: "The avatar shown for a user one may not see",
+    params: {},
+    response: { binary: ["image/png"] },
+  }),
   // Zulip's server_emoji_data_url (feature level 140): zulip-flutter fetches it after /register.
   emojiData: endpoint({
     method: "get",
@@ -146,6 +157,22 @@ export function publicFileRoutes(services: ApiServices): Router {
         return dir === null ? null : readFile(path.join(dir, "images", "logo", "zulip-icon-128x128.png"));
       })().catch(() => null);
       const data = await icon;
+      if (!data) throw notFound();
+      setFileHeaders(res, "image/png", CACHE_STATIC, data.length);
+      res.end(req.method === "HEAD" ? undefined : data);
+    }),
+  );
+
+  let unknownAvatar: Promise<Buffer | null> | null = null;
+  serve(
+    router,
+    publicFileEndpoints.unknownUserAvatar,
+    route(async (req, res) => {
+      unknownAvatar ??= (async () => {
+        const dir = staticDir();
+        return dir === null ? null : readFile(path.join(dir, "images", "unknown-user-avatar.png"));
+      })().catch(() => null);
+      const data = await unknownAvatar;
       if (!data) throw notFound();
       setFileHeaders(res, "image/png", CACHE_STATIC, data.length);
       res.end(req.method === "HEAD" ? undefined : data);

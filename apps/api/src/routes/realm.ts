@@ -1,7 +1,17 @@
 import { Router } from "express";
-import { fitsPostgresInteger, InvalidArgumentError, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
+import { fitsPostgresInteger, InvalidArgumentError, parseTimeLimit, MAX_CODE_BLOCK_LANGUAGE_LENGTH, MAX_JITSI_SERVER_URL_LENGTH, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
 import { actorOf, changedSettingsBody, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
+
+/** Seconds, or "unlimited" (Zulip's parse_message_time_limit_setting; feature levels 100, 138, 162). */
+function timeLimit() {
+  return params
+    .custom<number | null>(parseTimeLimit, { anyOf: [{ type: "integer" }, { enum: ["unlimited"] }] })
+    .maxLength(40)
+    .optional()
+    .describe("Seconds, or `unlimited`.");
+}
+const NULLABLE_SECONDS = { anyOf: [{ type: "integer" }, { type: "null" }] };
 
 const REALM_SETTINGS = {
   name: params.jsonOrPlainString().optional(),
@@ -9,17 +19,25 @@ const REALM_SETTINGS = {
   invite_required: params.bool().optional(),
   create_stream_policy: params.int().optional(),
   invite_to_stream_policy: params.int().optional(),
+  invite_to_realm_policy: params.int().optional(),
   user_group_edit_policy: params.int().optional(),
   private_message_policy: params.int().optional(),
   wildcard_mention_policy: params.int().optional(),
   bot_creation_policy: params.int().optional(),
-  email_address_visibility: params.int().optional(),
+  email_address_visibility: params.int().optional().describe("Zulip 3.x's organization-wide setting (1-4): sets every user's own email_address_visibility (feature level 163) and new users' default."),
   waiting_period_threshold: params.int().optional(),
   allow_message_editing: params.bool().optional(),
-  message_content_edit_limit_seconds: params.int().optional(),
+  message_content_edit_limit_seconds: timeLimit(),
   allow_community_topic_editing: params.bool().optional(),
   allow_message_deleting: params.bool().optional(),
-  message_content_delete_limit_seconds: params.int().optional(),
+  message_content_delete_limit_seconds: timeLimit(),
+  // Zulip 9.0's integer permission policies (lib/permissions.ts).
+  edit_topic_policy: params.int().optional(),
+  move_messages_between_streams_policy: params.int().optional(),
+  delete_own_message_policy: params.int().optional(),
+  add_custom_emoji_policy: params.int().optional(),
+  move_messages_within_stream_limit_seconds: timeLimit(),
+  move_messages_between_streams_limit_seconds: timeLimit(),
   allow_edit_history: params.bool().optional(),
   mandatory_topics: params.bool().optional(),
   default_language: params.jsonOrPlainString().optional(),
@@ -40,6 +58,31 @@ const REALM_SETTINGS = {
   notifications_stream_id: params.int().optional(),
   signup_notifications_stream_id: params.int().optional(),
   enable_read_receipts: params.bool().optional(),
+  enable_spectator_access: params.bool().optional(),
+  // Feature level 241's names for the two announcement streams (the 3.x names above still work).
+  new_stream_announcements_stream_id: params.int().optional(),
+  signup_announcements_stream_id: params.int().optional(),
+  zulip_update_announcements_stream_id: params.int().optional(),
+  emails_restricted_to_domains: params.bool().optional(),
+  disallow_disposable_email_addresses: params.bool().optional(),
+  digest_weekday: params.int().optional(),
+  message_content_allowed_in_email_notifications: params.bool().optional(),
+  video_chat_provider: params.int().optional(),
+  org_type: params.int().optional(),
+  want_advertise_in_communities_directory: params.bool().optional(),
+  jitsi_server_url: params.jsonOrPlainString().maxLength(MAX_JITSI_SERVER_URL_LENGTH + 2).optional().describe("A URL, or `default` for the server's Jitsi."),
+  enable_guest_user_indicator: params.bool().optional(),
+  require_unique_names: params.bool().optional(),
+  giphy_rating: params.int().optional(),
+  default_code_block_language: params.jsonOrPlainString().maxLength(MAX_CODE_BLOCK_LANGUAGE_LENGTH + 2).optional(),
+  // Group-based permission settings (Zulip 9.0): the id of a system group each allows.
+  create_multiuse_invite_group: params.int().optional(),
+  can_access_all_users_group: params.int().optional(),
+  can_create_public_channel_group: params.int().optional(),
+  can_create_private_channel_group: params.int().optional(),
+  can_create_web_public_channel_group: params.int().optional(),
+  direct_message_initiator_group: params.int().optional(),
+  direct_message_permission_group: params.int().optional(),
 };
 
 export const realmEndpoints = {
@@ -53,7 +96,11 @@ export const realmEndpoints = {
     response: changedSettingsBody(REALM_SETTINGS, {
       // null: forever; no limit.
       message_retention_days: { anyOf: [{ type: "integer" }, { type: "null" }] },
-      message_content_delete_limit_seconds: { anyOf: [{ type: "integer" }, { type: "null" }] },
+      message_content_delete_limit_seconds: NULLABLE_SECONDS,
+      message_content_edit_limit_seconds: NULLABLE_SECONDS,
+      move_messages_within_stream_limit_seconds: NULLABLE_SECONDS,
+      move_messages_between_streams_limit_seconds: NULLABLE_SECONDS,
+      jitsi_server_url: { anyOf: [{ type: "string" }, { type: "null" }] },
     }),
     errors: ["UNAUTHORIZED_PRINCIPAL"],
   }),
@@ -68,10 +115,25 @@ export function realmRoutes(services: ApiServices): Router {
     realmEndpoints.update,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const { message_retention_days, ...p } = parseParams(req, realmEndpoints.update.params);
+      const { message_retention_days, new_stream_announcements_stream_id, signup_announcements_stream_id, jitsi_server_url, message_content_edit_limit_seconds, ...p } = parseParams(req, realmEndpoints.update.params);
       const changes: RealmSettingsChanges = { ...p };
+      // Stored as 3.x stored it, 0 for no limit (today's clients read null: modern-realm-settings.ts).
+      if (message_content_edit_limit_seconds !== undefined) changes.message_content_edit_limit_seconds = message_content_edit_limit_seconds ?? 0;
+      if (new_stream_announcements_stream_id !== undefined) changes.notifications_stream_id = new_stream_announcements_stream_id;
+      if (signup_announcements_stream_id !== undefined) changes.signup_notifications_stream_id = signup_announcements_stream_id;
+      if (jitsi_server_url !== undefined) changes.jitsi_server_url = jitsi_server_url === "default" ? null : jitsi_server_url;
       if (message_retention_days !== undefined) changes.message_retention_days = parseRetentionDays(message_retention_days);
       const data = await actions.run(originOf(req, actor), (tx, events) => updateRealmSettings(tx, events, ctx, actor, changes));
+      // Answered under the names the client used.
+      for (const [legacy, modern, sent] of [
+        ["notifications_stream_id", "new_stream_announcements_stream_id", new_stream_announcements_stream_id],
+        ["signup_notifications_stream_id", "signup_announcements_stream_id", signup_announcements_stream_id],
+      ] as const) {
+        if (sent !== undefined && legacy in data) {
+          data[modern] = data[legacy];
+          delete data[legacy];
+        }
+      }
       success(res, data);
     }),
   );

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { NonexistentSubdomainError, realmUri, renderMarkdown, ZULIP_FEATURE_LEVEL, ZULIP_VERSION, zulipVersionFields } from "@chat/core";
+import { NonexistentSubdomainError, realmUri, spectatorsAllowed, renderMarkdown, ZULIP_FEATURE_LEVEL, ZULIP_VERSION, zulipVersionFields } from "@chat/core";
 import { endpoint, requestProtocol, requestSubdomain, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -87,8 +87,8 @@ export function serverSettingsRoutes(services: ApiServices): Router {
           realm_icon: "/static/images/logo/zulip-icon-128x128.png",
           // Markdown to HTML; raw HTML in the description is escaped, never passed through.
           realm_description: realm.description === "" ? "" : renderMarkdown(realm.description).html,
-          // No spectators (web-public access) on this server.
-          realm_web_public_access_enabled: false,
+          // Whether spectators may read its web-public streams (feature level 116).
+          realm_web_public_access_enabled: await spectatorsAllowed(prisma, realm, ctx),
         });
       }
       success(res, settings);

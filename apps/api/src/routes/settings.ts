@@ -48,7 +48,7 @@ const paramsOf = (settings: readonly PersonalSetting[]) => Object.fromEntries(se
 /** Zulip 9.0's personal settings by its names (lib/personal-settings.ts), for PATCH /settings. */
 const PERSONAL_PARAMS = {
   ...paramsOf(PERSONAL_SETTINGS),
-  email_address_visibility: int().describe("The organization's policy here: a value other than its email_address_visibility is refused."),
+  email_address_visibility: int().describe("Who may see the user's real email address (feature level 163): 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators."),
 };
 
 /** The 3.x endpoints take the settings newer than 3.x too, by 9.0's names (as Zulip 9.0's aliases of PATCH /settings). */
@@ -175,7 +175,7 @@ export function settingsRoutes(services: ApiServices): Router {
         const passwordChange = p.new_password === "" ? null : await prepareOwnPasswordChange(services.prisma, actor.id, p.old_password, p.new_password);
         const changed = await actions.run(originOf(req, actor), async (tx, events) => {
           const result = asksAccount || !asksSettings ? await updateAccountSettings(tx, events, actor, { fullName: p.full_name, email: p.email, newPassword: p.new_password, passwordChange }) : {};
-          if (asksSettings) await updatePersonalSettings(tx, events, actor, request);
+          if (asksSettings) await updatePersonalSettings(tx, events, actor, request, services.ctx);
           return result;
         });
         success(res, changed);

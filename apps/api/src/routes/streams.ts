@@ -3,8 +3,10 @@ import {
   AdministratorRequiredError,
   accessStreamById,
   accessStreamByIdAsMember,
+  addDefaultStream,
   badRequest,
   canSeeStream,
+  checkCanCreateWebPublicStreams,
   deactivateStream,
   formatStream,
   getStreamByName,
@@ -12,8 +14,10 @@ import {
   isGuest,
   isSubscribed,
   occupiedStreams,
+  removeDefaultStream,
   renderMarkdown,
   updateStream,
+  parseStreamRetentionDays,
 } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
@@ -78,9 +82,13 @@ export const streamEndpoints = {
       description: params.jsonOrPlainString().optional(),
       new_name: params.jsonOrPlainString().optional(),
       is_private: params.bool().optional(),
+      is_web_public: params.bool().optional().describe("Readable by people who are not logged in (feature level 98; organization owners)."),
       is_announcement_only: params.bool().optional().describe("Deprecated: `stream_post_policy` 2 (true) or 1 (false)."),
       stream_post_policy: params.int().optional(),
       history_public_to_subscribers: params.bool().optional(),
+      can_remove_subscribers_group: params.int().optional().describe("A system group's id (feature levels 142, 197): who may unsubscribe others."),
+      is_default_stream: params.bool().optional().describe("Make it a default stream for new users, or stop (feature level 200); a private stream cannot be one."),
+      message_retention_days: params.jsonOrPlainString().maxLength(40).optional().describe("`realm_default`, `unlimited`, or days (feature levels 17, 91; owners)."),
     },
     response: EMPTY_SUCCESS,
     errors: ["UNAUTHORIZED_PRINCIPAL"],
@@ -90,7 +98,7 @@ export const streamEndpoints = {
     method: "get",
     path: "/users/me/{stream_id}/topics",
     tag: "streams",
-    auth: "basic",
+    auth: "basic-or-spectator",
     summary: "A stream's topics the user can read, newest first",
     params: {},
     response: successBody({ topics: schema.array(schema.ref("Topic")) }),
@@ -169,14 +177,19 @@ export function streamRoutes(services: ApiServices): Router {
         const stream = await accessStreamById(tx, actor, streamId);
         if (!isAdmin(actor)) throw new AdministratorRequiredError();
         const streamPostPolicy = p.stream_post_policy ?? (p.is_announcement_only === undefined ? undefined : p.is_announcement_only ? 2 : 1);
+        // Only making a stream web-public is restricted (Zulip's update_stream_backend).
+        if (p.is_web_public === true) await checkCanCreateWebPublicStreams(tx, actor, services.ctx);
         await updateStream(
           tx,
           events,
           services.ctx,
           stream,
-          { description: p.description, newName: p.new_name, isPrivate: p.is_private, streamPostPolicy, historyPublicToSubscribers: p.history_public_to_subscribers },
+          { description: p.description, newName: p.new_name, isPrivate: p.is_private, isWebPublic: p.is_web_public, streamPostPolicy, historyPublicToSubscribers: p.history_public_to_subscribers, canRemoveSubscribersGroup: p.can_remove_subscribers_group, isDefaultStream: p.is_default_stream, messageRetentionDays: p.message_retention_days === undefined ? undefined : parseStreamRetentionDays(actor, p.message_retention_days) },
           renderDescription,
         );
+        // After the permission change: a stream made public may then become a default one.
+        if (p.is_default_stream === true) await addDefaultStream(tx, events, actor, stream.id);
+        if (p.is_default_stream === false) await removeDefaultStream(tx, events, actor, stream.id);
       });
       success(res);
     }),
@@ -207,7 +220,7 @@ export function streamRoutes(services: ApiServices): Router {
       const subscribed = await isSubscribed(prisma, actor.id, stream);
       // Topics of the history the user can read: all of it for a public stream (or a private one
       // with shared history, to its subscribers), otherwise only messages the user received.
-      const fullHistory = subscribed ? stream.history_public_to_subscribers : !stream.invite_only && !isGuest(actor);
+      const fullHistory = subscribed ? stream.history_public_to_subscribers : !stream.invite_only && (!isGuest(actor) || stream.is_web_public);
       const topics = fullHistory
         ? await prisma.$queryRaw<{ name: string; max_id: number }[]>`
             SELECT DISTINCT ON (upper(subject)) subject AS name, id AS max_id

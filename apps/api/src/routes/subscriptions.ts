@@ -15,6 +15,7 @@ import {
   type Principal,
   type PropertyChange,
   type SubscribeResult,
+  parseStreamRetentionDays,
 } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
@@ -66,6 +67,10 @@ export const subscriptionEndpoints = {
       subscriptions: params.json<StreamRequest[]>(STREAM_REQUESTS),
       principals: params.json<Principal[]>(PRINCIPALS).optional(),
       invite_only: params.bool().default(false),
+      is_web_public: params.bool().default(false).describe("New streams are readable by people who are not logged in (feature level 98; organization owners)."),
+      is_default_stream: params.bool().default(false).describe("Streams this request creates become default streams for new users (feature level 200; administrators)."),
+      can_remove_subscribers_group: params.int().optional().describe("Who may unsubscribe others from the streams this request creates: a system group's id (feature level 161)."),
+      message_retention_days: params.jsonOrPlainString().maxLength(40).optional().describe("`realm_default`, `unlimited`, or days, for the streams this request creates (feature level 17; owners)."),
       history_public_to_subscribers: params.bool().optional(),
       stream_post_policy: params.int().default(1),
       authorization_errors_fatal: params.bool().default(true),
@@ -167,6 +172,10 @@ export function subscriptionRoutes(services: ApiServices): Router {
           streams: p.subscriptions,
           principals: p.principals,
           inviteOnly: p.invite_only,
+          isWebPublic: p.is_web_public,
+          isDefaultStream: p.is_default_stream,
+          canRemoveSubscribersGroup: p.can_remove_subscribers_group,
+          messageRetentionDays: p.message_retention_days === undefined ? undefined : parseStreamRetentionDays(actor, p.message_retention_days),
           historyPublicToSubscribers: p.history_public_to_subscribers,
           streamPostPolicy: p.stream_post_policy,
           authorizationErrorsFatal: p.authorization_errors_fatal,

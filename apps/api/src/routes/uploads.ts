@@ -1,11 +1,14 @@
 // Uploaded files: POST /user_uploads, the API's temporary URL for one, and the download paths
 // outside /api/v1 that message links name (/user_uploads/<realm>/<...>, authenticated by HTTP
 // Basic or the `api_key` parameter, and /user_uploads/temporary/<token>/<name>, by its signature).
-import { Router, type Request, type Response } from "express";
+import { Router, type Request, type RequestHandler, type Response } from "express";
 import rangeParser from "range-parser";
 import {
   accessAttachment,
   attachmentByPathId,
+  RateLimitedError,
+  spectatorsAllowed,
+  webPublicAttachmentVisible,
   contentDisposition,
   contentTypeFor,
   discardUploadedFile,
@@ -24,7 +27,22 @@ import {
   type Actor,
   type AttachmentFile,
 } from "@chat/core";
-import { actorOf, endpoint, receiveSingleFile, requestIdOf, requireUser, route, schema, serve, success, successBody } from "@chat/http";
+import {
+  actorOf,
+  clientIp,
+  endpoint,
+  isSpectatorRequest,
+  receiveSingleFile,
+  requestIdOf,
+  requestSubdomain,
+  requireUser,
+  route,
+  schema,
+  serve,
+  sessionTokenOf,
+  success,
+  successBody,
+} from "@chat/http";
 import type { ByteRange } from "@chat/storage";
 import type { ApiServices } from "../services.ts";
 import { checkBeforeFileBody } from "./file-bodies.ts";
@@ -211,6 +229,30 @@ export function uploadRoutes(services: ApiServices): Router {
   return router;
 }
 
+/**
+ * A download without any credentials (Zulip's validate_attachment_request_for_spectator_access):
+ * served when the organization lets spectators in and a web-public stream's message links the
+ * file. Anything else goes on to authentication, whose 401 says nothing of whether the file exists.
+ * Downloads are not rate limited, but these run queries for anyone: each counts for its address.
+ */
+function spectatorDownload(services: ApiServices): RequestHandler {
+  return (req, res, next) => {
+    if (!isSpectatorRequest(req) || sessionTokenOf(req)) return next();
+    (async () => {
+      if (services.rateLimits.enabled) {
+        const wait = await services.rateLimits.countIp(clientIp(req));
+        if (wait !== null) throw new RateLimitedError(wait);
+      }
+      const pathId = pathIdOf(req);
+      const realm = await services.prisma.realm.findUnique({ where: { string_id: requestSubdomain(req, services.ctx.externalHost) } });
+      if (realm === null || !(await spectatorsAllowed(services.prisma, realm, services.ctx)) || !(await webPublicAttachmentVisible(services.prisma, realm, pathId))) return next();
+      const file = await attachmentByPathId(services.prisma, pathId);
+      if (file === null || file.realm_id !== realm.id) return next();
+      await sendFile(services, req, res, file);
+    })().catch(next);
+  };
+}
+
 /** Downloads at the paths message links name, outside /api/v1. */
 export function uploadFileRoutes(services: ApiServices): Router {
   const router = Router();
@@ -231,6 +273,7 @@ export function uploadFileRoutes(services: ApiServices): Router {
   serve(
     router,
     uploadFileEndpoints.download,
+    spectatorDownload(services),
     authenticate,
     route(async (req, res) => {
       const file = await accessibleFile(services, actorOf(res), pathIdOf(req));

@@ -18,7 +18,7 @@ export const userGroupEndpoints = {
     method: "post",
     path: "/user_groups/create",
     summary: "Create a user group",
-    params: { name: params.string(), description: params.string(), members: params.json<number[]>(USER_IDS) },
+    params: { name: params.string(), description: params.string(), members: params.json<number[]>(USER_IDS), can_mention_group: params.int().optional() },
   }),
   update: endpoint({
     ...common,
@@ -26,7 +26,7 @@ export const userGroupEndpoints = {
     method: "patch",
     path: "/user_groups/{group_id}",
     summary: "Rename a user group or change its description",
-    params: { name: params.string().optional(), description: params.string().optional() },
+    params: { name: params.string().optional(), description: params.string().optional(), can_mention_group: params.int().optional() },
   }),
   remove: endpoint({ ...common, ...ADMIN, method: "delete", path: "/user_groups/{group_id}", summary: "Delete a user group", params: {} }),
   members: endpoint({

@@ -10,8 +10,15 @@ export const userStatusEndpoints = {
     path: "/users/me/status",
     tag: "users",
     auth: "basic",
-    summary: "Set the user's away flag and status text",
-    params: { away: params.bool().optional(), status_text: params.string().optional() },
+    summary: "Set the user's away flag, status text and status emoji",
+    params: {
+      away: params.bool().optional(),
+      status_text: params.string().optional(),
+      // Feature level 86: "" clears the emoji; a code and type not sent are looked up by the name.
+      emoji_name: params.string().maxLength(200).optional(),
+      emoji_code: params.string().maxLength(200).optional(),
+      reaction_type: params.string().maxLength(50).optional(),
+    },
     response: EMPTY_SUCCESS,
   }),
   // Zulip's get_status_backend (feature level 262): only what differs from the default.
@@ -22,7 +29,7 @@ export const userStatusEndpoints = {
     auth: "basic",
     summary: "A user's status",
     params: {},
-    response: successBody({ status: schema.object({}, { away: schema.boolean(), status_text: schema.string() }) }),
+    response: successBody({ status: schema.object({}, { away: schema.boolean(), status_text: schema.string(), emoji_name: schema.string(), emoji_code: schema.string(), reaction_type: schema.string() }) }),
   }),
 };
 
@@ -36,7 +43,7 @@ export function userStatusRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, userStatusEndpoints.update.params);
-      await actions.run(originOf(req, actor), (tx, events) => updateUserStatus(tx, events, actor, { away: p.away, statusText: p.status_text }));
+      await actions.run(originOf(req, actor), (tx, events) => updateUserStatus(tx, events, actor, { away: p.away, statusText: p.status_text, emojiName: p.emoji_name, emojiCode: p.emoji_code, reactionType: p.reaction_type }));
       success(res);
     }),
   );

@@ -1,26 +1,36 @@
 import { randomBytes } from "node:crypto";
 import { Router } from "express";
 import {
+  accessibleUserIdsIfRestricted,
   AdministratorRequiredError,
   avatarUrl,
+  botDomain,
+  inaccessibleUserDict,
+  JsonableError,
+  mayAccessUser,
   badRequest,
   createUser,
   deactivateUser,
+  deactivationEmail,
   deleteAvatar,
   formatUser,
   getProfileData,
   getUserInRealm,
   isAdmin,
   isSystemBot,
+  queueEmail,
   reactivateUser,
+  realmUri,
   regenerateApiKey,
-  seesDeliveryEmails,
   updateProfileData,
   updateUser,
   usersByEmail,
   type ProfileDataChange,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, requestIdOf, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, requestIdOf, requestProtocol, route, schema, serve, success, successBody } from "@chat/http";
+
+/** Zulip's limit on deactivation_notification_comment. */
+const MAX_DEACTIVATION_COMMENT_LENGTH = 2000;
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
@@ -49,7 +59,7 @@ export const userEndpoints = {
     ...ADMIN,
     method: "post",
     path: "/users",
-    summary: "Create a user (administrators)",
+    summary: "Create a user (administrators with the can_create_users permission)",
     params: { email: params.string(), password: params.string(), full_name: params.string(), short_name: params.string().optional() },
     response: successBody({ user_id: schema.integer() }),
   }),
@@ -91,7 +101,20 @@ export const userEndpoints = {
       profile_data: params.json<ProfileDataChange[]>(PROFILE_DATA_SCHEMA).optional(),
     },
   }),
-  deactivate: endpoint({ ...common, ...ADMIN, method: "delete", path: "/users/{user_id}", summary: "Deactivate a user (administrators)", params: {} }),
+  deactivate: endpoint({
+    ...common,
+    ...ADMIN,
+    method: "delete",
+    path: "/users/{user_id}",
+    summary: "Deactivate a user (administrators)",
+    params: {
+      deactivation_notification_comment: params
+        .string()
+        .maxLength(MAX_DEACTIVATION_COMMENT_LENGTH)
+        .optional()
+        .describe("Sent with an email telling the user their account was deactivated (feature level 135); no email when unset."),
+    },
+  }),
   // A deactivated user or bot back (Zulip's reactivate_user_backend); the server's own bots are no one's to touch.
   reactivate: endpoint({ ...common, ...ADMIN, method: "post", path: "/users/{user_id}/reactivate", summary: "Reactivate a user or bot (administrators)", params: {} }),
 };
@@ -110,8 +133,15 @@ export function userRoutes(services: ApiServices): Router {
       // The server's own bots are not the realm's members (Zulip lists them apart, as cross-realm bots).
       const users = (await prisma.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: "asc" } })).filter((user) => !isSystemBot(user));
       const profiles = options.include_custom_profile_fields ? await getProfileData(prisma, users.map((u) => u.id)) : null;
-      const withDeliveryEmail = seesDeliveryEmails(actor.role, actor.realm.email_address_visibility);
-      const members = users.map((user) => formatUser(user, { clientGravatar: options.client_gravatar, withDeliveryEmail, profileData: profiles?.get(user.id) }));
+      // Each user's delivery_email as their email_address_visibility lets the actor's role see it, left out otherwise (as Zulip 3.x).
+      const withDeliveryEmail = { role: actor.role, modern: false };
+      // A guest the realm's can_access_all_users_group leaves out sees the others as "Unknown user" (Zulip 9.0).
+      const accessible = await accessibleUserIdsIfRestricted(prisma, actor);
+      const members = users.map((user) =>
+        accessible === null || accessible.has(user.id)
+          ? formatUser(user, { clientGravatar: options.client_gravatar, withDeliveryEmail, profileData: profiles?.get(user.id) })
+          : inaccessibleUserDict(user.id, botDomain(ctx), `${req.protocol}://${req.get("host") ?? ctx.externalHost}`),
+      );
       success(res, { members });
     }),
   );
@@ -122,6 +152,8 @@ export function userRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       if (!isAdmin(actor)) throw new AdministratorRequiredError();
+      // Feature level 36: a permission of its own, which the operator grants (npm run cli -- grant-create-users).
+      if (!actor.can_create_users) throw new JsonableError("User not authorized to create users");
       const p = parseParams(req, E.create.params);
       const user = await actions.run(originOf(req, actor), (tx, events) =>
         createUser(tx, events, ctx, actor.realm, { email: p.email, password: p.password, fullName: p.full_name, shortName: p.short_name }),
@@ -187,9 +219,10 @@ export function userRoutes(services: ApiServices): Router {
       const options = parseParams(req, E.getByEmail.params);
       // A real address names the user only for those who may see it (usersByEmail), so a guess tells nothing.
       const user = (await usersByEmail(prisma, actor, [email])).get(email.trim().toLowerCase());
-      if (!user) throw badRequest("No such user");
+      if (!user || !(await mayAccessUser(prisma, actor, user.id))) throw badRequest("No such user");
       const profileData = options.include_custom_profile_fields ? (await getProfileData(prisma, [user.id])).get(user.id) : undefined;
-      const withDeliveryEmail = seesDeliveryEmails(actor.role, actor.realm.email_address_visibility);
+      // Each user's delivery_email as their email_address_visibility lets the actor's role see it, left out otherwise (as Zulip 3.x).
+      const withDeliveryEmail = { role: actor.role, modern: false };
       success(res, { user: formatUser(user, { clientGravatar: options.client_gravatar, withDeliveryEmail, profileData }) });
     }),
   );
@@ -202,8 +235,10 @@ export function userRoutes(services: ApiServices): Router {
       const userId = pathId(req, "user_id");
       const options = parseParams(req, E.get.params);
       const user = await getUserInRealm(prisma, actor.realm, userId, { allowDeactivated: true });
+      if (!(await mayAccessUser(prisma, actor, user.id))) throw badRequest("Insufficient permission");
       const profileData = options.include_custom_profile_fields ? (await getProfileData(prisma, [user.id])).get(user.id) : undefined;
-      const withDeliveryEmail = seesDeliveryEmails(actor.role, actor.realm.email_address_visibility);
+      // Each user's delivery_email as their email_address_visibility lets the actor's role see it, left out otherwise (as Zulip 3.x).
+      const withDeliveryEmail = { role: actor.role, modern: false };
       success(res, { user: formatUser(user, { clientGravatar: options.client_gravatar, withDeliveryEmail, profileData }) });
     }),
   );
@@ -230,10 +265,16 @@ export function userRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const userId = pathId(req, "user_id");
-      await actions.run(originOf(req, actor), async (tx, events) => {
+      const p = parseParams(req, E.deactivate.params);
+      const target = await actions.run(originOf(req, actor), async (tx, events) => {
         const target = await getUserInRealm(tx, actor.realm, userId, { allowBots: false });
         await deactivateUser(tx, events, actor, target);
+        return target;
       });
+      if (p.deactivation_notification_comment !== undefined) {
+        const realmUrl = realmUri(actor.realm.string_id, ctx.externalHost, requestProtocol(req));
+        await queueEmail(services.jobs, deactivationEmail({ email: target.delivery_email, realmName: actor.realm.name, realmUri: realmUrl, comment: p.deactivation_notification_comment.trim() }));
+      }
       success(res);
     }),
   );

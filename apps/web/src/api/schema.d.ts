@@ -87,6 +87,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/invitations/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What an invitation's link opens: the organization, the address (an email invitation's), the role
+         * @description An unknown key is 404 (`Invalid invitation link.`); an expired, used or revoked one 400.
+         */
+        get: operations["getInvitationsKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1InvitationsKey"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invitations/{key}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create the account an invitation's link opens; answers its API key
+         * @description An email invitation works once; a reusable link takes any address the organization takes (`email`).
+         */
+        post: operations["postInvitationsKeyAccept"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1InvitationsKeyAccept"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/messages": {
         parameters: {
             query?: never;
@@ -94,7 +142,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of messages around an anchor, in a narrow */
+        /**
+         * A page of messages around an anchor, in a narrow
+         * @description Without credentials (a spectator), only web-public messages: the narrow must hold `channels:web-public` and only the operators `channel`, `channels`, `topic`, `sender`, `has`, `search`, `near` and `id` (feature level 109).
+         */
         get: operations["getMessages"];
         put?: never;
         /** Send a message */
@@ -105,6 +156,30 @@ export interface paths {
          * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
          */
         options: operations["optionsApiV1Messages"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/messages/matches_narrow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which of some messages the user received match a narrow, with search highlighting
+         * @description Zulip's messages_in_narrow_backend: of `msg_ids`, the messages the user received (has a row for) that match `narrow`, keyed by id. Each has `match_content` (the rendered content) and `match_subject` (the topic, as HTML), with the words of a `search` term highlighted as in GET /messages.
+         */
+        get: operations["getMessagesMatchesNarrow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1MessagesMatchesNarrow"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -172,6 +247,94 @@ export interface paths {
         options: operations["optionsApiV1MessagesMessageIdHistory"];
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduled_messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's scheduled messages not yet sent */
+        get: operations["getScheduledMessages"];
+        put?: never;
+        /** Schedule a message */
+        post: operations["postScheduledMessages"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1ScheduledMessages"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduled_messages/{scheduled_message_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a scheduled message */
+        delete: operations["deleteScheduledMessagesScheduledMessageId"];
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1ScheduledMessagesScheduledMessageId"];
+        head?: never;
+        /** Edit a scheduled message */
+        patch: operations["patchScheduledMessagesScheduledMessageId"];
+        trace?: never;
+    };
+    "/api/v1/drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's drafts, oldest edit first */
+        get: operations["getDrafts"];
+        put?: never;
+        /** Create drafts */
+        post: operations["postDrafts"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1Drafts"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/drafts/{draft_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a draft */
+        delete: operations["deleteDraftsDraftId"];
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1DraftsDraftId"];
+        head?: never;
+        /** Replace a draft */
+        patch: operations["patchDraftsDraftId"];
         trace?: never;
     };
     "/api/v1/messages/{message_id}/read_receipts": {
@@ -246,7 +409,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mark every message read */
+        /**
+         * Mark every message read
+         * @description In batches that each commit; past a time limit it stops with `complete: false` (feature level 153), and repeating the request goes on.
+         */
         post: operations["postMarkAllAsRead"];
         delete?: never;
         /**
@@ -534,6 +700,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/streams/{stream_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A stream's subscribers, as user ids (feature level 79)
+         * @description Any stream the user may see: web-public ones, public ones for all but guests, private ones for their subscribers and administrators (Zulip's get_subscribers_backend).
+         */
+        get: operations["getStreamsStreamIdMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1StreamsStreamIdMembers"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/me/subscriptions": {
         parameters: {
             query?: never;
@@ -738,7 +928,7 @@ export interface paths {
         /** The organization's users and bots */
         get: operations["getUsers"];
         put?: never;
-        /** Create a user (administrators) */
+        /** Create a user (administrators with the can_create_users permission) */
         post: operations["postUsers"];
         delete?: never;
         /**
@@ -899,6 +1089,28 @@ export interface paths {
          * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
          */
         options: operations["optionsApiV1UsersMeAlertWords"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/muted_users/{muted_user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mute a user (feature levels 48, 188: bots too) */
+        post: operations["postUsersMeMutedUsersMutedUserId"];
+        /** Unmute a user (feature level 48) */
+        delete: operations["deleteUsersMeMutedUsersMutedUserId"];
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1UsersMeMutedUsersMutedUserId"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1083,7 +1295,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set the user's away flag and status text */
+        /** Set the user's away flag, status text and status emoji */
         post: operations["postUsersMeStatus"];
         delete?: never;
         /**
@@ -1361,7 +1573,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organization's linkifiers */
+        /** The organization's linkifiers (Zulip 3.x's tuples) */
         get: operations["getRealmFilters"];
         put?: never;
         /** Add a linkifier */
@@ -1374,6 +1586,28 @@ export interface paths {
         options: operations["optionsApiV1RealmFilters"];
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/realm/linkifiers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's linkifiers, in their order (feature level 54) */
+        get: operations["getRealmLinkifiers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1RealmLinkifiers"];
+        head?: never;
+        /** Reorder the linkifiers (feature level 202) */
+        patch: operations["patchRealmLinkifiers"];
         trace?: never;
     };
     "/api/v1/realm/filters/{filter_id}": {
@@ -1393,6 +1627,121 @@ export interface paths {
          * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
          */
         options: operations["optionsApiV1RealmFiltersFilterId"];
+        head?: never;
+        /** Change a linkifier's pattern and URL template (feature level 57) */
+        patch: operations["patchRealmFiltersFilterId"];
+        trace?: never;
+    };
+    "/api/v1/realm/playgrounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a code playground (feature levels 49 and 196) */
+        post: operations["postRealmPlaygrounds"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1RealmPlaygrounds"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/realm/playgrounds/{playground_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a code playground */
+        delete: operations["deleteRealmPlaygroundsPlaygroundId"];
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1RealmPlaygroundsPlaygroundId"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/realm/user_settings_defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1RealmUserSettingsDefaults"];
+        head?: never;
+        /**
+         * Change the personal settings new users start with (feature level 95)
+         * @description Administrators only. Each setting as PATCH /settings takes it (not default_language, timezone, enable_login_emails, enable_marketing_emails); each change is a `realm_user_settings_defaults` event to everyone. twenty_four_hour_time is the organization's default_twenty_four_hour_time.
+         */
+        patch: operations["patchRealmUserSettingsDefaults"];
+        trace?: never;
+    };
+    "/api/v1/users/me/onboarding_steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark an onboarding step as read (feature level 233)
+         * @description One of Zulip 9.0's one-time notices (`Unknown onboarding_step: …` otherwise); an `onboarding_steps` event lists those still to come. Bots are refused.
+         */
+        post: operations["postUsersMeOnboardingSteps"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1UsersMeOnboardingSteps"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/streams/{stream_id}/delete_topic": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a topic's messages
+         * @description Administrators only (Zulip 9.0). Deletes, newest first and in batches that each commit, every message of the topic they can read; past a time limit it stops with `complete: false` (feature level 211), and repeating the request goes on.
+         */
+        post: operations["postStreamsStreamIdDeleteTopic"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1StreamsStreamIdDeleteTopic"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1436,6 +1785,49 @@ export interface paths {
          * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
          */
         options: operations["optionsApiV1RealmEmojiEmojiName"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/export/realm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's data exports (administrators) */
+        get: operations["getExportRealm"];
+        put?: never;
+        /** Ask for a public data export of the organization (administrators; five in seven days) */
+        post: operations["postExportRealm"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1ExportRealm"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/export/realm/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a finished data export's tarball (administrators) */
+        delete: operations["deleteExportRealmExportId"];
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1ExportRealmExportId"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1485,6 +1877,252 @@ export interface paths {
         patch: operations["patchRealmProfileFieldsFieldId"];
         trace?: never;
     };
+    "/api/v1/invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Pending invitations: all of them for administrators, one's own for others (feature level 209) */
+        get: operations["getInvites"];
+        put?: never;
+        /**
+         * Send email invitations to join the organization
+         * @description Who may: the organization's invite_to_realm_policy (`can_invite_others_to_realm` in /register). Every address must be valid and taken by the organization, or nothing is sent; addresses that already have an account are skipped and the others invited, answered as an INVITATION_FAILED error with `sent_invitations` true. At most the organization's daily limit of invitations (3,000 unless set) a day.
+         */
+        post: operations["postInvites"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1Invites"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invites/{invite_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an email invitation (its sender, or an administrator) */
+        delete: operations["deleteInvitesInviteId"];
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1InvitesInviteId"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invites/{invite_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send an email invitation again (with a new link; the old one stops working) */
+        post: operations["postInvitesInviteIdResend"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1InvitesInviteIdResend"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invites/multiuse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a reusable invitation link (the organization's create_multiuse_invite_group: administrators by default) */
+        post: operations["postInvitesMultiuse"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1InvitesMultiuse"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/invites/multiuse/{invite_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a reusable invitation link */
+        delete: operations["deleteInvitesMultiuseInviteId"];
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1InvitesMultiuseInviteId"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/zoom/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a Zoom call: refused, Zoom is not configured on this server (400 "Zoom credentials have not been configured") */
+        post: operations["postCallsZoomCreate"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1CallsZoomCreate"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/calls/bigbluebutton/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Create a BigBlueButton call: refused, BigBlueButton is not configured on this server (400 "BigBlueButton is not configured.") */
+        get: operations["getCallsBigbluebuttonCreate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1CallsBigbluebuttonCreate"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/mobile_push/test_notification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test push notification (feature level 217): this server keeps no devices, so a `token` is 400 INVALID_PUSH_DEVICE_TOKEN "Device not recognized", and without one there is nothing to send */
+        post: operations["postMobilePushTestNotification"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1MobilePushTestNotification"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jwt/fetch_api_key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An API key for a JSON web token (feature level 160): refused, JWT authentication is not enabled here (400 "JWT authentication is not enabled for this organization") */
+        post: operations["postJwtFetchApiKey"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1JwtFetchApiKey"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/realm/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The email domains of the organization */
+        get: operations["getRealmDomains"];
+        put?: never;
+        /**
+         * Add an email domain to the organization
+         * @description Organization owners only (feature level 143).
+         */
+        post: operations["postRealmDomains"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1RealmDomains"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/realm/domains/{domain}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an email domain from the organization
+         * @description Organization owners only (feature level 143). Removing the last one also turns emails_restricted_to_domains off.
+         */
+        delete: operations["deleteRealmDomainsDomain"];
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1RealmDomainsDomain"];
+        head?: never;
+        /**
+         * Change whether an email domain's subdomains are allowed
+         * @description Organization owners only (feature level 143).
+         */
+        patch: operations["patchRealmDomainsDomain"];
+        trace?: never;
+    };
     "/api/v1/register": {
         parameters: {
             query?: never;
@@ -1494,7 +2132,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register an event queue, and the state the queue's events apply to */
+        /**
+         * Register an event queue, and the state the queue's events apply to
+         * @description Without credentials (a spectator of an organization that lets them in): no queue (`queue_id` null), the state of its web-public streams; `client_gravatar` and `include_subscribers` must be false (feature level 149).
+         */
         post: operations["postRegister"];
         delete?: never;
         /**
@@ -1654,6 +2295,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/static/images/unknown-user-avatar.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The avatar shown for a user one may not see */
+        get: operations["getFileStaticImagesUnknownUserAvatar.png"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsStaticImagesUnknownUserAvatar.png"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/static/generated/emoji/emoji_api.json": {
         parameters: {
             query?: never;
@@ -1797,6 +2459,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/join/{key}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An invitation's page: a form to create the account
+         * @description Sets a `csrftoken` cookie the form sends back (unless the browser has one); no script.
+         */
+        get: operations["getFileJoinKey"];
+        put?: never;
+        /**
+         * Create the account an invitation's link opens, and log the browser in
+         * @description The form's `csrfmiddlewaretoken` must equal the `csrftoken` cookie, and an `Origin` header, if any, must be this host (else 403). A refused name, address or password shows the form again (400).
+         */
+        post: operations["postFileJoinKey"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsJoinKey"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/realm_exports/{realm_id}/{token}/{filename}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A finished organization export's tarball (the organization's administrators) */
+        get: operations["getFileRealmExportsRealmIdTokenFilename"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsRealmExportsRealmIdTokenFilename"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -1917,7 +2628,7 @@ export interface components {
             result: "error";
             msg: string;
             /** @enum {unknown} */
-            code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "BAD_EVENT_QUEUE_ID" | "STREAM_DOES_NOT_EXIST" | "BAD_NARROW" | "BAD_IMAGE" | "REACTION_ALREADY_EXISTS" | "REACTION_DOES_NOT_EXIST" | "UNAUTHORIZED_PRINCIPAL" | "UNAUTHORIZED" | "USER_DEACTIVATED" | "REALM_DEACTIVATED" | "AUTHENTICATION_FAILED" | "NONEXISTENT_SUBDOMAIN" | "RATE_LIMIT_HIT" | "CSRF_FAILED" | "SERVICE_UNAVAILABLE" | "INTERNAL_SERVER_ERROR";
+            code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "BAD_EVENT_QUEUE_ID" | "STREAM_DOES_NOT_EXIST" | "BAD_NARROW" | "BAD_IMAGE" | "REACTION_ALREADY_EXISTS" | "REACTION_DOES_NOT_EXIST" | "UNAUTHORIZED_PRINCIPAL" | "UNAUTHORIZED" | "USER_DEACTIVATED" | "REALM_DEACTIVATED" | "AUTHENTICATION_FAILED" | "NONEXISTENT_SUBDOMAIN" | "RATE_LIMIT_HIT" | "CSRF_FAILED" | "SERVICE_UNAVAILABLE" | "INTERNAL_SERVER_ERROR" | "INVITATION_FAILED" | "INVALID_PUSH_DEVICE_TOKEN" | "STREAM_WILDCARD_MENTION_NOT_ALLOWED" | "TOPIC_WILDCARD_MENTION_NOT_ALLOWED" | "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED";
             /** @description The parameter at fault (REQUEST_VARIABLE_MISSING; BAD_REQUEST about one parameter). */
             var_name?: string;
             /** @description BAD_EVENT_QUEUE_ID: the queue asked for. */
@@ -1934,7 +2645,25 @@ export interface components {
             checks?: {
                 [key: string]: string;
             };
-        } & (unknown & unknown & unknown & unknown);
+            /** @description INVITATION_FAILED: each address refused, why, and whether it is a deactivated account's. */
+            errors?: [
+                string,
+                string,
+                boolean
+            ][];
+            /** @description INVITATION_FAILED: whether the other addresses were invited. */
+            sent_invitations?: boolean;
+            /** @description INVITATION_FAILED: always false (no licenses here). */
+            license_limit_reached?: boolean;
+            /** @description INVITATION_FAILED: the organization's daily limit of invitations refused them all. */
+            daily_limit_reached?: boolean;
+            /** @description MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: the oldest message of the topic still within the time limit (null: none is). */
+            first_message_id_allowed_to_move?: number | null;
+            /** @description MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: the topic's messages (those the user can read). */
+            total_messages_in_topic?: number;
+            /** @description MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: how many of them are within the time limit. */
+            total_messages_allowed_to_move?: number;
+        } & (unknown & unknown & unknown & unknown & unknown & unknown);
         Message: {
             id: number;
             sender_id: number;
@@ -1999,7 +2728,7 @@ export interface components {
             is_guest: boolean;
             is_bot: boolean;
             /** @enum {unknown} */
-            role: 100 | 200 | 400 | 600;
+            role: 100 | 200 | 300 | 400 | 600;
             timezone: string;
             date_joined: string;
             avatar_url: string | null;
@@ -2031,7 +2760,7 @@ export interface components {
             is_guest: boolean;
             is_bot: boolean;
             /** @enum {unknown} */
-            role: 100 | 200 | 400 | 600;
+            role: 100 | 200 | 300 | 400 | 600;
             timezone: string;
             date_joined: string;
             avatar_url: string | null;
@@ -2076,7 +2805,9 @@ export interface components {
             first_message_id: number | null;
             message_retention_days: number | null;
             date_created: number;
+            creator_id: number | null;
             stream_weekly_traffic?: number | null;
+            can_remove_subscribers_group?: number;
         };
         Subscription: {
             stream_id: number;
@@ -2092,6 +2823,7 @@ export interface components {
             first_message_id: number | null;
             message_retention_days: number | null;
             date_created: number;
+            creator_id: number | null;
             color: string;
             is_muted: boolean;
             in_home_view: boolean;
@@ -2104,6 +2836,7 @@ export interface components {
             email_address: string;
             stream_weekly_traffic: number | null;
             subscribers?: number[] | string[];
+            can_remove_subscribers_group?: number;
         };
         Attachment: {
             id: number;
@@ -2149,6 +2882,9 @@ export interface components {
             hint: string;
             field_data: string;
             order: number;
+            required?: boolean;
+            /** @constant */
+            display_in_profile_summary?: true;
         };
         UserGroup: {
             id: number;
@@ -2158,6 +2894,18 @@ export interface components {
             direct_subgroup_ids: number[];
             is_system_group: boolean;
             deactivated: boolean;
+            can_mention_group?: number;
+        };
+        GroupPermissionSetting: {
+            require_system_group: boolean;
+            allow_internet_group: boolean;
+            allow_owners_group: boolean;
+            allow_nobody_group: boolean;
+            allow_everyone_group: boolean;
+            default_group_name: string;
+            id_field_name: string;
+            default_for_system_groups: string | null;
+            allowed_system_groups: string[];
         };
         DefaultStreamGroup: {
             id: number;
@@ -2265,16 +3013,47 @@ export interface components {
             mentions: number[];
             old_unreads_missing: boolean;
         };
+        Draft: {
+            id: number;
+            /** @enum {unknown} */
+            type: "" | "stream" | "private";
+            to: number[];
+            topic: string;
+            content: string;
+            timestamp: number;
+        };
+        ScheduledMessage: {
+            scheduled_message_id: number;
+            content: string;
+            rendered_content: string;
+            scheduled_delivery_timestamp: number;
+            failed: boolean;
+            /** @constant */
+            type: "stream";
+            to: number;
+            topic: string;
+        } | {
+            scheduled_message_id: number;
+            content: string;
+            rendered_content: string;
+            scheduled_delivery_timestamp: number;
+            failed: boolean;
+            /** @constant */
+            type: "private";
+            to: number[];
+        };
         RegisterResponse: {
             /** @constant */
             result: "success";
             msg: string;
-            queue_id: string;
-            last_event_id: number;
+            queue_id: string | null;
             zulip_version: string;
             zulip_feature_level: number;
             zulip_merge_base: string;
+            last_event_id?: number;
             alert_words?: string[];
+            drafts?: components["schemas"]["Draft"][];
+            scheduled_messages?: components["schemas"]["ScheduledMessage"][];
             custom_profile_fields?: components["schemas"]["CustomProfileField"][];
             custom_profile_field_types?: {
                 [key: string]: {
@@ -2305,6 +3084,8 @@ export interface components {
             }[];
             pointer?: number;
             presences?: components["schemas"]["RealmPresences"];
+            server_timestamp?: number;
+            presence_last_update_id?: number;
             realm_uri?: string;
             realm_name?: string;
             realm_description?: string;
@@ -2313,7 +3094,11 @@ export interface components {
             realm_logo_source?: string;
             realm_bot_domain?: string;
             realm_authentication_methods?: {
-                [key: string]: boolean;
+                [key: string]: {
+                    enabled: boolean;
+                    available: boolean;
+                    unavailable_reason?: string;
+                };
             };
             realm_available_video_chat_providers?: {
                 [key: string]: unknown;
@@ -2331,6 +3116,7 @@ export interface components {
             realm_waiting_period_threshold?: number;
             realm_create_stream_policy?: number;
             realm_invite_to_stream_policy?: number;
+            realm_invite_to_realm_policy?: number;
             realm_user_group_edit_policy?: number;
             realm_private_message_policy?: number;
             realm_wildcard_mention_policy?: number;
@@ -2369,10 +3155,71 @@ export interface components {
             realm_date_created?: number;
             /** @enum {unknown} */
             realm_delete_own_message_policy?: 1 | 2 | 3 | 4 | 5;
+            /** @enum {unknown} */
+            realm_edit_topic_policy?: 1 | 2 | 3 | 4 | 5 | 6;
+            /** @enum {unknown} */
+            realm_move_messages_between_streams_policy?: 1 | 2 | 3 | 4 | 6;
+            /** @enum {unknown} */
+            realm_add_custom_emoji_policy?: 1 | 2 | 3 | 4;
+            realm_move_messages_within_stream_limit_seconds?: number | null;
+            realm_move_messages_between_streams_limit_seconds?: number | null;
             realm_upload_quota_mib?: number | null;
             realm_enable_spectator_access?: boolean;
             server_web_public_streams_enabled?: boolean;
             realm_org_type?: number;
+            realm_create_multiuse_invite_group?: number;
+            realm_can_access_all_users_group?: number;
+            realm_can_create_public_channel_group?: number;
+            realm_can_create_private_channel_group?: number;
+            realm_can_create_web_public_channel_group?: number;
+            realm_direct_message_initiator_group?: number;
+            realm_direct_message_permission_group?: number;
+            server_supported_permission_settings?: {
+                realm: {
+                    [key: string]: components["schemas"]["GroupPermissionSetting"];
+                };
+                stream: {
+                    [key: string]: components["schemas"]["GroupPermissionSetting"];
+                };
+                group: {
+                    [key: string]: components["schemas"]["GroupPermissionSetting"];
+                };
+            };
+            realm_want_advertise_in_communities_directory?: boolean;
+            realm_jitsi_server_url?: string | null;
+            realm_enable_guest_user_indicator?: boolean;
+            realm_require_unique_names?: boolean;
+            realm_giphy_rating?: number;
+            realm_default_code_block_language?: string;
+            realm_new_stream_announcements_stream_id?: number;
+            realm_signup_announcements_stream_id?: number;
+            realm_zulip_update_announcements_stream_id?: number;
+            realm_plan_type?: number;
+            zulip_plan_is_not_limited?: boolean;
+            realm_push_notifications_enabled_end_timestamp?: number | null;
+            realm_logo_url?: string;
+            realm_night_logo_url?: string;
+            realm_night_logo_source?: string;
+            upgrade_text_for_wide_organization_logo?: string;
+            settings_send_digest_emails?: boolean;
+            server_generation?: number;
+            development_environment?: boolean;
+            server_inline_image_preview?: boolean;
+            server_inline_url_embed_preview?: boolean;
+            server_avatar_changes_disabled?: boolean;
+            server_name_changes_disabled?: boolean;
+            server_needs_upgrade?: boolean;
+            server_jitsi_server_url?: string | null;
+            jitsi_server_url?: string | null;
+            max_avatar_file_size_mib?: number;
+            max_icon_file_size_mib?: number;
+            max_logo_file_size_mib?: number;
+            giphy_rating_options?: {
+                [key: string]: {
+                    name: string;
+                    id: number;
+                };
+            };
             realm_default_external_accounts?: {
                 [key: string]: {
                     text: string;
@@ -2435,6 +3282,7 @@ export interface components {
             avatar_url_medium?: string | null;
             can_create_streams?: boolean;
             can_subscribe_other_users?: boolean;
+            can_invite_others_to_realm?: boolean;
             delivery_email?: string;
             email?: string;
             full_name?: string;
@@ -2444,7 +3292,7 @@ export interface components {
             is_moderator?: boolean;
             is_billing_admin?: boolean;
             /** @enum {unknown} */
-            role?: 100 | 200 | 400 | 600;
+            role?: 100 | 200 | 300 | 400 | 600;
             user_id?: number;
             realm_user_groups?: components["schemas"]["UserGroup"][];
             recent_private_conversations?: {
@@ -2471,7 +3319,9 @@ export interface components {
                 first_message_id: number | null;
                 message_retention_days: number | null;
                 date_created: number;
+                creator_id: number | null;
                 stream_weekly_traffic?: number | null;
+                can_remove_subscribers_group?: number;
                 subscribers?: number[];
             }[];
             twenty_four_hour_time?: boolean;
@@ -2589,11 +3439,93 @@ export interface components {
                     text: string;
                 }[];
             };
+            realm_user_settings_defaults?: {
+                enable_stream_desktop_notifications?: boolean;
+                enable_stream_email_notifications?: boolean;
+                enable_stream_push_notifications?: boolean;
+                enable_stream_audible_notifications?: boolean;
+                wildcard_mentions_notify?: boolean;
+                notification_sound?: string;
+                enable_desktop_notifications?: boolean;
+                enable_sounds?: boolean;
+                enable_offline_email_notifications?: boolean;
+                enable_offline_push_notifications?: boolean;
+                enable_online_push_notifications?: boolean;
+                enable_digest_emails?: boolean;
+                enable_login_emails?: boolean;
+                message_content_in_email_notifications?: boolean;
+                pm_content_in_desktop_notifications?: boolean;
+                /** @enum {unknown} */
+                desktop_icon_count_display?: 1 | 2 | 3 | 4;
+                /** @enum {unknown} */
+                realm_name_in_email_notifications_policy?: 1 | 2 | 3;
+                presence_enabled?: boolean;
+                twenty_four_hour_time?: boolean;
+                dense_mode?: boolean;
+                starred_message_counts?: boolean;
+                fluid_layout_width?: boolean;
+                high_contrast_mode?: boolean;
+                /** @enum {unknown} */
+                color_scheme?: 1 | 2 | 3;
+                translate_emoticons?: boolean;
+                default_language?: string;
+                /** @enum {unknown} */
+                web_home_view?: "recent_topics" | "inbox" | "all_messages";
+                left_side_userlist?: boolean;
+                /** @enum {unknown} */
+                emojiset?: "google" | "google-blob" | "twitter" | "text";
+                /** @enum {unknown} */
+                demote_inactive_streams?: 1 | 2 | 3;
+                timezone?: string;
+                enter_sends?: boolean;
+                enable_drafts_synchronization?: boolean;
+                display_emoji_reaction_users?: boolean;
+                web_escape_navigates_to_home_view?: boolean;
+                web_font_size_px?: number;
+                web_line_height_percent?: number;
+                /** @enum {unknown} */
+                web_animate_image_previews?: "always" | "on_hover" | "never";
+                /** @enum {unknown} */
+                web_mark_read_on_scroll_policy?: 1 | 2 | 3;
+                /** @enum {unknown} */
+                web_channel_default_view?: 1 | 2;
+                /** @enum {unknown} */
+                web_stream_unreads_count_display_policy?: 1 | 2 | 3;
+                web_navigate_to_sent_message?: boolean;
+                /** @enum {unknown} */
+                user_list_style?: 1 | 2 | 3;
+                email_notifications_batching_period_seconds?: number;
+                enable_marketing_emails?: boolean;
+                enable_followed_topic_desktop_notifications?: boolean;
+                enable_followed_topic_email_notifications?: boolean;
+                enable_followed_topic_push_notifications?: boolean;
+                enable_followed_topic_audible_notifications?: boolean;
+                enable_followed_topic_wildcard_mentions_notify?: boolean;
+                /** @enum {unknown} */
+                automatically_follow_topics_policy?: 1 | 2 | 3 | 4;
+                /** @enum {unknown} */
+                automatically_unmute_topics_in_muted_streams_policy?: 1 | 2 | 3 | 4;
+                automatically_follow_topics_where_mentioned?: boolean;
+                send_stream_typing_notifications?: boolean;
+                send_private_typing_notifications?: boolean;
+                send_read_receipts?: boolean;
+                receives_typing_notifications?: boolean;
+                /** @enum {unknown} */
+                email_address_visibility?: 1 | 2 | 3 | 4 | 5;
+                available_notification_sounds?: string[];
+                emojiset_choices?: {
+                    key: string;
+                    text: string;
+                }[];
+            };
             unread_msgs?: components["schemas"]["UnreadMessages"];
             user_status?: {
                 [key: string]: {
                     away?: boolean;
                     status_text?: string;
+                    emoji_name?: string;
+                    emoji_code?: string;
+                    reaction_type?: string;
                 };
             };
             realm_embedded_bots?: {
@@ -2624,7 +3556,6 @@ export interface components {
             zulip_feature_level: number;
             zulip_merge_base: string;
             server_generation: number;
-            immediate: boolean;
         };
         MessageEvent: {
             id: number;
@@ -2801,6 +3732,68 @@ export interface components {
             type: "alert_words";
             alert_words: string[];
         };
+        DraftsAddEvent: {
+            id: number;
+            /** @constant */
+            type: "drafts";
+            /** @constant */
+            op: "add";
+            drafts: components["schemas"]["Draft"][];
+        };
+        DraftsUpdateEvent: {
+            id: number;
+            /** @constant */
+            type: "drafts";
+            /** @constant */
+            op: "update";
+            draft: components["schemas"]["Draft"];
+        };
+        DraftsRemoveEvent: {
+            id: number;
+            /** @constant */
+            type: "drafts";
+            /** @constant */
+            op: "remove";
+            draft_id: number;
+        };
+        ScheduledMessagesAddEvent: {
+            id: number;
+            /** @constant */
+            type: "scheduled_messages";
+            /** @constant */
+            op: "add";
+            scheduled_messages: components["schemas"]["ScheduledMessage"][];
+        };
+        ScheduledMessagesUpdateEvent: {
+            id: number;
+            /** @constant */
+            type: "scheduled_messages";
+            /** @constant */
+            op: "update";
+            scheduled_message: components["schemas"]["ScheduledMessage"];
+        };
+        ScheduledMessagesRemoveEvent: {
+            id: number;
+            /** @constant */
+            type: "scheduled_messages";
+            /** @constant */
+            op: "remove";
+            scheduled_message_id: number;
+        };
+        InvitesChangedEvent: {
+            id: number;
+            /** @constant */
+            type: "invites_changed";
+        };
+        MutedUsersEvent: {
+            id: number;
+            /** @constant */
+            type: "muted_users";
+            muted_users: {
+                id: number;
+                timestamp: number;
+            }[];
+        };
         MutedTopicsEvent: {
             id: number;
             /** @constant */
@@ -2839,6 +3832,9 @@ export interface components {
             user_id: number;
             away?: boolean;
             status_text?: string;
+            emoji_name?: string;
+            emoji_code?: string;
+            reaction_type?: string;
         };
         UpdateDisplaySettingsEvent: {
             id: number;
@@ -2940,6 +3936,7 @@ export interface components {
             value: boolean | number | string | null;
             rendered_description?: string;
             history_public_to_subscribers?: boolean;
+            is_web_public?: boolean;
         };
         SubscriptionAddEvent: {
             id: number;
@@ -2967,9 +3964,9 @@ export interface components {
             /** @constant */
             op: "update";
             stream_id: number;
-            name: string;
             property: string;
             value: boolean | number | string | null;
+            name?: string;
             email?: string;
         };
         SubscriptionPeerAddEvent: {
@@ -3061,10 +4058,10 @@ export interface components {
                 timezone?: string;
                 email?: string;
                 new_email?: string;
-                delivery_email?: string;
+                delivery_email?: string | null;
                 bot_owner_id?: number | null;
                 /** @enum {unknown} */
-                role?: 100 | 200 | 400 | 600;
+                role?: 100 | 200 | 300 | 400 | 600;
                 is_active?: boolean;
                 custom_profile_field?: {
                     id: number;
@@ -3139,29 +4136,96 @@ export interface components {
             type: "realm_filters";
             realm_filters: components["schemas"]["Linkifier"][];
         };
-        CustomProfileFieldsAddEvent: {
+        RealmExportEvent: {
             id: number;
             /** @constant */
-            type: "custom_profile_fields";
-            /** @constant */
-            op: "add";
-            fields: components["schemas"]["CustomProfileField"][];
+            type: "realm_export";
+            exports: {
+                id: number;
+                acting_user_id: number | null;
+                export_time: number;
+                deleted_timestamp: number | null;
+                failed_timestamp: number | null;
+                export_url: string | null;
+                pending: boolean;
+            }[];
         };
-        CustomProfileFieldsUpdateEvent: {
+        RealmLinkifiersEvent: {
             id: number;
             /** @constant */
-            type: "custom_profile_fields";
+            type: "realm_linkifiers";
+            realm_linkifiers: {
+                id: number;
+                pattern: string;
+                url_template: string;
+            }[];
+        };
+        RealmPlaygroundsEvent: {
+            id: number;
+            /** @constant */
+            type: "realm_playgrounds";
+            realm_playgrounds: {
+                id: number;
+                name: string;
+                pygments_language: string;
+                url_template: string;
+            }[];
+        };
+        OnboardingStepsEvent: {
+            id: number;
+            /** @constant */
+            type: "onboarding_steps";
+            onboarding_steps: {
+                type: string;
+                name: string;
+            }[];
+        };
+        RealmUserSettingsDefaultsUpdateEvent: {
+            id: number;
+            /** @constant */
+            type: "realm_user_settings_defaults";
             /** @constant */
             op: "update";
-            fields: components["schemas"]["CustomProfileField"][];
+            property: string;
+            value: boolean | number | string | null;
         };
-        CustomProfileFieldsDeleteEvent: {
+        CustomProfileFieldsEvent: {
             id: number;
             /** @constant */
             type: "custom_profile_fields";
-            /** @constant */
-            op: "delete";
             fields: components["schemas"]["CustomProfileField"][];
+            /** @enum {unknown} */
+            op?: "add" | "update" | "delete";
+        };
+        RealmDomainsAddEvent: {
+            id: number;
+            /** @constant */
+            type: "realm_domains";
+            /** @constant */
+            op: "add";
+            realm_domain: {
+                domain: string;
+                allow_subdomains: boolean;
+            };
+        };
+        RealmDomainsChangeEvent: {
+            id: number;
+            /** @constant */
+            type: "realm_domains";
+            /** @constant */
+            op: "change";
+            realm_domain: {
+                domain: string;
+                allow_subdomains: boolean;
+            };
+        };
+        RealmDomainsRemoveEvent: {
+            id: number;
+            /** @constant */
+            type: "realm_domains";
+            /** @constant */
+            op: "remove";
+            domain: string;
         };
         DefaultStreamsEvent: {
             id: number;
@@ -3193,6 +4257,7 @@ export interface components {
             data: {
                 name?: string;
                 description?: string;
+                can_mention_group?: number;
             };
         };
         UserGroupRemoveEvent: {
@@ -3225,8 +4290,8 @@ export interface components {
         Event: {
             id: number;
             /** @enum {unknown} */
-            type: "heartbeat" | "restart" | "message" | "update_message" | "delete_message" | "update_message_flags" | "reaction" | "submessage" | "typing" | "alert_words" | "muted_topics" | "user_topic" | "presence" | "user_status" | "update_display_settings" | "update_global_notifications" | "user_settings" | "attachment" | "stream" | "subscription" | "realm" | "realm_user" | "realm_bot" | "realm_emoji" | "realm_filters" | "custom_profile_fields" | "default_streams" | "default_stream_groups" | "user_group";
-        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+            type: "heartbeat" | "restart" | "message" | "update_message" | "delete_message" | "update_message_flags" | "reaction" | "submessage" | "typing" | "alert_words" | "drafts" | "scheduled_messages" | "invites_changed" | "muted_users" | "muted_topics" | "user_topic" | "presence" | "user_status" | "update_display_settings" | "update_global_notifications" | "user_settings" | "attachment" | "stream" | "subscription" | "realm" | "realm_user" | "realm_bot" | "realm_emoji" | "realm_filters" | "realm_export" | "realm_linkifiers" | "realm_playgrounds" | "onboarding_steps" | "realm_user_settings_defaults" | "custom_profile_fields" | "realm_domains" | "default_streams" | "default_stream_groups" | "user_group";
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
     };
     responses: {
         /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
@@ -3718,6 +4783,220 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    getInvitationsKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key of the invitation's link (`/join/<key>/`). */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        realm_name: string;
+                        realm_url: string;
+                        email: string | null;
+                        is_multiuse: boolean;
+                        invited_as: number;
+                        invited_by: {
+                            user_id: number;
+                            full_name: string;
+                        };
+                        expiry_date: number | null;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1InvitationsKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key of the invitation's link (`/join/<key>/`). */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postInvitationsKeyAccept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key of the invitation's link (`/join/<key>/`). */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description The new user's name.
+                     * @default
+                     */
+                    full_name?: string;
+                    /**
+                     * @description At least 6 and at most 100 characters, not a common password or a simple pattern.
+                     * @default
+                     */
+                    password?: string;
+                    /**
+                     * @description A reusable link's new address (an email invitation's address is its own, and this is ignored).
+                     * @default
+                     */
+                    email?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description The new user's name.
+                     * @default
+                     */
+                    full_name?: string;
+                    /**
+                     * @description At least 6 and at most 100 characters, not a common password or a simple pattern.
+                     * @default
+                     */
+                    password?: string;
+                    /**
+                     * @description A reusable link's new address (an email invitation's address is its own, and this is ignored).
+                     * @default
+                     */
+                    email?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        api_key: string;
+                        email: string;
+                        user_id: number;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1InvitationsKeyAccept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key of the invitation's link (`/join/<key>/`). */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     getMessages: {
         parameters: {
             query: {
@@ -3849,12 +5128,14 @@ export interface operations {
                         result: "success";
                         msg: string;
                         id: number;
+                        /** @enum {integer} */
+                        automatic_new_visibility_policy?: 2 | 3;
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
                 };
             };
-            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, STREAM_DOES_NOT_EXIST. */
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, STREAM_DOES_NOT_EXIST, STREAM_WILDCARD_MENTION_NOT_ALLOWED, TOPIC_WILDCARD_MENTION_NOT_ALLOWED. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3862,7 +5143,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "STREAM_DOES_NOT_EXIST";
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "STREAM_DOES_NOT_EXIST" | "STREAM_WILDCARD_MENTION_NOT_ALLOWED" | "TOPIC_WILDCARD_MENTION_NOT_ALLOWED";
                     };
                 };
             };
@@ -3879,6 +5160,91 @@ export interface operations {
         };
     };
     optionsApiV1Messages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getMessagesMatchesNarrow: {
+        parameters: {
+            query: {
+                /** @description The message ids to check. JSON-encoded; at most 100000 characters as sent. */
+                msg_ids: string;
+                /** @description A list of `{operator, operand}` dicts, or of `[operator, operand]` pairs, as GET /messages takes. JSON-encoded; at most 100000 characters as sent. */
+                narrow: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        messages: {
+                            [key: string]: {
+                                match_content: string;
+                                match_subject: string;
+                            };
+                        };
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, BAD_NARROW. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "BAD_NARROW";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1MessagesMatchesNarrow: {
         parameters: {
             query?: never;
             header?: never;
@@ -4148,6 +5514,16 @@ export interface operations {
                      */
                     propagate_mode?: "change_one" | "change_later" | "change_all";
                     stream_id?: number;
+                    /**
+                     * @description Whether the Notification Bot says in the topic left where its messages went.
+                     * @default false
+                     */
+                    send_notification_to_old_thread?: boolean;
+                    /**
+                     * @description Whether the Notification Bot says in the topic moved to where its messages came from.
+                     * @default true
+                     */
+                    send_notification_to_new_thread?: boolean;
                     /** @description The topic, at most 60 characters. */
                     topic?: string;
                     /** @description The topic, under the name clients before Zulip 2.0 send (`topic` wins). */
@@ -4164,6 +5540,16 @@ export interface operations {
                      */
                     propagate_mode?: "change_one" | "change_later" | "change_all";
                     stream_id?: number;
+                    /**
+                     * @description Whether the Notification Bot says in the topic left where its messages went.
+                     * @default false
+                     */
+                    send_notification_to_old_thread?: boolean;
+                    /**
+                     * @description Whether the Notification Bot says in the topic moved to where its messages came from.
+                     * @default true
+                     */
+                    send_notification_to_new_thread?: boolean;
                     /** @description The topic, at most 60 characters. */
                     topic?: string;
                     /** @description The topic, under the name clients before Zulip 2.0 send (`topic` wins). */
@@ -4189,7 +5575,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, STREAM_WILDCARD_MENTION_NOT_ALLOWED, TOPIC_WILDCARD_MENTION_NOT_ALLOWED, MOVE_MESSAGES_TIME_LIMIT_EXCEEDED. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4197,7 +5583,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "STREAM_WILDCARD_MENTION_NOT_ALLOWED" | "TOPIC_WILDCARD_MENTION_NOT_ALLOWED" | "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED";
                     };
                 };
             };
@@ -4290,6 +5676,653 @@ export interface operations {
             417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+        };
+    };
+    getScheduledMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        scheduled_messages: components["schemas"]["ScheduledMessage"][];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postScheduledMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @enum {string} */
+                    type: "stream" | "channel" | "private" | "direct";
+                    /** @description A stream: its id. Direct: a JSON list of user ids. */
+                    to: string;
+                    /** @description At most 10000 bytes of UTF-8. */
+                    content: string;
+                    /** @description When to send it, in Unix seconds; in the future. */
+                    scheduled_delivery_timestamp: number;
+                    /** @description Whether the message starts read for its sender; by default read unless it is a note to self. */
+                    read_by_sender?: boolean;
+                    /** @description The topic, at most 60 characters. */
+                    topic?: string;
+                    /** @description The topic, under the name clients before Zulip 2.0 send (`topic` wins). */
+                    subject?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @enum {string} */
+                    type: "stream" | "channel" | "private" | "direct";
+                    /** @description A stream: its id. Direct: a JSON list of user ids. */
+                    to: string;
+                    /** @description At most 10000 bytes of UTF-8. */
+                    content: string;
+                    /** @description When to send it, in Unix seconds; in the future. */
+                    scheduled_delivery_timestamp: number;
+                    /** @description Whether the message starts read for its sender; by default read unless it is a note to self. */
+                    read_by_sender?: boolean;
+                    /** @description The topic, at most 60 characters. */
+                    topic?: string;
+                    /** @description The topic, under the name clients before Zulip 2.0 send (`topic` wins). */
+                    subject?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        scheduled_message_id: number;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, STREAM_DOES_NOT_EXIST. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "STREAM_DOES_NOT_EXIST";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1ScheduledMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteScheduledMessagesScheduledMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The scheduled message's id. */
+                scheduled_message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1ScheduledMessagesScheduledMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The scheduled message's id. */
+                scheduled_message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    patchScheduledMessagesScheduledMessageId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The scheduled message's id. */
+                scheduled_message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description A new type; `to` then too, and `topic` for a stream.
+                     * @enum {string}
+                     */
+                    type?: "stream" | "channel" | "private" | "direct";
+                    to?: string;
+                    /** @description At most 10000 bytes of UTF-8. */
+                    content?: string;
+                    /** @description A new time; required for a message that failed. */
+                    scheduled_delivery_timestamp?: number;
+                    /** @description The topic, at most 60 characters. */
+                    topic?: string;
+                    /** @description The topic, under the name clients before Zulip 2.0 send (`topic` wins). */
+                    subject?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description A new type; `to` then too, and `topic` for a stream.
+                     * @enum {string}
+                     */
+                    type?: "stream" | "channel" | "private" | "direct";
+                    to?: string;
+                    /** @description At most 10000 bytes of UTF-8. */
+                    content?: string;
+                    /** @description A new time; required for a message that failed. */
+                    scheduled_delivery_timestamp?: number;
+                    /** @description The topic, at most 60 characters. */
+                    topic?: string;
+                    /** @description The topic, under the name clients before Zulip 2.0 send (`topic` wins). */
+                    subject?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, STREAM_DOES_NOT_EXIST. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "STREAM_DOES_NOT_EXIST";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDrafts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        count: number;
+                        drafts: components["schemas"]["Draft"][];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postDrafts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description A JSON list of drafts: type, to, topic, content, and optionally timestamp. JSON-encoded; at most 100000 characters as sent. */
+                    drafts: {
+                        /** @enum {unknown} */
+                        type: "" | "stream" | "private";
+                        to: number[];
+                        topic: string;
+                        content: string;
+                        timestamp?: number | null;
+                    }[];
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description A JSON list of drafts: type, to, topic, content, and optionally timestamp. JSON-encoded; at most 100000 characters as sent. */
+                    drafts: {
+                        /** @enum {unknown} */
+                        type: "" | "stream" | "private";
+                        to: number[];
+                        topic: string;
+                        content: string;
+                        timestamp?: number | null;
+                    }[];
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        ids: number[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1Drafts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteDraftsDraftId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The draft's id. */
+                draft_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1DraftsDraftId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The draft's id. */
+                draft_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    patchDraftsDraftId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The draft's id. */
+                draft_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The draft, whole, as POST /drafts takes one. JSON-encoded; at most 100000 characters as sent. */
+                    draft: {
+                        /** @enum {unknown} */
+                        type: "" | "stream" | "private";
+                        to: number[];
+                        topic: string;
+                        content: string;
+                        timestamp?: number | null;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description The draft, whole, as POST /drafts takes one. JSON-encoded; at most 100000 characters as sent. */
+                    draft: {
+                        /** @enum {unknown} */
+                        type: "" | "stream" | "private";
+                        to: number[];
+                        topic: string;
+                        content: string;
+                        timestamp?: number | null;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getMessagesMessageIdReadReceipts: {
@@ -4611,6 +6644,7 @@ export interface operations {
                         /** @constant */
                         result: "success";
                         msg: string;
+                        complete: boolean;
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -5748,10 +7782,18 @@ export interface operations {
                     /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
                     new_name?: string;
                     is_private?: boolean;
+                    /** @description Readable by people who are not logged in (feature level 98; organization owners). */
+                    is_web_public?: boolean;
                     /** @description Deprecated: `stream_post_policy` 2 (true) or 1 (false). */
                     is_announcement_only?: boolean;
                     stream_post_policy?: number;
                     history_public_to_subscribers?: boolean;
+                    /** @description A system group's id (feature levels 142, 197): who may unsubscribe others. */
+                    can_remove_subscribers_group?: number;
+                    /** @description Make it a default stream for new users, or stop (feature level 200); a private stream cannot be one. */
+                    is_default_stream?: boolean;
+                    /** @description `realm_default`, `unlimited`, or days (feature levels 17, 91; owners). */
+                    message_retention_days?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -5761,10 +7803,18 @@ export interface operations {
                     /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
                     new_name?: string;
                     is_private?: boolean;
+                    /** @description Readable by people who are not logged in (feature level 98; organization owners). */
+                    is_web_public?: boolean;
                     /** @description Deprecated: `stream_post_policy` 2 (true) or 1 (false). */
                     is_announcement_only?: boolean;
                     stream_post_policy?: number;
                     history_public_to_subscribers?: boolean;
+                    /** @description A system group's id (feature levels 142, 197): who may unsubscribe others. */
+                    can_remove_subscribers_group?: number;
+                    /** @description Make it a default stream for new users, or stop (feature level 200); a private stream cannot be one. */
+                    is_default_stream?: boolean;
+                    /** @description `realm_default`, `unlimited`, or days (feature levels 17, 91; owners). */
+                    message_retention_days?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -5968,6 +8018,85 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    getStreamsStreamIdMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stream_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        subscribers: number[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1StreamsStreamIdMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stream_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     getUsersMeSubscriptions: {
         parameters: {
             query?: {
@@ -6039,6 +8168,20 @@ export interface operations {
                     principals?: string[] | number[];
                     /** @default false */
                     invite_only?: boolean;
+                    /**
+                     * @description New streams are readable by people who are not logged in (feature level 98; organization owners).
+                     * @default false
+                     */
+                    is_web_public?: boolean;
+                    /**
+                     * @description Streams this request creates become default streams for new users (feature level 200; administrators).
+                     * @default false
+                     */
+                    is_default_stream?: boolean;
+                    /** @description Who may unsubscribe others from the streams this request creates: a system group's id (feature level 161). */
+                    can_remove_subscribers_group?: number;
+                    /** @description `realm_default`, `unlimited`, or days, for the streams this request creates (feature level 17; owners). */
+                    message_retention_days?: string;
                     history_public_to_subscribers?: boolean;
                     /** @default 1 */
                     stream_post_policy?: number;
@@ -6060,6 +8203,20 @@ export interface operations {
                     principals?: string[] | number[];
                     /** @default false */
                     invite_only?: boolean;
+                    /**
+                     * @description New streams are readable by people who are not logged in (feature level 98; organization owners).
+                     * @default false
+                     */
+                    is_web_public?: boolean;
+                    /**
+                     * @description Streams this request creates become default streams for new users (feature level 200; administrators).
+                     * @default false
+                     */
+                    is_default_stream?: boolean;
+                    /** @description Who may unsubscribe others from the streams this request creates: a system group's id (feature level 161). */
+                    can_remove_subscribers_group?: number;
+                    /** @description `realm_default`, `unlimited`, or days, for the streams this request creates (feature level 17; owners). */
+                    message_retention_days?: string;
                     history_public_to_subscribers?: boolean;
                     /** @default 1 */
                     stream_post_policy?: number;
@@ -7726,7 +9883,22 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description Sent with an email telling the user their account was deactivated (feature level 135); no email when unset. */
+                    deactivation_notification_comment?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description Sent with an email telling the user their account was deactivated (feature level 135); no email when unset. */
+                    deactivation_notification_comment?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
         responses: {
             /** @description Success. */
             200: {
@@ -8241,6 +10413,134 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    postUsersMeMutedUsersMutedUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                muted_user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteUsersMeMutedUsersMutedUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                muted_user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1UsersMeMutedUsersMutedUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                muted_user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     postUsersMePresence: {
         parameters: {
             query?: never;
@@ -8262,6 +10562,8 @@ export interface operations {
                      * @default false
                      */
                     slim_presence?: boolean;
+                    /** @description Only the presences changed after this update id, -1 for all (feature level 263); implies `slim_presence`. */
+                    last_update_id?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -8277,6 +10579,8 @@ export interface operations {
                      * @default false
                      */
                     slim_presence?: boolean;
+                    /** @description Only the presences changed after this update id, -1 for all (feature level 263); implies `slim_presence`. */
+                    last_update_id?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -8295,6 +10599,7 @@ export interface operations {
                         msg: string;
                         presences?: components["schemas"]["RealmPresences"];
                         server_timestamp?: number;
+                        presence_last_update_id?: number;
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -8626,7 +10931,7 @@ export interface operations {
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
                     receives_typing_notifications?: boolean;
-                    /** @description The organization's policy here: a value other than its email_address_visibility is refused. */
+                    /** @description Who may see the user's real email address (feature level 163): 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators. */
                     email_address_visibility?: number;
                 } & {
                     [key: string]: unknown;
@@ -8715,7 +11020,7 @@ export interface operations {
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
                     receives_typing_notifications?: boolean;
-                    /** @description The organization's policy here: a value other than its email_address_visibility is refused. */
+                    /** @description Who may see the user's real email address (feature level 163): 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators. */
                     email_address_visibility?: number;
                 } & {
                     [key: string]: unknown;
@@ -9406,12 +11711,18 @@ export interface operations {
                 "application/x-www-form-urlencoded": {
                     away?: boolean;
                     status_text?: string;
+                    emoji_name?: string;
+                    emoji_code?: string;
+                    reaction_type?: string;
                 } & {
                     [key: string]: unknown;
                 };
                 "multipart/form-data": {
                     away?: boolean;
                     status_text?: string;
+                    emoji_name?: string;
+                    emoji_code?: string;
+                    reaction_type?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -9507,6 +11818,9 @@ export interface operations {
                         status: {
                             away?: boolean;
                             status_text?: string;
+                            emoji_name?: string;
+                            emoji_code?: string;
+                            reaction_type?: string;
                         };
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
@@ -9654,6 +11968,7 @@ export interface operations {
                     description: string;
                     /** @description JSON-encoded; at most 100000 characters as sent. */
                     members: number[];
+                    can_mention_group?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -9662,6 +11977,7 @@ export interface operations {
                     description: string;
                     /** @description JSON-encoded; at most 100000 characters as sent. */
                     members: number[];
+                    can_mention_group?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -9825,12 +12141,14 @@ export interface operations {
                 "application/x-www-form-urlencoded": {
                     name?: string;
                     description?: string;
+                    can_mention_group?: number;
                 } & {
                     [key: string]: unknown;
                 };
                 "multipart/form-data": {
                     name?: string;
                     description?: string;
+                    can_mention_group?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -10247,6 +12565,8 @@ export interface operations {
                     default_sending_stream?: string;
                     default_events_register_stream?: string;
                     default_all_public_streams?: boolean;
+                    /** @description The bot's role (feature level 130; administrators only). */
+                    role?: number;
                     /** @description The bot's avatar: one image (any field name). */
                     file?: string;
                 } & {
@@ -10281,7 +12601,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, BAD_IMAGE. */
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, BAD_IMAGE, UNAUTHORIZED_PRINCIPAL. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10289,7 +12609,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "BAD_IMAGE";
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "BAD_IMAGE" | "UNAUTHORIZED_PRINCIPAL";
                     };
                 };
             };
@@ -10945,17 +13265,29 @@ export interface operations {
                     invite_required?: boolean;
                     create_stream_policy?: number;
                     invite_to_stream_policy?: number;
+                    invite_to_realm_policy?: number;
                     user_group_edit_policy?: number;
                     private_message_policy?: number;
                     wildcard_mention_policy?: number;
                     bot_creation_policy?: number;
+                    /** @description Zulip 3.x's organization-wide setting (1-4): sets every user's own email_address_visibility (feature level 163) and new users' default. */
                     email_address_visibility?: number;
                     waiting_period_threshold?: number;
                     allow_message_editing?: boolean;
-                    message_content_edit_limit_seconds?: number;
+                    /** @description Seconds, or `unlimited`. */
+                    message_content_edit_limit_seconds?: number | "unlimited";
                     allow_community_topic_editing?: boolean;
                     allow_message_deleting?: boolean;
-                    message_content_delete_limit_seconds?: number;
+                    /** @description Seconds, or `unlimited`. */
+                    message_content_delete_limit_seconds?: number | "unlimited";
+                    edit_topic_policy?: number;
+                    move_messages_between_streams_policy?: number;
+                    delete_own_message_policy?: number;
+                    add_custom_emoji_policy?: number;
+                    /** @description Seconds, or `unlimited`. */
+                    move_messages_within_stream_limit_seconds?: number | "unlimited";
+                    /** @description Seconds, or `unlimited`. */
+                    move_messages_between_streams_limit_seconds?: number | "unlimited";
                     allow_edit_history?: boolean;
                     mandatory_topics?: boolean;
                     /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
@@ -10974,6 +13306,31 @@ export interface operations {
                     notifications_stream_id?: number;
                     signup_notifications_stream_id?: number;
                     enable_read_receipts?: boolean;
+                    enable_spectator_access?: boolean;
+                    new_stream_announcements_stream_id?: number;
+                    signup_announcements_stream_id?: number;
+                    zulip_update_announcements_stream_id?: number;
+                    emails_restricted_to_domains?: boolean;
+                    disallow_disposable_email_addresses?: boolean;
+                    digest_weekday?: number;
+                    message_content_allowed_in_email_notifications?: boolean;
+                    video_chat_provider?: number;
+                    org_type?: number;
+                    want_advertise_in_communities_directory?: boolean;
+                    /** @description A URL, or `default` for the server's Jitsi. */
+                    jitsi_server_url?: string;
+                    enable_guest_user_indicator?: boolean;
+                    require_unique_names?: boolean;
+                    giphy_rating?: number;
+                    /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
+                    default_code_block_language?: string;
+                    create_multiuse_invite_group?: number;
+                    can_access_all_users_group?: number;
+                    can_create_public_channel_group?: number;
+                    can_create_private_channel_group?: number;
+                    can_create_web_public_channel_group?: number;
+                    direct_message_initiator_group?: number;
+                    direct_message_permission_group?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -10985,17 +13342,29 @@ export interface operations {
                     invite_required?: boolean;
                     create_stream_policy?: number;
                     invite_to_stream_policy?: number;
+                    invite_to_realm_policy?: number;
                     user_group_edit_policy?: number;
                     private_message_policy?: number;
                     wildcard_mention_policy?: number;
                     bot_creation_policy?: number;
+                    /** @description Zulip 3.x's organization-wide setting (1-4): sets every user's own email_address_visibility (feature level 163) and new users' default. */
                     email_address_visibility?: number;
                     waiting_period_threshold?: number;
                     allow_message_editing?: boolean;
-                    message_content_edit_limit_seconds?: number;
+                    /** @description Seconds, or `unlimited`. */
+                    message_content_edit_limit_seconds?: number | "unlimited";
                     allow_community_topic_editing?: boolean;
                     allow_message_deleting?: boolean;
-                    message_content_delete_limit_seconds?: number;
+                    /** @description Seconds, or `unlimited`. */
+                    message_content_delete_limit_seconds?: number | "unlimited";
+                    edit_topic_policy?: number;
+                    move_messages_between_streams_policy?: number;
+                    delete_own_message_policy?: number;
+                    add_custom_emoji_policy?: number;
+                    /** @description Seconds, or `unlimited`. */
+                    move_messages_within_stream_limit_seconds?: number | "unlimited";
+                    /** @description Seconds, or `unlimited`. */
+                    move_messages_between_streams_limit_seconds?: number | "unlimited";
                     allow_edit_history?: boolean;
                     mandatory_topics?: boolean;
                     /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
@@ -11014,6 +13383,31 @@ export interface operations {
                     notifications_stream_id?: number;
                     signup_notifications_stream_id?: number;
                     enable_read_receipts?: boolean;
+                    enable_spectator_access?: boolean;
+                    new_stream_announcements_stream_id?: number;
+                    signup_announcements_stream_id?: number;
+                    zulip_update_announcements_stream_id?: number;
+                    emails_restricted_to_domains?: boolean;
+                    disallow_disposable_email_addresses?: boolean;
+                    digest_weekday?: number;
+                    message_content_allowed_in_email_notifications?: boolean;
+                    video_chat_provider?: number;
+                    org_type?: number;
+                    want_advertise_in_communities_directory?: boolean;
+                    /** @description A URL, or `default` for the server's Jitsi. */
+                    jitsi_server_url?: string;
+                    enable_guest_user_indicator?: boolean;
+                    require_unique_names?: boolean;
+                    giphy_rating?: number;
+                    /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
+                    default_code_block_language?: string;
+                    create_multiuse_invite_group?: number;
+                    can_access_all_users_group?: number;
+                    can_create_public_channel_group?: number;
+                    can_create_private_channel_group?: number;
+                    can_create_web_public_channel_group?: number;
+                    direct_message_initiator_group?: number;
+                    direct_message_permission_group?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11035,6 +13429,7 @@ export interface operations {
                         invite_required?: boolean;
                         create_stream_policy?: number;
                         invite_to_stream_policy?: number;
+                        invite_to_realm_policy?: number;
                         user_group_edit_policy?: number;
                         private_message_policy?: number;
                         wildcard_mention_policy?: number;
@@ -11042,10 +13437,16 @@ export interface operations {
                         email_address_visibility?: number;
                         waiting_period_threshold?: number;
                         allow_message_editing?: boolean;
-                        message_content_edit_limit_seconds?: number;
+                        message_content_edit_limit_seconds?: number | null;
                         allow_community_topic_editing?: boolean;
                         allow_message_deleting?: boolean;
                         message_content_delete_limit_seconds?: number | null;
+                        edit_topic_policy?: number;
+                        move_messages_between_streams_policy?: number;
+                        delete_own_message_policy?: number;
+                        add_custom_emoji_policy?: number;
+                        move_messages_within_stream_limit_seconds?: number | null;
+                        move_messages_between_streams_limit_seconds?: number | null;
                         allow_edit_history?: boolean;
                         mandatory_topics?: boolean;
                         default_language?: string;
@@ -11062,6 +13463,29 @@ export interface operations {
                         notifications_stream_id?: number;
                         signup_notifications_stream_id?: number;
                         enable_read_receipts?: boolean;
+                        enable_spectator_access?: boolean;
+                        new_stream_announcements_stream_id?: number;
+                        signup_announcements_stream_id?: number;
+                        zulip_update_announcements_stream_id?: number;
+                        emails_restricted_to_domains?: boolean;
+                        disallow_disposable_email_addresses?: boolean;
+                        digest_weekday?: number;
+                        message_content_allowed_in_email_notifications?: boolean;
+                        video_chat_provider?: number;
+                        org_type?: number;
+                        want_advertise_in_communities_directory?: boolean;
+                        jitsi_server_url?: string | null;
+                        enable_guest_user_indicator?: boolean;
+                        require_unique_names?: boolean;
+                        giphy_rating?: number;
+                        default_code_block_language?: string;
+                        create_multiuse_invite_group?: number;
+                        can_access_all_users_group?: number;
+                        can_create_public_channel_group?: number;
+                        can_create_private_channel_group?: number;
+                        can_create_web_public_channel_group?: number;
+                        direct_message_initiator_group?: number;
+                        direct_message_permission_group?: number;
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -11151,13 +13575,19 @@ export interface operations {
             content: {
                 "application/x-www-form-urlencoded": {
                     pattern: string;
-                    url_format_string: string;
+                    /** @description An RFC 6570 URL template whose variables are the pattern's named groups (feature level 176). */
+                    url_template?: string;
+                    /** @description Zulip 3.x's form, with %(name)s placeholders: taken when url_template is not sent. */
+                    url_format_string?: string;
                 } & {
                     [key: string]: unknown;
                 };
                 "multipart/form-data": {
                     pattern: string;
-                    url_format_string: string;
+                    /** @description An RFC 6570 URL template whose variables are the pattern's named groups (feature level 176). */
+                    url_template?: string;
+                    /** @description Zulip 3.x's form, with %(name)s placeholders: taken when url_template is not sent. */
+                    url_format_string?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11230,6 +13660,148 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    getRealmLinkifiers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        linkifiers: {
+                            id: number;
+                            pattern: string;
+                            url_template: string;
+                        }[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1RealmLinkifiers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    patchRealmLinkifiers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    ordered_linkifier_ids: number[];
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    ordered_linkifier_ids: number[];
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteRealmFiltersFilterId: {
         parameters: {
             query?: never;
@@ -11286,6 +13858,627 @@ export interface operations {
             header?: never;
             path: {
                 filter_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    patchRealmFiltersFilterId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                filter_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    pattern: string;
+                    /** @description An RFC 6570 URL template whose variables are the pattern's named groups (feature level 176). */
+                    url_template?: string;
+                    /** @description Zulip 3.x's form, with %(name)s placeholders: taken when url_template is not sent. */
+                    url_format_string?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    pattern: string;
+                    /** @description An RFC 6570 URL template whose variables are the pattern's named groups (feature level 176). */
+                    url_template?: string;
+                    /** @description Zulip 3.x's form, with %(name)s placeholders: taken when url_template is not sent. */
+                    url_format_string?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postRealmPlaygrounds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description Shown to users, for example `Python playground`. */
+                    name: string;
+                    /** @description The code blocks' language it opens (letters, digits, spaces and `_+-./#`; at most 40 characters). */
+                    pygments_language: string;
+                    /** @description An RFC 6570 URL template whose only variable is `code`. */
+                    url_template: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description Shown to users, for example `Python playground`. */
+                    name: string;
+                    /** @description The code blocks' language it opens (letters, digits, spaces and `_+-./#`; at most 40 characters). */
+                    pygments_language: string;
+                    /** @description An RFC 6570 URL template whose only variable is `code`. */
+                    url_template: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        id: number;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1RealmPlaygrounds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteRealmPlaygroundsPlaygroundId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                playground_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1RealmPlaygroundsPlaygroundId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                playground_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    optionsApiV1RealmUserSettingsDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    patchRealmUserSettingsDefaults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    enable_stream_desktop_notifications?: boolean;
+                    enable_stream_email_notifications?: boolean;
+                    enable_stream_push_notifications?: boolean;
+                    enable_stream_audible_notifications?: boolean;
+                    wildcard_mentions_notify?: boolean;
+                    notification_sound?: string;
+                    enable_desktop_notifications?: boolean;
+                    enable_sounds?: boolean;
+                    enable_offline_email_notifications?: boolean;
+                    enable_offline_push_notifications?: boolean;
+                    enable_online_push_notifications?: boolean;
+                    enable_digest_emails?: boolean;
+                    message_content_in_email_notifications?: boolean;
+                    pm_content_in_desktop_notifications?: boolean;
+                    desktop_icon_count_display?: number;
+                    realm_name_in_email_notifications_policy?: number;
+                    presence_enabled?: boolean;
+                    twenty_four_hour_time?: boolean;
+                    dense_mode?: boolean;
+                    starred_message_counts?: boolean;
+                    fluid_layout_width?: boolean;
+                    high_contrast_mode?: boolean;
+                    color_scheme?: number;
+                    translate_emoticons?: boolean;
+                    web_home_view?: string;
+                    left_side_userlist?: boolean;
+                    emojiset?: string;
+                    demote_inactive_streams?: number;
+                    enter_sends?: boolean;
+                    enable_drafts_synchronization?: boolean;
+                    display_emoji_reaction_users?: boolean;
+                    web_escape_navigates_to_home_view?: boolean;
+                    web_font_size_px?: number;
+                    web_line_height_percent?: number;
+                    web_animate_image_previews?: string;
+                    web_mark_read_on_scroll_policy?: number;
+                    web_channel_default_view?: number;
+                    web_stream_unreads_count_display_policy?: number;
+                    web_navigate_to_sent_message?: boolean;
+                    user_list_style?: number;
+                    email_notifications_batching_period_seconds?: number;
+                    enable_followed_topic_desktop_notifications?: boolean;
+                    enable_followed_topic_email_notifications?: boolean;
+                    enable_followed_topic_push_notifications?: boolean;
+                    enable_followed_topic_audible_notifications?: boolean;
+                    enable_followed_topic_wildcard_mentions_notify?: boolean;
+                    automatically_follow_topics_policy?: number;
+                    automatically_unmute_topics_in_muted_streams_policy?: number;
+                    automatically_follow_topics_where_mentioned?: boolean;
+                    send_stream_typing_notifications?: boolean;
+                    send_private_typing_notifications?: boolean;
+                    send_read_receipts?: boolean;
+                    receives_typing_notifications?: boolean;
+                    /** @description New users' email_address_visibility (feature level 163): 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators. */
+                    email_address_visibility?: number;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    enable_stream_desktop_notifications?: boolean;
+                    enable_stream_email_notifications?: boolean;
+                    enable_stream_push_notifications?: boolean;
+                    enable_stream_audible_notifications?: boolean;
+                    wildcard_mentions_notify?: boolean;
+                    notification_sound?: string;
+                    enable_desktop_notifications?: boolean;
+                    enable_sounds?: boolean;
+                    enable_offline_email_notifications?: boolean;
+                    enable_offline_push_notifications?: boolean;
+                    enable_online_push_notifications?: boolean;
+                    enable_digest_emails?: boolean;
+                    message_content_in_email_notifications?: boolean;
+                    pm_content_in_desktop_notifications?: boolean;
+                    desktop_icon_count_display?: number;
+                    realm_name_in_email_notifications_policy?: number;
+                    presence_enabled?: boolean;
+                    twenty_four_hour_time?: boolean;
+                    dense_mode?: boolean;
+                    starred_message_counts?: boolean;
+                    fluid_layout_width?: boolean;
+                    high_contrast_mode?: boolean;
+                    color_scheme?: number;
+                    translate_emoticons?: boolean;
+                    web_home_view?: string;
+                    left_side_userlist?: boolean;
+                    emojiset?: string;
+                    demote_inactive_streams?: number;
+                    enter_sends?: boolean;
+                    enable_drafts_synchronization?: boolean;
+                    display_emoji_reaction_users?: boolean;
+                    web_escape_navigates_to_home_view?: boolean;
+                    web_font_size_px?: number;
+                    web_line_height_percent?: number;
+                    web_animate_image_previews?: string;
+                    web_mark_read_on_scroll_policy?: number;
+                    web_channel_default_view?: number;
+                    web_stream_unreads_count_display_policy?: number;
+                    web_navigate_to_sent_message?: boolean;
+                    user_list_style?: number;
+                    email_notifications_batching_period_seconds?: number;
+                    enable_followed_topic_desktop_notifications?: boolean;
+                    enable_followed_topic_email_notifications?: boolean;
+                    enable_followed_topic_push_notifications?: boolean;
+                    enable_followed_topic_audible_notifications?: boolean;
+                    enable_followed_topic_wildcard_mentions_notify?: boolean;
+                    automatically_follow_topics_policy?: number;
+                    automatically_unmute_topics_in_muted_streams_policy?: number;
+                    automatically_follow_topics_where_mentioned?: boolean;
+                    send_stream_typing_notifications?: boolean;
+                    send_private_typing_notifications?: boolean;
+                    send_read_receipts?: boolean;
+                    receives_typing_notifications?: boolean;
+                    /** @description New users' email_address_visibility (feature level 163): 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators. */
+                    email_address_visibility?: number;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postUsersMeOnboardingSteps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    onboarding_step: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    onboarding_step: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1UsersMeOnboardingSteps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postStreamsStreamIdDeleteTopic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stream_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    topic_name: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    topic_name: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        complete: boolean;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1StreamsStreamIdDeleteTopic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stream_id: number;
             };
             cookie?: never;
         };
@@ -11525,6 +14718,220 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    getExportRealm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        exports: {
+                            id: number;
+                            acting_user_id: number | null;
+                            /** @description When it was asked for, in seconds since the epoch. */
+                            export_time: number;
+                            deleted_timestamp: number | null;
+                            failed_timestamp: number | null;
+                            export_url: string | null;
+                            pending: boolean;
+                        }[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postExportRealm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The export's id (feature level 182). */
+                        id: number;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1ExportRealm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteExportRealmExportId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The export's id. */
+                export_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1ExportRealmExportId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The export's id. */
+                export_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     getRealmProfileFields: {
         parameters: {
             query?: never;
@@ -11592,6 +14999,16 @@ export interface operations {
                     field_type?: number;
                     /** @description JSON-encoded; at most 100000 characters as sent. */
                     field_data?: Record<string, never>;
+                    /**
+                     * @description Shown in the profile summary (feature level 146): at most 2 fields, not long text or users.
+                     * @default false
+                     */
+                    display_in_profile_summary?: boolean;
+                    /**
+                     * @description Users are asked to fill it in (feature level 244).
+                     * @default false
+                     */
+                    required?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11604,6 +15021,16 @@ export interface operations {
                     field_type?: number;
                     /** @description JSON-encoded; at most 100000 characters as sent. */
                     field_data?: Record<string, never>;
+                    /**
+                     * @description Shown in the profile summary (feature level 146): at most 2 fields, not long text or users.
+                     * @default false
+                     */
+                    display_in_profile_summary?: boolean;
+                    /**
+                     * @description Users are asked to fill it in (feature level 244).
+                     * @default false
+                     */
+                    required?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11833,6 +15260,8 @@ export interface operations {
                     hint?: string;
                     /** @description JSON-encoded; at most 100000 characters as sent. */
                     field_data?: Record<string, never>;
+                    display_in_profile_summary?: boolean;
+                    required?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11841,6 +15270,1223 @@ export interface operations {
                     hint?: string;
                     /** @description JSON-encoded; at most 100000 characters as sent. */
                     field_data?: Record<string, never>;
+                    display_in_profile_summary?: boolean;
+                    required?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getInvites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        invites: {
+                            id: number;
+                            invited_by_user_id: number;
+                            invited: number;
+                            expiry_date: number | null;
+                            invited_as: number;
+                            is_multiuse: boolean;
+                            email?: string;
+                            notify_referrer_on_join?: boolean;
+                            link_url?: string;
+                        }[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInvites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description Addresses separated by commas or newlines; `Name <address>` is taken. */
+                    invitee_emails: string;
+                    /**
+                     * @description Minutes the invitation works, or null for ever; default 14400 (10 days). JSON-encoded; at most 100000 characters as sent.
+                     * @default 14400
+                     */
+                    invite_expires_in_minutes?: number | null;
+                    /**
+                     * @description The role the new user gets: 100 owner (owners only), 200 administrator or 300 moderator (administrators only), 400 member, 600 guest.
+                     * @default 400
+                     */
+                    invite_as?: number;
+                    /**
+                     * @description Channels the new user is subscribed to. JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    stream_ids?: number[];
+                    /**
+                     * @description Also subscribe the new user to the organization's default channels (feature level 261).
+                     * @default false
+                     */
+                    include_realm_default_subscriptions?: boolean;
+                    /**
+                     * @description Send the inviter a direct message when the invitation is accepted (feature level 267).
+                     * @default true
+                     */
+                    notify_referrer_on_join?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description Addresses separated by commas or newlines; `Name <address>` is taken. */
+                    invitee_emails: string;
+                    /**
+                     * @description Minutes the invitation works, or null for ever; default 14400 (10 days). JSON-encoded; at most 100000 characters as sent.
+                     * @default 14400
+                     */
+                    invite_expires_in_minutes?: number | null;
+                    /**
+                     * @description The role the new user gets: 100 owner (owners only), 200 administrator or 300 moderator (administrators only), 400 member, 600 guest.
+                     * @default 400
+                     */
+                    invite_as?: number;
+                    /**
+                     * @description Channels the new user is subscribed to. JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    stream_ids?: number[];
+                    /**
+                     * @description Also subscribe the new user to the organization's default channels (feature level 261).
+                     * @default false
+                     */
+                    include_realm_default_subscriptions?: boolean;
+                    /**
+                     * @description Send the inviter a direct message when the invitation is accepted (feature level 267).
+                     * @default true
+                     */
+                    notify_referrer_on_join?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, INVITATION_FAILED, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "INVITATION_FAILED" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1Invites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteInvitesInviteId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id (GET /invites). */
+                invite_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1InvitesInviteId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id (GET /invites). */
+                invite_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postInvitesInviteIdResend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id (GET /invites). */
+                invite_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, INVITATION_FAILED, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "INVITATION_FAILED" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1InvitesInviteIdResend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id (GET /invites). */
+                invite_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postInvitesMultiuse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description Minutes the invitation works, or null for ever; default 14400 (10 days). JSON-encoded; at most 100000 characters as sent.
+                     * @default 14400
+                     */
+                    invite_expires_in_minutes?: number | null;
+                    /**
+                     * @description The role the new user gets: 100 owner (owners only), 200 administrator or 300 moderator (administrators only), 400 member, 600 guest.
+                     * @default 400
+                     */
+                    invite_as?: number;
+                    /**
+                     * @description Channels each new user is subscribed to. JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    stream_ids?: number[];
+                    /**
+                     * @description Also subscribe the new user to the organization's default channels (feature level 261).
+                     * @default false
+                     */
+                    include_realm_default_subscriptions?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description Minutes the invitation works, or null for ever; default 14400 (10 days). JSON-encoded; at most 100000 characters as sent.
+                     * @default 14400
+                     */
+                    invite_expires_in_minutes?: number | null;
+                    /**
+                     * @description The role the new user gets: 100 owner (owners only), 200 administrator or 300 moderator (administrators only), 400 member, 600 guest.
+                     * @default 400
+                     */
+                    invite_as?: number;
+                    /**
+                     * @description Channels each new user is subscribed to. JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    stream_ids?: number[];
+                    /**
+                     * @description Also subscribe the new user to the organization's default channels (feature level 261).
+                     * @default false
+                     */
+                    include_realm_default_subscriptions?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        invite_link: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1InvitesMultiuse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteInvitesMultiuseInviteId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id (GET /invites). */
+                invite_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1InvitesMultiuseInviteId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The invitation's id (GET /invites). */
+                invite_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postCallsZoomCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description Whether the call starts with video (feature level 206).
+                     * @default true
+                     */
+                    is_video_call?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description Whether the call starts with video (feature level 206).
+                     * @default true
+                     */
+                    is_video_call?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        url: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1CallsZoomCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getCallsBigbluebuttonCreate: {
+        parameters: {
+            query: {
+                meeting_name: string;
+                voice_only?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        url: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1CallsBigbluebuttonCreate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postMobilePushTestNotification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The device to send to; without it, every device the user registered (none here). */
+                    token?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description The device to send to; without it, every device the user registered (none here). */
+                    token?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, INVALID_PUSH_DEVICE_TOKEN. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "INVALID_PUSH_DEVICE_TOKEN";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1MobilePushTestNotification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postJwtFetchApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The JSON web token. */
+                    token?: string;
+                    /** @default false */
+                    include_profile?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description The JSON web token. */
+                    token?: string;
+                    /** @default false */
+                    include_profile?: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        api_key: string;
+                        email: string;
+                        user?: Record<string, never>;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1JwtFetchApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getRealmDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        domains: {
+                            domain: string;
+                            allow_subdomains: boolean;
+                        }[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postRealmDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The domain (lowered, trimmed). */
+                    domain: string;
+                    /** @description Whether addresses at the domain's subdomains are allowed too. */
+                    allow_subdomains: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description The domain (lowered, trimmed). */
+                    domain: string;
+                    /** @description Whether addresses at the domain's subdomains are allowed too. */
+                    allow_subdomains: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        new_domain: (number | string)[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1RealmDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteRealmDomainsDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain, as listed. */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1RealmDomainsDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain, as listed. */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    patchRealmDomainsDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain, as listed. */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description Whether addresses at the domain's subdomains are allowed too. */
+                    allow_subdomains: boolean;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description Whether addresses at the domain's subdomains are allowed too. */
+                    allow_subdomains: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11902,6 +16548,8 @@ export interface operations {
                     client_gravatar?: boolean;
                     /** @default false */
                     slim_presence?: boolean;
+                    /** @description Only the presences changed after this update id (feature level 263); implies `slim_presence`. */
+                    presence_last_update_id?: number;
                     /** @description Unset, a bot's own default. */
                     all_public_streams?: boolean;
                     /** @default false */
@@ -11937,6 +16585,8 @@ export interface operations {
                     client_gravatar?: boolean;
                     /** @default false */
                     slim_presence?: boolean;
+                    /** @description Only the presences changed after this update id (feature level 263); implies `slim_presence`. */
+                    presence_last_update_id?: number;
                     /** @description Unset, a bot's own default. */
                     all_public_streams?: boolean;
                     /** @default false */
@@ -12707,6 +17357,74 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    "getFileStaticImagesUnknownUserAvatar.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    "optionsStaticImagesUnknownUserAvatar.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     "getFileStaticGeneratedEmojiEmojiApi.json": {
         parameters: {
             query?: never;
@@ -13407,6 +18125,323 @@ export interface operations {
             query?: never;
             header?: never;
             path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getFileJoinKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key of the invitation's link (`/join/<key>/`). */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. Or a page saying why, in HTML. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                    "text/html": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No such endpoint (`Endpoint not found`; a path id that is not a number), or no organization at this host. Codes: BAD_REQUEST, NONEXISTENT_SUBDOMAIN. Or a page saying why, in HTML. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "NONEXISTENT_SUBDOMAIN";
+                    };
+                    "text/html": string;
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postFileJoinKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key of the invitation's link (`/join/<key>/`). */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description The new user's name.
+                     * @default
+                     */
+                    full_name?: string;
+                    /**
+                     * @description At least 6 and at most 100 characters, not a common password or a simple pattern.
+                     * @default
+                     */
+                    password?: string;
+                    /**
+                     * @description A reusable link's new address (an email invitation's address is its own, and this is ignored).
+                     * @default
+                     */
+                    email?: string;
+                    /**
+                     * @description The same password again.
+                     * @default
+                     */
+                    password_confirm?: string;
+                    /** @default  */
+                    csrfmiddlewaretoken?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description The new user's name.
+                     * @default
+                     */
+                    full_name?: string;
+                    /**
+                     * @description At least 6 and at most 100 characters, not a common password or a simple pattern.
+                     * @default
+                     */
+                    password?: string;
+                    /**
+                     * @description A reusable link's new address (an email invitation's address is its own, and this is ignored).
+                     * @default
+                     */
+                    email?: string;
+                    /**
+                     * @description The same password again.
+                     * @default
+                     */
+                    password_confirm?: string;
+                    /** @default  */
+                    csrfmiddlewaretoken?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The form again, saying what was wrong. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Account created and logged in: to the web client (`/`). */
+            302: {
+                headers: {
+                    /** @description Where to go instead. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. Or a page saying why, in HTML. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                    "text/html": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed: the file is not the user's to see, or the user is not the principal's to act for. Codes: BAD_REQUEST. Or a page saying why, in HTML. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST";
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description No such endpoint (`Endpoint not found`; a path id that is not a number), or no organization at this host. Codes: BAD_REQUEST, NONEXISTENT_SUBDOMAIN. Or a page saying why, in HTML. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "NONEXISTENT_SUBDOMAIN";
+                    };
+                    "text/html": string;
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsJoinKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key of the invitation's link (`/join/<key>/`). */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getFileRealmExportsRealmIdTokenFilename: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. */
+                realm_id: string;
+                /** @description The export's random part. */
+                token: string;
+                /** @description The tarball's name. */
+                filename: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                    "*/*": string;
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description Not allowed: the file is not the user's to see, or the user is not the principal's to act for. Codes: BAD_REQUEST. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST";
+                    };
+                };
+            };
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsRealmExportsRealmIdTokenFilename: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization's id. */
+                realm_id: string;
+                /** @description The export's random part. */
+                token: string;
+                /** @description The tarball's name. */
+                filename: string;
+            };
             cookie?: never;
         };
         requestBody?: never;

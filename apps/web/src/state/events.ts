@@ -40,7 +40,8 @@ export interface EventMap {
   realm_emoji: S["RealmEmojiUpdateEvent"];
   realm_filters: S["RealmFiltersEvent"];
   realm_linkifiers: { id: number; type: "realm_linkifiers"; realm_linkifiers: NonNullable<RegisterState["realm_linkifiers"]> };
-  custom_profile_fields: S["CustomProfileFieldsAddEvent"] | S["CustomProfileFieldsUpdateEvent"] | S["CustomProfileFieldsDeleteEvent"];
+  // One schema since `op` went (feature level 45): CustomProfileFieldsEvent once the types are regenerated.
+  custom_profile_fields: { id: number; type: "custom_profile_fields"; op?: "add" | "update" | "delete"; fields: NonNullable<RegisterState["custom_profile_fields"]> };
   default_streams: S["DefaultStreamsEvent"];
   default_stream_groups: S["DefaultStreamGroupsEvent"];
   user_group: S["UserGroupAddEvent"] | S["UserGroupUpdateEvent"] | S["UserGroupRemoveEvent"] | S["UserGroupAddMembersEvent"] | S["UserGroupRemoveMembersEvent"];
@@ -131,6 +132,8 @@ async function registerOnce(): Promise<RegisterState> {
 }
 
 async function applyRegister(state: RegisterState, reconnect: boolean): Promise<void> {
+  // A signed-in registration always has a queue (only a spectator's has none).
+  if (state.queue_id === null || state.last_event_id === undefined) throw new Error("registered without an event queue");
   queueId = state.queue_id;
   lastEventId = state.last_event_id;
   longPollSeconds = state.event_queue_longpoll_timeout_seconds ?? 90;

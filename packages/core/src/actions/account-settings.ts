@@ -10,6 +10,7 @@ import { checkHumanUser } from "../lib/human-users.ts";
 import { isAdmin } from "../lib/roles.ts";
 import { checkFullName } from "../lib/validation.ts";
 import { changeFullName } from "./user-changes.ts";
+import { checkNameUnique } from "./users.ts";
 import { changeOwnPassword, lockUserRow, type OwnPasswordChange } from "./passwords.ts";
 
 export interface AccountSettingsRequest {
@@ -41,6 +42,7 @@ export async function updateAccountSettings(tx: Tx, events: EventRecorder, actor
   // Zulip ignores a name change the organization does not allow (its settings page hides the field).
   if (request.fullName.trim() !== "" && request.fullName !== user.full_name && (!actor.realm.name_changes_disabled || isAdmin(user))) {
     const fullName = checkFullName(request.fullName);
+    if (fullName.toLowerCase() !== user.full_name.toLowerCase()) await checkNameUnique(tx, actor.realm, fullName, user.id);
     if (fullName !== user.full_name) await changeFullName(tx, events, user, fullName);
     result.full_name = fullName;
   }

@@ -36,7 +36,7 @@ import { withAvatarFiles } from "./avatars.ts";
 import { checkBotLimits, lockBotOwner, lockRealmBots, type BotLimits } from "./bot-limits.ts";
 import { botDomain, isSystemBot } from "./system-bots.ts";
 import { botAdministratorIds, changeAvatarSource, changeBotOwner, changeFullName } from "./user-changes.ts";
-import { checkBotCreationPolicy, deactivateUser, insertUser, notifyCreatedUser } from "./users.ts";
+import { checkBotCreationPolicy, deactivateUser, insertUser, notifyCreatedUser, updateUser } from "./users.ts";
 
 /** Bounds on a bot's configuration (bot_config_data): keys, and each key's and value's characters. */
 export const MAX_BOT_CONFIG_KEYS = 100;
@@ -312,6 +312,8 @@ export interface BotChanges {
   serviceInterface?: number;
   /** Keys to set in an incoming webhook or embedded bot's configuration (others are kept). */
   configData?: Record<string, string>;
+  /** The bot's role (feature level 130): administrators only, as for a person. */
+  role?: number;
 }
 
 interface CheckedBotChanges {
@@ -419,6 +421,10 @@ export async function updateBot(
         await administrators(),
       );
     }
+  }
+  if (changes.role !== undefined && changes.role !== bot.role) {
+    await updateUser(tx, events, actor, bot, { role: changes.role });
+    bot = await tx.userProfile.findUniqueOrThrow({ where: { id: bot.id } });
   }
   if (avatarUploaded) bot = await changeAvatarSource(tx, events, actor, bot, "U");
   return bot;

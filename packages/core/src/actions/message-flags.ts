@@ -3,7 +3,7 @@
 // `update_message_flags` event to the user.
 import { fitsPostgresInteger } from "../lib/validation.ts";
 import type { Tx } from "@chat/db";
-import type { EventRecorder } from "../events.ts";
+import type { ActionRunner, ChangeOrigin, EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { FLAG_BITS, type FlagName } from "../lib/message-flags.ts";
@@ -126,12 +126,33 @@ export async function updateMessageFlags(tx: Tx, events: EventRecorder, actor: A
 }
 
 /** POST /mark_all_as_read: one UPDATE over the user's unread rows (uses the partial unread index). */
-export async function markAllAsRead(tx: Tx, events: EventRecorder, actor: Actor): Promise<number> {
-  const count = await tx.$executeRaw`
-    UPDATE user_message SET flags = flags | 1 WHERE user_id = ${actor.id} AND (flags & 1) = 0`;
+export async function markAllAsRead(tx: Tx, events: EventRecorder, actor: Actor, batchSize?: number): Promise<number> {
+  const count =
+    batchSize === undefined
+      ? await tx.$executeRaw`UPDATE user_message SET flags = flags | 1 WHERE user_id = ${actor.id} AND (flags & 1) = 0`
+      : await tx.$executeRaw`
+          UPDATE user_message SET flags = flags | 1 WHERE user_id = ${actor.id} AND message_id IN (
+            SELECT message_id FROM user_message WHERE user_id = ${actor.id} AND (flags & 1) = 0 ORDER BY message_id LIMIT ${batchSize} FOR UPDATE)`;
   // As Zulip: no ids (a client reloads its unread state), `all` says everything is read.
   events.send(flagsEvent("add", "read", [], true), [actor.id]);
   return count;
+}
+
+/** Zulip 9.0's batch size and time budget for POST /mark_all_as_read (feature level 153); tests lower them. */
+export const MARK_ALL_AS_READ = { batchSize: 2000, timeLimitMs: 50_000 };
+
+/**
+ * POST /mark_all_as_read as Zulip 9.0 (do_mark_all_as_read with a timeout): batches that each
+ * commit, so a long unread history is read by repeating the request; false when time ran out.
+ */
+export async function markAllAsReadInBatches(actions: ActionRunner, origin: ChangeOrigin, actor: Actor): Promise<boolean> {
+  const start = Date.now();
+  for (;;) {
+    if (Date.now() >= start + MARK_ALL_AS_READ.timeLimitMs) return false;
+    const batchSize = MARK_ALL_AS_READ.batchSize;
+    const updated = await actions.run(origin, (tx, events) => markAllAsRead(tx, events, actor, batchSize));
+    if (updated < batchSize) return true;
+  }
 }
 
 /** POST /mark_stream_as_read and /mark_topic_as_read: the user's unread rows in one stream (topic). */

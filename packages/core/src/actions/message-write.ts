@@ -157,10 +157,14 @@ async function writeMessageRows(db: PrismaClient | Tx, writes: MessageWrite[], o
       JOIN reaction re ON re.message_id = tm.id WHERE i.topic_wildcard
       UNION
       SELECT ord, sender_id FROM input WHERE topic_wildcard
+    ), muters AS (
+      -- Who muted the sender (Zulip's get_muting_users): the message arrives read for them.
+      SELECT i.ord, mu.user_id FROM input i JOIN muted_user mu ON mu.muted_user_id = i.sender_id
     ), um AS (
       INSERT INTO user_message (user_id, message_id, flags)
       SELECT r.user_id, ids.id, i.base_flags
         | CASE WHEN r.user_id = i.sender_id AND i.read_by_sender THEN ${FLAG_BITS.read}::int ELSE 0 END
+        | CASE WHEN (r.ord, r.user_id) IN (SELECT ord, user_id FROM muters) THEN ${FLAG_BITS.read}::int ELSE 0 END
         | CASE WHEN (r.ord, r.user_id) IN (SELECT ord, user_id FROM mentioned) THEN ${FLAG_BITS.mentioned}::int ELSE 0 END
         | CASE WHEN i.wildcard THEN ${FLAG_BITS.wildcard_mentioned}::int ELSE 0 END
         | CASE WHEN i.topic_wildcard AND (r.ord, r.user_id) IN (SELECT ord, user_id FROM topic_participants)

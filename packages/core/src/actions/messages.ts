@@ -1,7 +1,7 @@
 // Sending a message: the hot path. Validation, rendering and recipient resolution here; the write
 // (message-write.ts) is one raw statement shared by concurrent sends.
 import { createHash } from "node:crypto";
-import { leanSql, Prisma, type StreamModel, type Tx } from "@chat/db";
+import { leanSql, Prisma, type PrismaClient, type StreamModel, type Tx } from "@chat/db";
 import type { ServiceTrigger } from "@chat/bus";
 import type { ActionRunner, EventRecorder } from "../events.ts";
 import { referencedPathIds } from "../lib/uploads.ts";
@@ -18,10 +18,14 @@ import { FLAG_BITS } from "../lib/message-flags.ts";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../lib/message-limits.ts";
 import { RECIPIENT_HUDDLE } from "../lib/recipients.ts";
 import { isAdmin, ROLE_GUEST } from "../lib/roles.ts";
-import { privateMessageAllowed, WILDCARD_MENTION_THRESHOLD, wildcardMentionPolicyAllows } from "../lib/permissions.ts";
+import { streamPostRefusal, WILDCARD_MENTION_THRESHOLD, wildcardMentionPolicyAllows } from "../lib/permissions.ts";
 import { findStreamForHotPath, findStreamWithSubscription, hasMoreSubscribersThan } from "../queries/streams.ts";
 import { usersByEmail } from "../queries/users.ts";
-import { STREAM_POST_POLICY_ADMINS, STREAM_POST_POLICY_RESTRICT_NEW_MEMBERS } from "../lib/stream-format.ts";
+import { logger } from "@chat/logger";
+import { applyPoliciesOnSend, mayChangePoliciesOnSend, planPoliciesOnSend, type SentStreamMessage } from "./automatic-topic-policies.ts";
+import { checkCanSendDirectMessage, checkGroupMentionsAllowed } from "../lib/group-permissions.ts";
+import { inaccessibleAmong } from "../queries/user-access.ts";
+import { isSystemBot } from "./system-bots.ts";
 
 export { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../lib/message-limits.ts";
 
@@ -82,19 +86,14 @@ async function accessStreamForSend(findStream: StreamLookup, sender: Actor, indi
     throw new StreamDoesNotExistError(indicator);
   }
   const { stream, subscribed } = found;
+  // The server's own bots post wherever the server needs them to (Zulip's internal_send_stream_message).
+  if (isSystemBot(sender)) return stream;
 
   if ((stream.invite_only || sender.role === ROLE_GUEST) && !subscribed) {
     throw badRequest(`Not authorized to send to stream '${stream.name}'`);
   }
-  if (stream.stream_post_policy === STREAM_POST_POLICY_ADMINS && !isAdmin(sender)) {
-    throw badRequest("Only organization administrators can send to this stream.");
-  }
-  if (stream.stream_post_policy === STREAM_POST_POLICY_RESTRICT_NEW_MEMBERS && !isAdmin(sender)) {
-    const ageDays = (Date.now() - sender.date_joined.getTime()) / 86_400_000;
-    if (sender.role === ROLE_GUEST || ageDays < sender.realm.waiting_period_threshold) {
-      throw badRequest("New members cannot send to this stream.");
-    }
-  }
+  const refusal = streamPostRefusal(sender, stream.stream_post_policy);
+  if (refusal !== null) throw badRequest(refusal);
   return stream;
 }
 
@@ -104,14 +103,31 @@ export async function accessStreamForPosting(tx: Tx, sender: Actor, streamId: nu
 }
 
 /**
- * Zulip's wildcard_mention_allowed, for a stream message (sent or edited) that mentions everyone:
- * in a stream of more than 15 subscribers only those the realm's policy names may. The count is
- * read only when the policy refuses the sender.
+ * Zulip's stream_wildcard_mention_allowed, for a stream message (sent or edited) that mentions
+ * everyone: in a stream of more than 15 subscribers only those the realm's policy names may. The
+ * count is read only when the policy refuses the sender.
  */
 export async function checkWildcardMentionAllowed(db: Parameters<typeof hasMoreSubscribersThan>[0], sender: Actor, streamRecipientId: number): Promise<void> {
   if (wildcardMentionPolicyAllows(sender)) return;
   if (!(await hasMoreSubscribersThan(db, streamRecipientId, WILDCARD_MENTION_THRESHOLD))) return;
-  throw badRequest("You do not have permission to use wildcard mentions in this stream.");
+  throw new JsonableError("You do not have permission to use channel wildcard mentions in this channel.", { code: "STREAM_WILDCARD_MENTION_NOT_ALLOWED" });
+}
+
+/**
+ * Zulip's topic_wildcard_mention_allowed (feature level 229): @**topic** in a topic of more than
+ * 15 participants (its senders and those who reacted in it) only from those the realm's policy
+ * names. The participants are counted only when the policy refuses the sender.
+ */
+export async function checkTopicWildcardMentionAllowed(db: Tx, sender: Actor, streamRecipientId: number, topic: string): Promise<void> {
+  if (wildcardMentionPolicyAllows(sender)) return;
+  const [{ many }] = await leanSql(db).query<{ many: boolean }>(Prisma.sql`
+    SELECT (SELECT count(*) FROM (
+      SELECT m.sender_id AS user_id FROM message m WHERE m.recipient_id = ${streamRecipientId} AND upper(m.subject) = upper(${topic})
+      UNION
+      SELECT r.user_id FROM reaction r JOIN message m ON m.id = r.message_id WHERE m.recipient_id = ${streamRecipientId} AND upper(m.subject) = upper(${topic})
+    ) p) > ${WILDCARD_MENTION_THRESHOLD} AS many`);
+  if (!many) return;
+  throw new JsonableError("You do not have permission to use topic wildcard mentions in this topic.", { code: "TOPIC_WILDCARD_MENTION_NOT_ALLOWED" });
 }
 
 async function resolvePrivateRecipients(tx: Tx, sender: Actor, to: PrivateRecipients): Promise<UserProfile[]> {
@@ -131,8 +147,11 @@ async function resolvePrivateRecipients(tx: Tx, sender: Actor, to: PrivateRecipi
     if (missing !== undefined) throw badRequest(`Invalid email '${missing}'`);
     users = [...new Set(emails.map((e) => found.get(e)!))];
   }
-  // Zulip's check_private_message_policy, before the recipients' own checks.
-  if (!privateMessageAllowed(sender, users)) throw badRequest("Private messages are disabled in this organization.");
+  // Zulip 9.0: a guest who may not know of every user writes only to those they may
+  // (check_sender_can_access_recipients), then direct_message_permission_group and
+  // direct_message_initiator_group (lib/group-permissions.ts), before the recipients' own checks.
+  if ((await inaccessibleAmong(tx, tx, sender, users.map((u) => u.id))).size > 0) throw badRequest("You do not have permission to access some of the recipients.");
+  await checkCanSendDirectMessage(tx, sender, users);
   const inactive = users.find((u) => !u.is_active);
   if (inactive) throw badRequest(`'${inactive.email}' is no longer using Zulip.`);
   return users;
@@ -188,6 +207,8 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
   ]);
   const rendered = renderMarkdown(content, context);
   if (stream && rendered.mentionsWildcard) await checkWildcardMentionAllowed(db, sender, stream.recipient_id!);
+  if (stream && rendered.mentionsTopicWildcard) await checkTopicWildcardMentionAllowed(db, sender, stream.recipient_id!, topic);
+  await checkGroupMentionsAllowed(db, sender, rendered.mentionedGroupIds, isSystemBot(sender));
   const mentionedUserIds = mentionFlagUserIds(rendered, context);
   // Bots never trigger service bots: two bots answering each other would never stop (as in Zulip).
   const mentionedBots = sender.is_bot ? [] : mentionedServiceBotIds(rendered, context);
@@ -251,7 +272,7 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
     // Every service bot in the conversation, by id; a mention there is no separate trigger.
     services: sender.is_bot
       ? []
-      : participants.filter((u) => u.id !== sender.id && isServiceBotType(u.bot_type)).map((u) => ({ botId: u.id, trigger: "private_message" as const })),
+      : participants.filter((u) => u.id !== sender.id && isServiceBotType(u.bot_type)).map((u) => ({ botId: u.id, trigger: "direct_message" as const })),
     event: {
       ...base,
       recipient_id: recipientId,
@@ -263,8 +284,32 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
   };
 }
 
+/**
+ * Zulip's check_message without the send (scheduled messages): the send path's validation and
+ * permission checks, inside the transaction; what a send now would write, or the refusal it would get.
+ */
+export async function checkMessage(tx: Tx, sender: Actor, request: SendMessageRequest): Promise<{ streamId: number | null; topic: string; renderedContent: string; participantIds: number[] }> {
+  const write = await prepareMessage(tx, sender, request, (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds));
+  const participantIds = "userIds" in write.recipients ? (write.recipients.userIds as number[]) : [];
+  return { streamId: write.streamId, topic: write.topic, renderedContent: write.rendered.html, participantIds };
+}
+
+/** A message sent: its id, and the topic policy sending gave its sender (feature level 218), if any. */
+export interface SentMessage {
+  id: number;
+  automaticNewVisibilityPolicy?: number;
+}
+
+function sentToTopic(write: MessageWrite, id: number): SentStreamMessage {
+  return { id, streamId: write.streamId, recipientId: write.recipientId, topic: write.topic, mentionedUserIds: write.mentionedUserIds };
+}
+
+function sentMessage(id: number, policy: number | null): SentMessage {
+  return policy === null ? { id } : { id, automaticNewVisibilityPolicy: policy };
+}
+
 /** Sends inside an action's transaction (notification bot messages): the event joins its batch. */
-export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<{ id: number }> {
+export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<SentMessage> {
   const inTransaction: StreamLookup = (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds);
   const write = await prepareMessage(tx, sender, request, inTransaction);
   const written = await writeMessage(tx, write);
@@ -277,22 +322,41 @@ export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, 
   events.record([written.event]);
   // Links to uploads attach them (nothing to do, and no query, when the content has none).
   await claimAttachments(tx, events, sender, { id: written.id, content: write.content, realmPublic: write.streamId !== null && write.allPublicStreams });
-  return { id: written.id };
+  // Topics followed or unmuted by sending or by a mention (after the message event, in the same batch).
+  const message = sentToTopic(write, written.id);
+  const policy = mayChangePoliciesOnSend(sender, message) ? await applyPoliciesOnSend(tx, events, sender, message) : null;
+  return sentMessage(written.id, policy);
 }
 
 /**
  * POST /messages (Zulip's check_send_message), the hot path: no transaction. The reads run side
  * by side, then the message joins the next statement writing concurrent sends (group commit).
  */
-export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, request: SendMessageRequest, requestId?: string): Promise<{ id: number }> {
+export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, request: SendMessageRequest, requestId?: string): Promise<SentMessage> {
   // A message that links uploads, or starts a widget, is written with its links or its widget's
   // submessage in one transaction (rare, so not grouped).
   if (referencedPathIds(request.content).length > 0 || widgetFromContent(request.content) !== null) {
     return actions.run({ realmId: sender.realm_id, requestId }, (tx, events) => sendMessage(tx, events, sender, request));
   }
+  let prepared: { write: MessageWrite; db: PrismaClient } | undefined;
   const written = await actions.runGrouped(MESSAGE_WRITES, async (db) => {
     const write = await prepareMessage(db, sender, request, (actor, indicator, userIds) => findStreamForHotPath(db, actor, indicator, userIds));
+    prepared = { write, db };
     return requestId === undefined ? write : { ...write, requestId };
   });
-  return { id: written.id };
+  const message = sentToTopic(prepared!.write, written.id);
+  if (!mayChangePoliciesOnSend(sender, message)) return { id: written.id };
+  // The topic policies the send changes: one read, and only when it finds a change a transaction
+  // of their own, once the message is written. The message is sent whatever happens here: a
+  // failure must not make the caller send it again (the hot route answers a throw by running the
+  // request afresh), so it is logged.
+  try {
+    const planned = await planPoliciesOnSend(prepared!.db, sender, message);
+    if (planned.sender === null && planned.mentioned.length === 0) return { id: written.id };
+    const policy = await actions.run({ realmId: sender.realm_id, requestId }, (tx, events) => applyPoliciesOnSend(tx, events, sender, message));
+    return sentMessage(written.id, policy);
+  } catch (error) {
+    logger.error("could not apply the topic policies a send changes", { messageId: written.id, error: String(error) });
+    return { id: written.id };
+  }
 }

@@ -7,9 +7,9 @@ import type { Realm } from "../models.ts";
 import { sendMessage, type MessageDestination } from "./messages.ts";
 import { systemBot } from "./system-bots.ts";
 
-/** Sends a message from the realm's Notification Bot, within the caller's transaction. */
-export async function sendNotification(tx: Tx, events: EventRecorder, ctx: ServerContext, realm: Realm, destination: MessageDestination, content: string): Promise<void> {
+/** Sends a message from the realm's Notification Bot, within the caller's transaction; returns its id. */
+export async function sendNotification(tx: Tx, events: EventRecorder, ctx: ServerContext, realm: Realm, destination: MessageDestination, content: string): Promise<number> {
   const bot = await systemBot(tx, events, ctx, realm, "notification");
   // The bot may post anywhere the server needs it to, whatever the stream's posting policy.
-  await sendMessage(tx, events, { ...bot, realm, role: 200 }, { destination, content, client: "Internal" });
+  return (await sendMessage(tx, events, { ...bot, realm, role: 200 }, { destination, content, client: "Internal" })).id;
 }

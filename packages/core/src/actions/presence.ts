@@ -7,7 +7,7 @@ import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { checkHumanUser } from "../lib/human-users.ts";
-import { activeUserIds } from "../queries/users.ts";
+import { userIdsWhoCanAccess } from "../queries/user-access.ts";
 import { formatClientPresence, PRESENCE_ACTIVE, PRESENCE_IDLE } from "../queries/presence.ts";
 
 /** A report this much newer than the last one counts as the user coming back. */
@@ -35,9 +35,9 @@ export async function updatePresence(tx: Tx, events: EventRecorder, actor: Actor
     WITH old AS (
       SELECT status, timestamp FROM user_presence WHERE user_id = ${actor.id} AND client_name = ${clientName}
     ), upsert AS (
-      INSERT INTO user_presence (realm_id, user_id, client_name, status, timestamp)
-      VALUES (${actor.realm_id}, ${actor.id}, ${clientName}, ${status}, now())
-      ON CONFLICT (user_id, client_name) DO UPDATE SET status = EXCLUDED.status, timestamp = EXCLUDED.timestamp
+      INSERT INTO user_presence (realm_id, user_id, client_name, status, timestamp, last_update_id)
+      VALUES (${actor.realm_id}, ${actor.id}, ${clientName}, ${status}, now(), nextval('presence_update_id_seq'))
+      ON CONFLICT (user_id, client_name) DO UPDATE SET status = EXCLUDED.status, timestamp = EXCLUDED.timestamp, last_update_id = EXCLUDED.last_update_id
       WHERE EXCLUDED.timestamp - user_presence.timestamp > make_interval(secs => ${PRESENCE_STALE_SECONDS})
          OR user_presence.status = ${PRESENCE_IDLE} OR user_presence.status = EXCLUDED.status
       RETURNING status, timestamp
@@ -52,7 +52,8 @@ export async function updatePresence(tx: Tx, events: EventRecorder, actor: Actor
     const info = formatClientPresence({ client_name: clientName, status: row.new_status, timestamp: row.new_timestamp });
     events.send(
       { type: "presence", user_id: actor.id, email: actor.email, server_timestamp: Date.now() / 1000, presence: { [clientName]: info } },
-      await activeUserIds(tx, actor.realm_id),
+      // Only to those who may know of the user, as /register leaves the others' presence out.
+      await userIdsWhoCanAccess(tx, actor.realm_id, actor.id),
     );
   }
 }

@@ -4,6 +4,7 @@ import { AdministratorRequiredError, badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { renderMarkdown } from "../lib/markdown.ts";
 import { isAdmin } from "../lib/roles.ts";
+import { withLegacyShape } from "../lib/legacy-shape.ts";
 import { activeUserIds } from "../queries/users.ts";
 
 /** Custom profile field types (Zulip's CustomProfileField.*). */
@@ -14,7 +15,11 @@ export const PROFILE_FIELD_DATE = 4;
 export const PROFILE_FIELD_URL = 5;
 export const PROFILE_FIELD_USER = 6;
 export const PROFILE_FIELD_EXTERNAL_ACCOUNT = 7;
-export const PROFILE_FIELD_TYPES = [1, 2, 3, 4, 5, 6, 7];
+/** Feature level 166 (Zulip 7.0): text, as short text, that clients show by the name. */
+export const PROFILE_FIELD_PRONOUNS = 8;
+export const PROFILE_FIELD_TYPES = [1, 2, 3, 4, 5, 6, 7, 8];
+/** Zulip's CustomProfileField.MAX_DISPLAY_IN_PROFILE_SUMMARY_FIELDS. */
+export const MAX_DISPLAY_IN_PROFILE_SUMMARY_FIELDS = 2;
 
 /** The types as /register's `custom_profile_field_types` names them, keyed by Zulip's keyword. */
 export const PROFILE_FIELD_TYPE_CHOICES: Record<string, { id: number; name: string }> = {
@@ -25,6 +30,7 @@ export const PROFILE_FIELD_TYPE_CHOICES: Record<string, { id: number; name: stri
   URL: { id: PROFILE_FIELD_URL, name: "Link" },
   USER: { id: PROFILE_FIELD_USER, name: "Person picker" },
   EXTERNAL_ACCOUNT: { id: PROFILE_FIELD_EXTERNAL_ACCOUNT, name: "External account" },
+  PRONOUNS: { id: PROFILE_FIELD_PRONOUNS, name: "Pronouns" },
 };
 
 export const PROFILE_FIELD_NAME_MAX_LENGTH = 40;
@@ -49,12 +55,18 @@ export interface CustomProfileFieldObject {
   hint: string;
   field_data: string;
   order: number;
+  /** Feature level 244. */
+  required: boolean;
+  /** Feature level 146: present, and true, only for the fields shown in the profile summary. */
+  display_in_profile_summary?: true;
 }
 
 type Reader = Pick<PrismaClient, "customProfileField">;
 
 function formatField(field: CustomProfileFieldModel): CustomProfileFieldObject {
-  return { id: field.id, name: field.name, type: field.type, hint: field.hint, field_data: field.field_data, order: field.order };
+  const formatted: CustomProfileFieldObject = { id: field.id, name: field.name, type: field.type, hint: field.hint, field_data: field.field_data, order: field.order, required: field.required };
+  if (field.display_in_profile_summary) formatted.display_in_profile_summary = true;
+  return formatted;
 }
 
 /** The realm's custom profile fields in display order. */
@@ -64,7 +76,8 @@ export async function getCustomProfileFields(db: Reader, realmId: number): Promi
 }
 
 async function notifyFields(tx: Tx, events: EventRecorder, realmId: number, op: "add" | "update" | "delete"): Promise<void> {
-  events.send({ type: "custom_profile_fields", op, fields: await getCustomProfileFields(tx, realmId) }, await activeUserIds(tx, realmId));
+  // Without `op` since feature level 45; 3.x clients keep it.
+  events.send(withLegacyShape({ type: "custom_profile_fields", fields: await getCustomProfileFields(tx, realmId) }, { op }), await activeUserIds(tx, realmId));
 }
 
 export type FieldData = Record<string, unknown>;
@@ -130,37 +143,66 @@ async function accessField(tx: Tx, actor: Actor, fieldId: number): Promise<Custo
   return field;
 }
 
+/**
+ * Zulip's display_in_profile_summary checks: at most MAX_DISPLAY_IN_PROFILE_SUMMARY_FIELDS fields
+ * (the realm's row locked, so two requests cannot both take the last place), and not long text or
+ * users, which a summary cannot show.
+ */
+async function checkDisplayInProfileSummary(tx: Tx, realmId: number, exceptId?: number): Promise<void> {
+  await tx.$queryRaw`SELECT id FROM realm WHERE id = ${realmId} FOR UPDATE`;
+  const shown = await tx.customProfileField.count({ where: { realm_id: realmId, display_in_profile_summary: true, ...(exceptId ? { NOT: { id: exceptId } } : {}) } });
+  if (shown >= MAX_DISPLAY_IN_PROFILE_SUMMARY_FIELDS) throw badRequest(`Only ${MAX_DISPLAY_IN_PROFILE_SUMMARY_FIELDS} custom profile fields can be displayed in the profile summary.`);
+}
+
+function checkSummaryType(type: number, displayInProfileSummary: boolean): void {
+  if (displayInProfileSummary && (type === PROFILE_FIELD_LONG_TEXT || type === PROFILE_FIELD_USER)) throw badRequest("Field type not supported for display in profile summary.");
+}
+
 /** POST /realm/profile_fields (Zulip's try_add_realm_custom_profile_field). */
 export async function createProfileField(
   tx: Tx,
   events: EventRecorder,
   actor: Actor,
-  options: { name: string; hint: string; fieldType: number; fieldData?: FieldData },
+  options: { name: string; hint: string; fieldType: number; fieldData?: FieldData; displayInProfileSummary?: boolean; required?: boolean },
 ): Promise<number> {
   if (!isAdmin(actor)) throw new AdministratorRequiredError();
+  const displayInProfileSummary = options.displayInProfileSummary ?? false;
+  if (displayInProfileSummary) await checkDisplayInProfileSummary(tx, actor.realm_id);
   const name = options.name.trim();
   checkNameAndHint(name, options.hint);
   if (!PROFILE_FIELD_TYPES.includes(options.fieldType)) throw badRequest("Invalid field type.");
   const fieldData = checkFieldData(options.fieldType, options.fieldData);
+  checkSummaryType(options.fieldType, displayInProfileSummary);
   await checkLabelAvailable(tx, actor.realm_id, name);
   const created = await tx.customProfileField.create({
-    data: { realm_id: actor.realm_id, name, hint: options.hint, type: options.fieldType, field_data: fieldData },
+    data: {
+      realm_id: actor.realm_id,
+      name,
+      hint: options.hint,
+      type: options.fieldType,
+      field_data: fieldData,
+      display_in_profile_summary: displayInProfileSummary,
+      required: options.required ?? false,
+    },
   });
   await tx.customProfileField.update({ where: { id: created.id }, data: { order: created.id } });
   await notifyFields(tx, events, actor.realm_id, "add");
   return created.id;
 }
 
-/** PATCH /realm/profile_fields/{id}: name, hint, field_data (Zulip's try_update_realm_custom_profile_field). */
+/** PATCH /realm/profile_fields/{id}: name, hint, field_data, required, display_in_profile_summary (Zulip's try_update_realm_custom_profile_field). */
 export async function updateProfileField(
   tx: Tx,
   events: EventRecorder,
   actor: Actor,
   fieldId: number,
-  changes: { name?: string; hint?: string; fieldData?: FieldData },
+  changes: { name?: string; hint?: string; fieldData?: FieldData; required?: boolean; displayInProfileSummary?: boolean },
 ): Promise<void> {
   if (!isAdmin(actor)) throw new AdministratorRequiredError();
   const field = await accessField(tx, actor, fieldId);
+  if (changes.displayInProfileSummary === true) await checkDisplayInProfileSummary(tx, actor.realm_id, field.id);
+  const displayInProfileSummary = changes.displayInProfileSummary ?? field.display_in_profile_summary;
+  checkSummaryType(field.type, displayInProfileSummary);
   const name = changes.name === undefined ? field.name : changes.name.trim();
   const hint = changes.hint ?? field.hint;
   checkNameAndHint(name, hint);
@@ -169,7 +211,8 @@ export async function updateProfileField(
     changes.fieldData !== undefined && (field.type === PROFILE_FIELD_CHOICE || field.type === PROFILE_FIELD_EXTERNAL_ACCOUNT)
       ? checkFieldData(field.type, changes.fieldData)
       : field.field_data;
-  await tx.customProfileField.update({ where: { id: field.id }, data: { name, hint, field_data: fieldData } });
+  const required = changes.required ?? field.required;
+  await tx.customProfileField.update({ where: { id: field.id }, data: { name, hint, field_data: fieldData, required, display_in_profile_summary: displayInProfileSummary } });
   await notifyFields(tx, events, actor.realm_id, "update");
 }
 
@@ -212,6 +255,7 @@ export async function checkProfileFieldValue(
   switch (field.type) {
     case PROFILE_FIELD_SHORT_TEXT:
     case PROFILE_FIELD_EXTERNAL_ACCOUNT:
+    case PROFILE_FIELD_PRONOUNS:
       if (value.length > PROFILE_SHORT_TEXT_MAX_LENGTH) throw badRequest(`${name} is too long (limit: ${PROFILE_SHORT_TEXT_MAX_LENGTH} characters)`);
       return { value, renderedValue: null };
     case PROFILE_FIELD_LONG_TEXT:

@@ -15,6 +15,7 @@ import {
 } from "../lib/emoji.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
 import { accessMessage, messageRecipientUserIds, type AccessedMessage } from "../queries/messages.ts";
+import { applyPolicyOnParticipation } from "./automatic-topic-policies.ts";
 
 /** A reaction as the contract shows it inside a Message. */
 export interface Reaction {
@@ -25,7 +26,7 @@ export interface Reaction {
   user: { user_id: number; email: string; full_name: string };
 }
 
-interface EmojiData {
+export interface EmojiData {
   /** The emoji's canonical name: a Unicode emoji's aliases (`thumbs_up`) give its own (`+1`). */
   emoji_name: string;
   emoji_code: string;
@@ -33,7 +34,7 @@ interface EmojiData {
 }
 
 /** Zulip's get_emoji_data: an active custom emoji wins, then the Zulip extra emoji, then Unicode. */
-async function emojiDataByName(tx: Tx, realmId: number, emojiName: string): Promise<EmojiData> {
+export async function emojiDataByName(tx: Tx, realmId: number, emojiName: string): Promise<EmojiData> {
   const custom = await realmEmojiByName(tx, realmId, emojiName);
   if (custom) return { emoji_name: emojiName, emoji_code: String(custom.id), reaction_type: "realm_emoji" };
   if ((ZULIP_EXTRA_EMOJI as readonly string[]).includes(emojiName)) {
@@ -45,7 +46,7 @@ async function emojiDataByName(tx: Tx, realmId: number, emojiName: string): Prom
 }
 
 /** Zulip's check_emoji_request: whether (name, code, type) names a valid emoji for a new reaction. */
-async function checkEmojiRequest(tx: Tx, realmId: number, emojiName: string, emojiCode: string, reactionType: string): Promise<void> {
+export async function checkEmojiRequest(tx: Tx, realmId: number, emojiName: string, emojiCode: string, reactionType: string): Promise<void> {
   if (reactionType === "realm_emoji") {
     const custom = await realmEmojiById(tx, realmId, emojiCode);
     if (!custom) throw badRequest("Invalid custom emoji.");
@@ -126,6 +127,8 @@ export async function addReaction(tx: Tx, events: EventRecorder, actor: Actor, m
   await tx.reaction.create({
     data: { message_id: message.id, user_id: actor.id, emoji_name: emojiName, emoji_code: emojiCode, reaction_type: reactionType },
   });
+  // Reacting is participation: it may follow (or unmute) the topic for the reactor.
+  await applyPolicyOnParticipation(tx, events, actor, message);
   const recipients = await messageRecipientUserIds(tx, message.id);
   events.send(reactionEvent(actor, message.id, "add", { emoji_name: emojiName, emoji_code: emojiCode, reaction_type: reactionType }), recipients);
 }

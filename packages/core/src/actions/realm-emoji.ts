@@ -4,12 +4,13 @@
 // (its files stay).
 import type { Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
-import { AdministratorRequiredError, badRequest, JsonableError } from "../errors.ts";
+import { badRequest, JsonableError } from "../errors.ts";
 import { checkMemberOrAdmin } from "../lib/human-users.ts";
 import type { Actor } from "../models.ts";
 import { customEmojiStorageKey } from "../lib/avatars.ts";
 import { resizeEmoji } from "../lib/images.ts";
 import { isAdmin } from "../lib/roles.ts";
+import { canAddCustomEmoji } from "../lib/permissions.ts";
 import { getRealmEmojiDicts } from "../queries/realm-emoji.ts";
 import { activeUserIds } from "../queries/users.ts";
 import { deleteFilesQuietly, type FileActionServices } from "../lib/stored-files.ts";
@@ -45,13 +46,13 @@ async function checkNameFree(db: Pick<Tx, "realmEmoji">, realmId: number, name: 
 
 /**
  * Everything POST /realm/emoji/{name} checks before it reads the image, in Zulip's order: no
- * guests or bots (require_member_or_admin), the name, the realm's admins-only policy
- * (check_emoji_admin), a free name. Returns the name as it will be stored.
+ * guests or bots (require_member_or_admin), the name, the realm's add_custom_emoji_policy
+ * (Zulip 9.0's can_add_custom_emoji), a free name. Returns the name as it will be stored.
  */
 export async function checkAddRealmEmoji(db: Pick<Tx, "realmEmoji">, actor: Actor, rawName: string): Promise<string> {
   checkMemberOrAdmin(actor);
   const name = checkEmojiName(rawName);
-  if (actor.realm.add_emoji_by_admins_only && !isAdmin(actor)) throw new AdministratorRequiredError();
+  if (!canAddCustomEmoji(actor)) throw badRequest("Insufficient permission");
   await checkNameFree(db, actor.realm_id, name);
   return name;
 }
@@ -100,8 +101,7 @@ export async function removeRealmEmoji(tx: Tx, events: EventRecorder, actor: Act
   // A name Postgres cannot hold (NUL) names no emoji.
   const emoji = name.includes("\0") ? null : await tx.realmEmoji.findFirst({ where: { realm_id: actor.realm_id, name, deactivated: false } });
   if (!emoji) throw new JsonableError(`Emoji '${name}' does not exist`, { status: 404 });
-  // Zulip's check_emoji_admin: with add_emoji_by_admins_only, only administrators, authors included.
-  if (!isAdmin(actor) && actor.realm.add_emoji_by_admins_only) throw new AdministratorRequiredError();
+  // Zulip 9.0's check_remove_custom_emoji: an administrator or the author, whatever the policy for adding.
   if (!isAdmin(actor) && emoji.author_id !== actor.id) throw badRequest("Must be an organization administrator or emoji author");
   await tx.realmEmoji.update({ where: { id: emoji.id }, data: { deactivated: true } });
   await notifyRealmEmoji(tx, events, actor.realm_id);

@@ -6,28 +6,31 @@ import type { Actor, Realm } from "../models.ts";
 import { isLanguageCode } from "../lib/languages.ts";
 import { isAdmin, isOwner } from "../lib/roles.ts";
 import { activeUserIds } from "../queries/users.ts";
+import { INTEGER_POLICY_VALUES } from "../lib/permissions.ts";
+import { checkPolicyChanges, POLICY_PROPERTIES, withLegacyPairs, type RealmPolicyChanges } from "./realm-policies.ts";
 import { applyEmailAddressVisibility } from "./email-visibility.ts";
+import { updateRealmGroupSettings, type RealmGroupSettingsChanges } from "./realm-group-settings.ts";
 
 export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 
 /** Valid values of each policy setting (Zulip's Realm.*_POLICY_TYPES of the same era). */
 export const REALM_POLICY_VALUES: Record<string, number[]> = {
-  create_stream_policy: [1, 2, 3],
-  invite_to_stream_policy: [1, 2, 3],
-  user_group_edit_policy: [1, 2],
+  // create_stream_policy, invite_to_stream_policy, user_group_edit_policy, wildcard_mention_policy,
+  // bot_creation_policy and 9.0's integer policies (lib/permissions.ts).
+  ...INTEGER_POLICY_VALUES,
+  invite_to_realm_policy: [1, 2, 3, 4, 6],
   private_message_policy: [1, 2],
-  wildcard_mention_policy: [1, 2, 3, 4, 5, 6],
-  bot_creation_policy: [1, 2, 3],
   email_address_visibility: [1, 2, 3, 4],
 };
 
-export interface RealmSettingsChanges {
+export interface RealmSettingsChanges extends RealmPolicyChanges, RealmGroupSettingsChanges {
   name?: string;
   description?: string;
   invite_required?: boolean;
   create_stream_policy?: number;
   invite_to_stream_policy?: number;
+  invite_to_realm_policy?: number;
   user_group_edit_policy?: number;
   private_message_policy?: number;
   wildcard_mention_policy?: number;
@@ -38,7 +41,8 @@ export interface RealmSettingsChanges {
   message_content_edit_limit_seconds?: number;
   allow_community_topic_editing?: boolean;
   allow_message_deleting?: boolean;
-  message_content_delete_limit_seconds?: number;
+  /** Seconds, or null for no limit. */
+  message_content_delete_limit_seconds?: number | null;
   allow_edit_history?: boolean;
   mandatory_topics?: boolean;
   default_language?: string;
@@ -57,7 +61,36 @@ export interface RealmSettingsChanges {
   notifications_stream_id?: number;
   signup_notifications_stream_id?: number;
   enable_read_receipts?: boolean;
+  /** Spectators may read the web-public streams (feature level 109). */
+  enable_spectator_access?: boolean;
+  // Zulip 9.0's settings that are not permissions (0035).
+  emails_restricted_to_domains?: boolean;
+  disallow_disposable_email_addresses?: boolean;
+  digest_weekday?: number;
+  message_content_allowed_in_email_notifications?: boolean;
+  org_type?: number;
+  want_advertise_in_communities_directory?: boolean;
+  /** A URL, or null for the server's Jitsi. */
+  jitsi_server_url?: string | null;
+  enable_guest_user_indicator?: boolean;
+  require_unique_names?: boolean;
+  giphy_rating?: number;
+  default_code_block_language?: string;
+  video_chat_provider?: number;
+  /** A stream id, or -1 for none. */
+  zulip_update_announcements_stream_id?: number;
 }
+
+/** Zulip's Realm.ORG_TYPES ids (feature level 128). */
+export const ORG_TYPE_IDS = [0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000];
+/** Zulip's Realm.GIPHY_RATING_OPTIONS ids (feature level 55): 0 disabled, then Y, G, PG, PG-13, R. */
+export const GIPHY_RATING_IDS = [0, 1, 2, 3, 4, 5];
+/** Zulip's video chat providers without an outside account: 0 none, 1 Jitsi Meet (Zoom and BigBlueButton need one). */
+export const VIDEO_CHAT_PROVIDER_IDS = [0, 1];
+export const MAX_JITSI_SERVER_URL_LENGTH = 200;
+export const MAX_CODE_BLOCK_LANGUAGE_LENGTH = 80;
+/** Settings only owners change (Zulip's feature level 143). */
+const OWNER_ONLY_PROPERTIES = ["invite_required", "invite_to_realm_policy", "emails_restricted_to_domains", "disallow_disposable_email_addresses", "waiting_period_threshold"] as const;
 
 /** Settings sent as one `realm update` each, in this order (Zulip's do_set_realm_property). */
 const SIMPLE_PROPERTIES = [
@@ -66,6 +99,7 @@ const SIMPLE_PROPERTIES = [
   "invite_required",
   "create_stream_policy",
   "invite_to_stream_policy",
+  "invite_to_realm_policy",
   "user_group_edit_policy",
   "private_message_policy",
   "wildcard_mention_policy",
@@ -87,9 +121,22 @@ const SIMPLE_PROPERTIES = [
   "avatar_changes_disabled",
   "add_emoji_by_admins_only",
   "enable_read_receipts",
+  "enable_spectator_access",
+  "emails_restricted_to_domains",
+  "disallow_disposable_email_addresses",
+  "digest_weekday",
+  "message_content_allowed_in_email_notifications",
+  "org_type",
+  "want_advertise_in_communities_directory",
+  "jitsi_server_url",
+  "enable_guest_user_indicator",
+  "require_unique_names",
+  "giphy_rating",
+  "default_code_block_language",
+  "video_chat_provider",
 ] as const;
 
-/** Changed together and announced as one `realm update_dict` (Zulip's do_set_realm_message_editing). */
+/** Announced as `realm update_dict`, as their history has it (Zulip's do_set_realm_property), each on its own since feature level 150. */
 const EDITING_PROPERTIES = ["allow_message_editing", "message_content_edit_limit_seconds", "allow_community_topic_editing"] as const;
 
 function checkChanges(actor: Actor, changes: RealmSettingsChanges): void {
@@ -106,7 +153,7 @@ function checkChanges(actor: Actor, changes: RealmSettingsChanges): void {
   }
   for (const property of ["waiting_period_threshold", "message_content_edit_limit_seconds", "message_content_delete_limit_seconds"] as const) {
     const value = changes[property];
-    if (value !== undefined && value < 0) throw badRequest(`Bad value for '${property}': ${value}`);
+    if (value !== undefined && value !== null && value < 0) throw badRequest(`Bad value for '${property}': ${value}`);
   }
   if (changes.message_retention_days !== undefined) {
     if (!isOwner(actor)) throw new OwnerRequiredError();
@@ -118,6 +165,38 @@ function checkChanges(actor: Actor, changes: RealmSettingsChanges): void {
   }
   if (changes.default_language !== undefined && !isLanguageCode(changes.default_language)) {
     throw badRequest(`Invalid language '${changes.default_language}'`);
+  }
+  for (const property of OWNER_ONLY_PROPERTIES) {
+    if (changes[property] !== undefined && !isOwner(actor)) throw new OwnerRequiredError();
+  }
+  checkZulip9Changes(changes);
+}
+
+function checkZulip9Changes(changes: RealmSettingsChanges): void {
+  const among = (property: keyof RealmSettingsChanges, values: number[]) => {
+    const value = changes[property];
+    if (value !== undefined && !values.includes(value as number)) throw badRequest(`Invalid ${property}`);
+  };
+  among("org_type", ORG_TYPE_IDS);
+  among("giphy_rating", GIPHY_RATING_IDS);
+  among("video_chat_provider", VIDEO_CHAT_PROVIDER_IDS);
+  among("digest_weekday", [0, 1, 2, 3, 4, 5, 6]);
+  const jitsi = changes.jitsi_server_url;
+  if (typeof jitsi === "string" && (jitsi.length > MAX_JITSI_SERVER_URL_LENGTH || !isHttpUrl(jitsi))) {
+    throw badRequest("jitsi_server_url is not an allowed_type");
+  }
+  const language = changes.default_code_block_language;
+  if (language !== undefined && (language.length > MAX_CODE_BLOCK_LANGUAGE_LENGTH || /[\s<>"]/.test(language))) {
+    throw badRequest("Invalid default_code_block_language");
+  }
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === "https:" || url.protocol === "http:") && url.hostname !== "";
+  } catch {
+    return false;
   }
 }
 
@@ -141,7 +220,8 @@ async function checkNotificationStream(tx: Tx, actor: Actor, streamId: number): 
 export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: ServerContext, actor: Actor, changes: RealmSettingsChanges): Promise<Record<string, unknown>> {
   if (!isAdmin(actor)) throw new AdministratorRequiredError();
   checkChanges(actor, changes);
-  for (const property of ["notifications_stream_id", "signup_notifications_stream_id"] as const) {
+  checkPolicyChanges(changes);
+  for (const property of ["notifications_stream_id", "signup_notifications_stream_id", "zulip_update_announcements_stream_id"] as const) {
     if (changes[property] !== undefined) await checkNotificationStream(tx, actor, changes[property]!);
   }
 
@@ -151,6 +231,17 @@ export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: Se
   const everyone = await activeUserIds(tx, realm.id);
   const data: Record<string, unknown> = {};
   const write: Partial<Realm> = {};
+  // Zulip 3.x's booleans and the policies that replaced them, changed together (realm-policies.ts).
+  changes = withLegacyPairs(realm, changes);
+  for (const property of POLICY_PROPERTIES) {
+    const value = changes[property];
+    if (value === undefined || realm[property] === value) continue;
+    (write as Record<string, unknown>)[property] = value;
+    data[property] = value;
+    // Zulip 9.0 announces edit_topic_policy as the message editing settings (feature level 150).
+    if (property === "edit_topic_policy") events.send({ type: "realm", op: "update_dict", property: "default", data: { [property]: value } }, everyone);
+    else events.send({ type: "realm", op: "update", property, value }, everyone);
+  }
 
   for (const property of SIMPLE_PROPERTIES) {
     const value = changes[property];
@@ -158,17 +249,18 @@ export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: Se
     (write as Record<string, unknown>)[property] = value;
     data[property] = typeof value === "string" ? "updated" : value;
     events.send({ type: "realm", op: "update", property, value }, everyone);
+    // It is also new users' twenty_four_hour_time (realm-user-defaults.ts).
+    if (property === "default_twenty_four_hour_time") events.send({ type: "realm_user_settings_defaults", op: "update", property: "twenty_four_hour_time", value }, everyone);
   }
 
-  if (EDITING_PROPERTIES.some((p) => changes[p] !== undefined && changes[p] !== realm[p])) {
-    const editing = {
-      allow_message_editing: changes.allow_message_editing ?? realm.allow_message_editing,
-      message_content_edit_limit_seconds: changes.message_content_edit_limit_seconds ?? realm.message_content_edit_limit_seconds,
-      allow_community_topic_editing: changes.allow_community_topic_editing ?? realm.allow_community_topic_editing,
-    };
-    Object.assign(write, editing);
-    Object.assign(data, editing);
-    events.send({ type: "realm", op: "update_dict", property: "default", data: editing }, everyone);
+  // Feature level 150: one update_dict per setting that changed, and only those in the answer
+  // (3.x's clients apply update_dict's data key by key, so a partial one suits them too).
+  for (const property of EDITING_PROPERTIES) {
+    const value = changes[property];
+    if (value === undefined || value === realm[property]) continue;
+    (write as Record<string, unknown>)[property] = value;
+    data[property] = value;
+    events.send({ type: "realm", op: "update_dict", property: "default", data: { [property]: value } }, everyone);
   }
 
   const deleteLimit = changes.message_content_delete_limit_seconds;
@@ -178,7 +270,7 @@ export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: Se
     events.send({ type: "realm", op: "update_dict", property: "default", data: { message_content_delete_limit_seconds: deleteLimit } }, everyone);
   }
 
-  for (const property of ["notifications_stream_id", "signup_notifications_stream_id"] as const) {
+  for (const property of ["notifications_stream_id", "signup_notifications_stream_id", "zulip_update_announcements_stream_id"] as const) {
     const value = changes[property];
     if (value === undefined) continue;
     const stored = value < 0 ? null : value;
@@ -192,5 +284,7 @@ export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: Se
   if (write.email_address_visibility !== undefined) {
     await applyEmailAddressVisibility(tx, events, ctx, realm.id, realm.email_address_visibility, write.email_address_visibility);
   }
+  // The group-based settings (realm-group-settings.ts), last: an error there undoes the rest.
+  Object.assign(data, await updateRealmGroupSettings(tx, events, actor, changes, everyone));
   return data;
 }

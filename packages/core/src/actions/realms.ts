@@ -7,6 +7,7 @@ import { ROLE_OWNER } from "../lib/roles.ts";
 import { renderMarkdown } from "../lib/markdown.ts";
 import { createStream } from "./streams.ts";
 import { ensureSystemBots } from "./system-bots.ts";
+import { createSystemGroups } from "./system-groups.ts";
 import { createUser, type NewUser } from "./users.ts";
 
 export const DEFAULT_STREAM_NAME = "general";
@@ -35,7 +36,8 @@ export async function createRealm(
   const name = options.name.trim();
   if (name === "" || name.length > 40) throw badRequest("Organization name must be 1 to 40 characters.");
   if (await tx.realm.findUnique({ where: { string_id: subdomain } })) throw badRequest(`Subdomain '${subdomain}' is already in use`);
-  const realm = await tx.realm.create({ data: { string_id: subdomain, name } });
+  // The system groups first: the realm's group settings name them, and every user joins one.
+  const realm = await createSystemGroups(tx, await tx.realm.create({ data: { string_id: subdomain, name } }));
   const general = await createStream(tx, events, realm.id, {
     name: DEFAULT_STREAM_NAME,
     description: DEFAULT_STREAM_DESCRIPTION,
@@ -46,7 +48,9 @@ export async function createRealm(
     where: { id: realm.id },
     data: { notifications_stream_id: general.id, signup_notifications_stream_id: general.id },
   });
-  const owner = await createUser(tx, events, ctx, withStreams, { ...options.owner, role: ROLE_OWNER });
+  // The organization's first owner may create accounts (POST /users), as the operator who made it.
+  const created = await createUser(tx, events, ctx, withStreams, { ...options.owner, role: ROLE_OWNER });
+  const owner = await tx.userProfile.update({ where: { id: created.id }, data: { can_create_users: true } });
   await ensureSystemBots(tx, events, ctx, withStreams);
   return { realm: withStreams, owner };
 }

@@ -20,7 +20,11 @@ import {
   type PersonalSetting,
   type SettingValue,
 } from "../lib/personal-settings.ts";
-import { activeUserIds } from "../queries/users.ts";
+import { userIdsWhoCanAccess } from "../queries/user-access.ts";
+import { deleteAllDrafts } from "./drafts.ts";
+import { changeUserEmailAddressVisibility } from "./email-visibility.ts";
+import type { ServerContext } from "../context.ts";
+import { EMAIL_ADDRESS_VISIBILITY_VALUES } from "../lib/email-visibility.ts";
 
 /**
  * The key under which a `user_settings` event carries the 3.x event of the same change
@@ -32,9 +36,6 @@ export const LEGACY_SETTING_EVENT_KEY = "__legacy_setting_event";
 /** The parameters each 3.x endpoint took, by their 3.x names. */
 export const NOTIFICATION_SETTINGS = legacySettings("notification").map(legacyName);
 export const DISPLAY_SETTINGS = legacySettings("display").map(legacyName);
-
-/** Zulip 9.0 values of email_address_visibility, a personal setting there and the organization's here. */
-const EMAIL_ADDRESS_VISIBILITY_VALUES = [1, 2, 3, 4, 5];
 
 /** Requested values by parameter name (undefined: not sent). */
 export type SettingsRequest = Record<string, SettingValue | undefined>;
@@ -71,16 +72,10 @@ function readRequest(request: SettingsRequest, legacy: boolean): Requested[] {
   return requested;
 }
 
-/** Zulip 9.0 lets each user choose who sees their address; here the organization's policy decides. */
-function checkEmailAddressVisibility(actor: Actor, value: SettingValue | undefined): void {
+/** Who may see the user's real address (feature level 163): one of Zulip 9.0's values. */
+function checkEmailAddressVisibility(value: SettingValue | undefined): void {
   if (value === undefined) return;
   if (!EMAIL_ADDRESS_VISIBILITY_VALUES.includes(value as number)) throw new JsonableError("Invalid email_address_visibility", { extra: { var_name: "email_address_visibility" } });
-  if (value !== actor.realm.email_address_visibility) {
-    throw new JsonableError(
-      "Email address visibility is an organization setting on this server: an administrator changes the organization's email_address_visibility (PATCH /realm).",
-      { extra: { var_name: "email_address_visibility" } },
-    );
-  }
 }
 
 function settingEvent(user: UserProfile, setting: PersonalSetting, old: SettingValue, value: SettingValue): EventPayload {
@@ -105,7 +100,7 @@ function settingEvent(user: UserProfile, setting: PersonalSetting, old: SettingV
  * Writes the requested settings that differ from the stored ones and announces each; returns the
  * changed ones by parameter, with the values as sent. A new timezone also reaches the organization.
  */
-async function changeSettings(tx: Tx, events: EventRecorder, actor: Actor, requested: Requested[]): Promise<Record<string, SettingValue>> {
+async function changeSettings(tx: Tx, events: EventRecorder, actor: Actor, requested: Requested[], { statusEvent = true } = {}): Promise<Record<string, SettingValue>> {
   if (requested.length === 0) return {};
   const user = await lockedUser(tx, actor.id);
   const row = user as unknown as Record<string, SettingValue>;
@@ -116,25 +111,47 @@ async function changeSettings(tx: Tx, events: EventRecorder, actor: Actor, reque
   for (const { setting, param, sent, value } of changed) {
     answer[param] = sent;
     events.send(settingEvent(user, setting, row[setting.column], value), [user.id]);
+    // Zulip deletes the drafts, with no events: clients keep their own, only the synchronising stops.
+    if (setting.name === "enable_drafts_synchronization" && value === false) await deleteAllDrafts(tx, user.id);
+    // A status's `away` is presence_enabled turned over since feature level 148: the organization hears of it so.
+    if (setting.name === "presence_enabled" && statusEvent) {
+      events.send({ type: "user_status", user_id: user.id, away: value === false }, await userIdsWhoCanAccess(tx, user.realm_id, user.id));
+    }
     if (setting.name === "timezone") {
       const person = { email: user.email, user_id: user.id, timezone: value };
-      events.send({ type: "realm_user", op: "update", person }, await activeUserIds(tx, user.realm_id));
+      events.send({ type: "realm_user", op: "update", person }, await userIdsWhoCanAccess(tx, user.realm_id, user.id));
     }
   }
   return answer;
 }
 
-/** Checks a PATCH /settings request's personal settings (Zulip 9.0's names and values), before anything is written. */
-export function checkPersonalSettings(actor: Actor, request: SettingsRequest): void {
-  readRequest(request, false);
-  checkEmailAddressVisibility(actor, request.email_address_visibility);
+/**
+ * POST /users/me/status's `away` (feature level 148): presence_enabled, the other way round. The
+ * status's own event says `away`, so the setting's change sends no second one.
+ */
+export async function setAwayAsPresence(tx: Tx, events: EventRecorder, actor: Actor, away: boolean): Promise<void> {
+  await changeSettings(tx, events, actor, readRequest({ presence_enabled: !away }, false), { statusEvent: false });
 }
 
-/** PATCH /settings: Zulip 9.0's personal settings. Answers nothing of them, as Zulip. */
-export async function updatePersonalSettings(tx: Tx, events: EventRecorder, actor: Actor, request: SettingsRequest): Promise<void> {
+/** Checks a PATCH /settings request's personal settings (Zulip 9.0's names and values), before anything is written. */
+export function checkPersonalSettings(_actor: Actor, request: SettingsRequest): void {
+  readRequest(request, false);
+  checkEmailAddressVisibility(request.email_address_visibility);
+}
+
+/**
+ * PATCH /settings: Zulip 9.0's personal settings. Answers nothing of them, as Zulip. A new
+ * email_address_visibility also changes what others are shown (actions/email-visibility.ts).
+ */
+export async function updatePersonalSettings(tx: Tx, events: EventRecorder, actor: Actor, request: SettingsRequest, ctx?: ServerContext): Promise<void> {
   checkHumanUser(actor);
-  checkEmailAddressVisibility(actor, request.email_address_visibility);
+  const visibility = request.email_address_visibility;
+  checkEmailAddressVisibility(visibility);
   await changeSettings(tx, events, actor, readRequest(request, false));
+  if (visibility !== undefined) {
+    if (ctx === undefined) throw new Error("email_address_visibility needs the server context");
+    await changeUserEmailAddressVisibility(tx, events, ctx, actor.id, visibility as number);
+  }
 }
 
 /** PATCH /settings/notifications and /settings/display, as Zulip 3.x: answers with what changed. */

@@ -8,6 +8,7 @@ import type { Actor } from "../models.ts";
 import type { Submessage } from "../lib/message-format.ts";
 import { checkPollData, checkTodoData, widgetTypeOf, type WidgetContent } from "../lib/widgets.ts";
 import { accessMessage, messageRecipientUserIds } from "../queries/messages.ts";
+import { applyPolicyOnParticipation } from "./automatic-topic-policies.ts";
 
 /** msg_type is a short name ("widget"); Zulip's column holds 100 characters. */
 export const MAX_SUBMESSAGE_TYPE_LENGTH = 100;
@@ -84,6 +85,8 @@ export async function addSubmessage(tx: Tx, events: EventRecorder, actor: Actor,
   const submessage = await insertSubmessage(tx, message.id, actor.id, request.msgType, request.content);
   // No trigger watches submessages: the message's cached copies (message-cache.ts) go stale here.
   await tx.$executeRaw`UPDATE message SET cache_version = cache_version + 1 WHERE id = ${message.id}`;
+  // A vote or a to-do edit is participation: it may follow (or unmute) the topic for its sender.
+  await applyPolicyOnParticipation(tx, events, actor, message);
   // Zulip's recipients: those with a row for the message (a reader of stream history has none).
   const recipients = await messageRecipientUserIds(tx, message.id);
   events.send(

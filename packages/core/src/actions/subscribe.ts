@@ -3,25 +3,22 @@
 import type { StreamModel, Tx } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
-import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts";
+import { badRequest, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { renderMarkdown } from "../lib/markdown.ts";
-import { canCreateStreams, canSubscribeOthers } from "../lib/permissions.ts";
+import { canSubscribeOthers, STREAM_POST_POLICIES } from "../lib/permissions.ts";
+import { canCreatePrivateStreams, canCreatePublicStreams, checkGroupForSetting, isUserInGroup, STREAM_PERMISSION_GROUP_SETTINGS } from "../lib/group-permissions.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
 import { isHexColor } from "../lib/validation.ts";
+import { checkCanCreateWebPublicStreams } from "../lib/web-public.ts";
 import { canSeeStream, isSubscribed } from "../queries/streams.ts";
 import { usersByEmail } from "../queries/users.ts";
 import { sendNotification } from "./notification-bot.ts";
 import { checkStreamName, createStream, getStreamByName, MAX_STREAM_DESCRIPTION_LENGTH } from "./streams.ts";
 import { bulkAddSubscriptions, bulkRemoveSubscriptions } from "./subscriptions.ts";
+import { addDefaultStream } from "./default-streams.ts";
 
 export type Principal = string | number;
-
-export class PrincipalError extends JsonableError {
-  constructor(principal: Principal) {
-    super(`User not authorized to execute queries on behalf of '${principal}'`, { code: "UNAUTHORIZED_PRINCIPAL", status: 403, extra: { principal } });
-  }
-}
 
 /**
  * Streams one request may name: each new stream is several statements in the request's
@@ -47,7 +44,8 @@ export async function principalsToUsers(tx: Tx, actor: Actor, principals: Princi
   const users: UserProfile[] = [];
   for (const principal of principals) {
     const user = typeof principal === "number" ? byId.get(principal) : byEmail.get(principal.trim().toLowerCase());
-    if (!user || !user.is_active) throw new PrincipalError(principal);
+    // 400 "No such user" since feature level 208 (it was 403 UNAUTHORIZED_PRINCIPAL).
+    if (!user || !user.is_active) throw badRequest("No such user");
     if (!users.some((u) => u.id === user.id)) users.push(user);
   }
   return users;
@@ -57,6 +55,14 @@ export interface SubscribeRequest {
   streams: Array<{ name: string; description?: string; color?: string }>;
   principals?: Principal[];
   inviteOnly: boolean;
+  /** New streams are web-public (feature level 98). */
+  isWebPublic?: boolean;
+  /** Streams the request creates become default streams (feature level 200; administrators). */
+  isDefaultStream?: boolean;
+  /** Who may unsubscribe others from the streams it creates: a group id (feature level 161). */
+  canRemoveSubscribersGroup?: number;
+  /** The streams it creates keep messages this long (parseStreamRetentionDays; feature level 17). */
+  messageRetentionDays?: number | null;
   historyPublicToSubscribers?: boolean;
   streamPostPolicy: number;
   authorizationErrorsFatal: boolean;
@@ -75,7 +81,7 @@ function renderDescription(description: string): string {
 
 /** POST /users/me/subscriptions (Zulip's add_subscriptions_backend). */
 export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: ServerContext, actor: Actor, request: SubscribeRequest): Promise<SubscribeResult> {
-  if (![1, 2, 3].includes(request.streamPostPolicy)) throw badRequest("Invalid stream_post_policy");
+  if (!STREAM_POST_POLICIES.includes(request.streamPostPolicy)) throw badRequest("Invalid stream_post_policy");
   checkSubscriptionCount(request.principals?.length || 1, request.streams.length);
   const users = request.principals && request.principals.length > 0 ? await principalsToUsers(tx, actor, request.principals) : [actor as UserProfile];
   if (users.some((u) => u.id !== actor.id) && !canSubscribeOthers(actor)) {
@@ -105,7 +111,16 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
       else existing.push(stream);
       continue;
     }
-    if (!canCreateStreams(actor)) throw badRequest("User cannot create streams.");
+    // Zulip 9.0's can_create_public_channel_group / can_create_private_channel_group.
+    if (!(await (request.inviteOnly ? canCreatePrivateStreams : canCreatePublicStreams)(tx, actor))) throw badRequest("Insufficient permission");
+    // Zulip's list_to_streams: asked of streams to be created only.
+    if (request.isDefaultStream && !isAdmin(actor)) throw badRequest("Insufficient permission");
+    if (request.isDefaultStream && request.inviteOnly) throw badRequest("A default channel cannot be private.");
+    if (request.isWebPublic) await checkCanCreateWebPublicStreams(tx, actor, ctx);
+    const removers =
+      request.canRemoveSubscribersGroup === undefined
+        ? undefined
+        : (await checkGroupForSetting(tx, actor.realm_id, request.canRemoveSubscribersGroup, "can_remove_subscribers_group", STREAM_PERMISSION_GROUP_SETTINGS.can_remove_subscribers_group)).id;
     const description = (item.description ?? "").replace(/\s+/g, " ").trim();
     if (description.length > MAX_STREAM_DESCRIPTION_LENGTH) throw badRequest(`Stream description too long (limit: ${MAX_STREAM_DESCRIPTION_LENGTH} characters).`);
     const newStream = await createStream(tx, events, actor.realm_id, {
@@ -113,8 +128,12 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
       description,
       renderedDescription: renderDescription(description),
       inviteOnly: request.inviteOnly,
+      isWebPublic: request.isWebPublic,
       streamPostPolicy: request.streamPostPolicy,
       historyPublicToSubscribers: request.historyPublicToSubscribers,
+      creatorId: actor.id,
+      canRemoveSubscribersGroupId: removers,
+      messageRetentionDays: request.messageRetentionDays,
     });
     if (item.color !== undefined) colors.set(newStream.id, item.color);
     created.push(newStream);
@@ -122,6 +141,8 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
   if (unauthorized.length > 0 && request.authorizationErrorsFatal) {
     throw badRequest(`Unable to access stream (${unauthorized[0]}).`);
   }
+
+  if (request.isDefaultStream) for (const stream of created) await addDefaultStream(tx, events, actor, stream.id);
 
   const streams = [...existing, ...created];
   const createdStreamIds = new Set(created.map((s) => s.id));
@@ -163,13 +184,17 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
 export async function unsubscribeByName(tx: Tx, events: EventRecorder, actor: Actor, names: string[], principals?: Principal[]): Promise<{ removed: string[]; not_removed: string[] }> {
   checkSubscriptionCount(principals?.length || 1, names.length);
   const users = principals && principals.length > 0 ? await principalsToUsers(tx, actor, principals) : [actor as UserProfile];
-  if (users.some((u) => u.id !== actor.id) && !isAdmin(actor)) {
-    throw badRequest("This action requires administrative rights");
-  }
+  // Oneself and one's own bots are not "others" (Zulip's user_directly_controls_user, feature level 145).
+  const removingOthers = users.some((u) => u.id !== actor.id && !(u.is_bot && u.bot_owner_id === actor.id));
   const streams: StreamModel[] = [];
   for (const raw of names) {
     const stream = await getStreamByName(tx, actor.realm_id, raw);
     if (!stream || !canSeeStream(actor, stream, await isSubscribed(tx, actor.id, stream))) throw new StreamDoesNotExistError(raw.trim());
+    // Zulip 9.0's can_remove_subscribers_from_stream: the stream's can_remove_subscribers_group
+    // (administrators by default; every allowed value includes them).
+    if (removingOthers && !isAdmin(actor) && !(await isUserInGroup(tx, actor.realm_id, actor.id, stream.can_remove_subscribers_group_id))) {
+      throw badRequest("Insufficient permission");
+    }
     if (!streams.some((s) => s.id === stream.id)) streams.push(stream);
   }
   const { removed, notRemoved } = await bulkRemoveSubscriptions(tx, events, streams, users.map((u) => u.id));

@@ -4,6 +4,7 @@ import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { isHexColor } from "../lib/validation.ts";
+import { withLegacyShape } from "../lib/legacy-shape.ts";
 import { accessStreamById } from "../queries/streams.ts";
 
 export interface PropertyChange {
@@ -49,14 +50,13 @@ export async function setSubscriptionProperties(tx: Tx, events: EventRecorder, a
     if (!subscription) throw badRequest(`Not subscribed to stream id ${change.stream_id}`);
     const { column, value } = toColumn(change);
     await tx.subscription.update({ where: { id: subscription.id }, data: { [column]: value } });
-    events.send(
-      { type: "subscription", op: "update", stream_id: stream.id, name: stream.name, email: actor.email, property: change.property, value: change.value },
-      [actor.id],
-    );
+    // Without `email` and `name` since feature levels 40 and 41; 3.x clients keep them.
+    const legacy = { name: stream.name, email: actor.email };
+    events.send(withLegacyShape({ type: "subscription", op: "update", stream_id: stream.id, property: change.property, value: change.value }, legacy), [actor.id]);
     // Clients that know only one of the two names for muting learn of the change either way.
     if (change.property === "in_home_view" || change.property === "is_muted") {
       const other = change.property === "in_home_view" ? { property: "is_muted", value: !change.value } : { property: "in_home_view", value: !change.value };
-      events.send({ type: "subscription", op: "update", stream_id: stream.id, name: stream.name, email: actor.email, ...other }, [actor.id]);
+      events.send(withLegacyShape({ type: "subscription", op: "update", stream_id: stream.id, ...other }, legacy), [actor.id]);
     }
   }
 }

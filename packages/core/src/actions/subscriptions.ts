@@ -9,12 +9,13 @@ export const INHERITED_NOTIFICATION_SETTINGS_KEY = "__inherited_notification_set
 
 /** Who can see a stream, and so receives its stream and peer events: for a public stream every
  * active non-guest user plus its subscribers, for a private stream its subscribers. */
+/** Guests see a web-public stream too (Zulip sends its creation to every active user). */
 export async function usersWhoCanSeeStream(tx: Tx, stream: StreamModel): Promise<number[]> {
   const rows = stream.invite_only
     ? await tx.$queryRaw<{ user_id: number }[]>`
         SELECT user_id FROM subscription WHERE recipient_id = ${stream.recipient_id} AND active AND is_user_active`
     : await tx.$queryRaw<{ user_id: number }[]>`
-        SELECT id AS user_id FROM user_profile WHERE realm_id = ${stream.realm_id} AND is_active AND role <> ${ROLE_GUEST}
+        SELECT id AS user_id FROM user_profile WHERE realm_id = ${stream.realm_id} AND is_active AND (role <> ${ROLE_GUEST} OR ${stream.is_web_public})
         UNION
         SELECT user_id FROM subscription WHERE recipient_id = ${stream.recipient_id} AND active AND is_user_active`;
   return rows.map((row) => row.user_id);
@@ -47,6 +48,11 @@ export async function bulkAddSubscriptions(
     const existing = new Set(before);
     const newUsers = userIds.filter((id) => !existing.has(id));
     if (newUsers.length === 0) continue;
+    // Zulip's send_stream_creation_events_for_previously_inaccessible_streams: who could not see the
+    // stream (a private one; a public one, for guests: feature level 192) learns of it first.
+    const viewersBefore = new Set(await usersWhoCanSeeStream(tx, stream));
+    const newViewers = newUsers.filter((id) => !viewersBefore.has(id));
+    if (newViewers.length > 0) events.send({ type: "stream", op: "create", streams: [formatStream(stream)] }, newViewers);
 
     for (const userId of newUsers) {
       const used = await tx.subscription.findMany({ where: { user_id: userId, active: true }, select: { color: true } });
@@ -75,7 +81,7 @@ export async function bulkAddSubscriptions(
 
     const viewers = await usersWhoCanSeeStream(tx, stream);
     if (before.length === 0 && !stream.invite_only && !options.createdStreamIds?.has(stream.id)) {
-      events.send({ type: "stream", op: "occupy", streams: [formatStream(stream)] }, viewers);
+      events.send({ type: "stream", op: "occupy", streams: [formatStream(stream)] }, viewers.filter((id) => !newViewers.includes(id)));
     }
     const newSet = new Set(newUsers);
     // The new subscribers learn the full list from their own add event. One event for the stream

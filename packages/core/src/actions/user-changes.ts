@@ -12,10 +12,12 @@ import { isAdmin } from "../lib/roles.ts";
 import { generateApiKey } from "../lib/secrets.ts";
 import { isValidEmail } from "../lib/validation.ts";
 import { ownedBotDict } from "../queries/bots.ts";
-import { activeAdminIds, activeUserIds, deliveryEmailAudience, getUserByDeliveryEmail } from "../queries/users.ts";
+import { activeAdminIds, activeUserIds, deliveryEmailViewers, getUserByDeliveryEmail } from "../queries/users.ts";
 import { botDomain } from "./system-bots.ts";
 import { checkBotLimits, lockBotOwner, lockRealmBots, type BotLimits } from "./bot-limits.ts";
-import { lockEmailAddressVisibility } from "./email-visibility.ts";
+import { lockUserForEmailVisibility } from "./email-visibility.ts";
+import { withLegacyShape } from "../lib/legacy-shape.ts";
+import { userIdsWhoCanAccess } from "../queries/user-access.ts";
 
 /** Who keeps a bot in `realm_bots`: its owner and the realm's administrators (Zulip's bot_owner_user_ids). */
 export async function botAdministratorIds(tx: Tx, bot: UserProfile): Promise<number[]> {
@@ -29,7 +31,7 @@ export async function botAdministratorIds(tx: Tx, bot: UserProfile): Promise<num
  */
 export async function changeFullName(tx: Tx, events: EventRecorder, user: UserProfile, fullName: string): Promise<UserProfile> {
   const updated = await tx.userProfile.update({ where: { id: user.id }, data: { full_name: fullName } });
-  events.send({ type: "realm_user", op: "update", person: { user_id: user.id, full_name: fullName } }, await activeUserIds(tx, user.realm_id));
+  events.send({ type: "realm_user", op: "update", person: { user_id: user.id, full_name: fullName } }, await userIdsWhoCanAccess(tx, user.realm_id, user.id));
   if (user.is_bot) {
     events.send({ type: "realm_bot", op: "update", bot: { email: user.email, user_id: user.id, full_name: fullName } }, await botAdministratorIds(tx, updated));
   }
@@ -38,7 +40,7 @@ export async function changeFullName(tx: Tx, events: EventRecorder, user: UserPr
 
 async function notifyAvatarChange(tx: Tx, events: EventRecorder, user: UserProfile): Promise<void> {
   const person = avatarChangePerson(user);
-  events.send({ type: "realm_user", op: "update", person }, await activeUserIds(tx, user.realm_id));
+  events.send({ type: "realm_user", op: "update", person }, await userIdsWhoCanAccess(tx, user.realm_id, user.id));
   if (user.is_bot) {
     events.send({ type: "realm_bot", op: "update", bot: { email: user.email, user_id: user.id, avatar_url: person.avatar_url } }, await botAdministratorIds(tx, user));
   }
@@ -63,8 +65,8 @@ export async function changeAvatarSource(tx: Tx, events: EventRecorder, actor: A
 
 /**
  * Changes a user's email address (the operator's change-user-email; Zulip's
- * do_change_user_delivery_email). The user and those the realm's email_address_visibility lets see
- * addresses get `delivery_email`; while addresses are shown to everyone (and for a bot) the shown
+ * do_change_user_delivery_email). The user and those the user's email_address_visibility lets see
+ * their address get `delivery_email`; while it is shown to everyone (and for a bot) the shown
  * `email` changes with it: everyone gets `new_email`, and a gravatar, derived from it, changes too.
  */
 export async function changeDeliveryEmail(tx: Tx, events: EventRecorder, ctx: ServerContext, user: UserProfile, newEmail: string): Promise<UserProfile> {
@@ -74,13 +76,22 @@ export async function changeDeliveryEmail(tx: Tx, events: EventRecorder, ctx: Se
   const holder = await getUserByDeliveryEmail(tx, user.realm_id, email);
   if (holder && holder.id !== user.id) throw badRequest(`Email '${email}' already in use`);
   if (email === user.delivery_email) return user;
-  const visibility = await lockEmailAddressVisibility(tx, user.realm_id);
-  const shown = shownEmail({ ...user, delivery_email: email }, visibility, domain);
+  // The user's row locked: their email_address_visibility as committed decides the shown address.
+  const locked = await lockUserForEmailVisibility(tx, user.id);
+  const shown = shownEmail({ ...locked, delivery_email: email }, locked.email_address_visibility, domain);
   const updated = await tx.userProfile.update({ where: { id: user.id }, data: { email: shown, delivery_email: email } });
-  const { allowed } = await deliveryEmailAudience(tx, user.realm_id);
-  events.send({ type: "realm_user", op: "update", person: { user_id: user.id, delivery_email: email } }, [...new Set([user.id, ...allowed])]);
+  // 3.x clients get it where 3.x sent it (seesDeliveryEmails); those who may see it only in
+  // today's terms (the address shown to everyone, where 3.x gave it to administrators only) get
+  // instead the shown email, which is then this address.
+  const { legacy, modernOnly } = await deliveryEmailViewers(tx, locked);
+  // Only to those who may know of the user (a guest restricted by can_access_all_users_group may not).
+  const accessing = await userIdsWhoCanAccess(tx, user.realm_id, user.id);
+  const mayAccess = new Set(accessing);
+  const person = { user_id: user.id, delivery_email: email };
+  events.send({ type: "realm_user", op: "update", person }, [...new Set([user.id, ...legacy.filter((id) => mayAccess.has(id))])]);
+  events.send(withLegacyShape({ type: "realm_user", op: "update", person }, { person: { user_id: user.id, new_email: shown } }), modernOnly.filter((id) => id !== user.id && mayAccess.has(id)));
   if (shown !== user.email) {
-    events.send({ type: "realm_user", op: "update", person: { user_id: user.id, new_email: shown } }, await activeUserIds(tx, user.realm_id));
+    events.send({ type: "realm_user", op: "update", person: { user_id: user.id, new_email: shown } }, accessing);
     if (updated.avatar_source === "G") await notifyAvatarChange(tx, events, updated);
   }
   return updated;

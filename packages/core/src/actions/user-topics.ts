@@ -8,7 +8,7 @@ import { badRequest, JsonableError, StreamDoesNotExistError } from "../errors.ts
 import { isGuest } from "../lib/roles.ts";
 import type { Actor } from "../models.ts";
 import { findStreamWithSubscription } from "../queries/streams.ts";
-import { mutedTopicsOf, unixSeconds, VisibilityPolicy, type VisibilityPolicyValue } from "../queries/user-topics.ts";
+import { mutedTopicsOf, mutedTopicsOfUsers, unixSeconds, VisibilityPolicy, type VisibilityPolicyValue } from "../queries/user-topics.ts";
 
 /** Zulip's MAX_TOPIC_NAME_LENGTH, which POST /user_topics caps its topic at. */
 export const MAX_USER_TOPIC_LENGTH = 60;
@@ -88,6 +88,59 @@ export async function setTopicPolicyFor(
     [userId],
   );
   return before;
+}
+
+/**
+ * Sets one topic's policy for several users at once (Zulip's bulk_do_set_user_topic_visibility_policy),
+ * for each user whose current policy `applies` accepts; each user it changes gets the two events
+ * setTopicPolicyFor sends. The users are locked in id order. Returns the users changed.
+ */
+export async function setTopicPolicyForUsers(
+  tx: Tx,
+  events: EventRecorder,
+  userIds: number[],
+  stream: Pick<StreamModel, "id" | "recipient_id">,
+  topic: string,
+  policy: VisibilityPolicyValue,
+  applies: (before: number) => boolean = () => true,
+): Promise<number[]> {
+  const ids = [...new Set(userIds)].sort((a, b) => a - b);
+  if (ids.length === 0) return [];
+  await tx.$queryRaw`SELECT id FROM user_profile WHERE id = ANY(${ids}::int[]) ORDER BY id FOR UPDATE`;
+  const rows = await tx.$queryRaw<Array<UserTopicRow & { user_id: number }>>`
+    SELECT id, user_id, topic_name, visibility_policy FROM user_topic
+    WHERE user_id = ANY(${ids}::int[]) AND stream_id = ${stream.id} AND lower(topic_name) = lower(${topic})`;
+  const rowOf = new Map(rows.map((row) => [row.user_id, row]));
+  const changed = ids.filter((id) => {
+    const before = rowOf.get(id)?.visibility_policy ?? VisibilityPolicy.INHERIT;
+    return before !== policy && applies(before);
+  });
+  if (changed.length === 0) return [];
+
+  const now = new Date();
+  const existing = changed.filter((id) => rowOf.has(id)).map((id) => rowOf.get(id)!.id);
+  const fresh = changed.filter((id) => !rowOf.has(id));
+  if (policy === VisibilityPolicy.INHERIT) {
+    await tx.$executeRaw`DELETE FROM user_topic WHERE id = ANY(${existing}::int[])`;
+  } else {
+    if (existing.length > 0) {
+      await tx.$executeRaw`UPDATE user_topic SET visibility_policy = ${policy}, last_updated = ${now} WHERE id = ANY(${existing}::int[])`;
+    }
+    if (fresh.length > 0) {
+      await tx.$executeRaw`
+        INSERT INTO user_topic (user_id, stream_id, recipient_id, topic_name, last_updated, visibility_policy)
+        SELECT user_id, ${stream.id}, ${stream.recipient_id!}, ${topic}, ${now}, ${policy} FROM unnest(${fresh}::int[]) AS user_id`;
+    }
+  }
+  const mutedTopics = await mutedTopicsOfUsers(tx, changed);
+  for (const userId of changed) {
+    events.send({ type: "muted_topics", muted_topics: mutedTopics.get(userId) ?? [] }, [userId]);
+    events.send(
+      { type: "user_topic", stream_id: stream.id, topic_name: rowOf.get(userId)?.topic_name ?? topic, last_updated: unixSeconds(now), visibility_policy: policy },
+      [userId],
+    );
+  }
+  return changed;
 }
 
 /**

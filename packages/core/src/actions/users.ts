@@ -1,20 +1,26 @@
-import type { Tx } from "@chat/db";
+import type { StreamModel, Tx } from "@chat/db";
+import { newUserSettingColumns } from "./realm-user-defaults.ts";
 import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
 import { AdministratorRequiredError, badRequest, JsonableError, OwnerRequiredError } from "../errors.ts";
+import { syncSystemGroupMemberships } from "./system-groups.ts";
 import type { Actor, Realm, UserProfile } from "../models.ts";
 import { RECIPIENT_PERSONAL } from "../lib/recipients.ts";
 import { isAdmin, isOwner, ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_MEMBER, ROLE_OWNER, ROLES } from "../lib/roles.ts";
 import { generateApiKey, hashPassword } from "../lib/secrets.ts";
 import { formatUser, type ProfileData } from "../lib/user-format.ts";
 import { withLegacyShape } from "../lib/legacy-shape.ts";
+import { userIdsWhoCanAccess } from "../queries/user-access.ts";
+import { INACCESSIBLE_USER_KEY, inaccessibleUserDict } from "../state/restricted-users.ts";
 import { checkEmailAllowedForRealm } from "../lib/email-domains.ts";
-import { checkFullName, isValidEmail } from "../lib/validation.ts";
+import { checkFullName, isValidEmail, NAME_IN_USE_MESSAGE } from "../lib/validation.ts";
 import { BOT_CREATION_ADMINS_ONLY, BOT_CREATION_LIMIT_GENERIC_BOTS, BOT_TYPE_GENERIC } from "../lib/bots.ts";
 import { activeBotsControlledBy, ownedBotDict } from "../queries/bots.ts";
 import { isDummyEmailForm, shownEmail } from "../lib/email-visibility.ts";
 import { activeAdminIds, activeUserIds, deliveryEmailAudience, getProfileData, getUserByDeliveryEmail } from "../queries/users.ts";
-import { bulkAddSubscriptions } from "./subscriptions.ts";
+import { bulkAddSubscriptions, subscriberIds } from "./subscriptions.ts";
+import { listedStreamsFor } from "../queries/streams.ts";
+import { formatStream } from "../lib/stream-format.ts";
 import { checkProfileFieldValue } from "./profile-fields.ts";
 import { botDomain, isSystemBot } from "./system-bots.ts";
 import { botAdministratorIds, changeFullName } from "./user-changes.ts";
@@ -34,16 +40,35 @@ export interface NewUser {
   botType?: number | null;
   botOwnerId?: number | null;
   timezone?: string;
+  /** A password already checked and hashed (hashNewPassword), instead of `password` (then null). */
+  passwordHash?: string;
+  /** The streams to subscribe the user to instead of the realm's default streams (an invitation's). */
+  streams?: StreamModel[];
 }
 
 export async function checkNewUser(tx: Tx, realm: Realm, user: NewUser, emailDomain: string): Promise<{ email: string; fullName: string }> {
   const email = user.email.trim();
   if (!isValidEmail(email) || isDummyEmailForm(email, emailDomain)) throw badRequest(`Invalid email '${email}'`);
-  checkEmailAllowedForRealm(realm, email);
+  await checkEmailAllowedForRealm(tx, realm, email);
   if (await getUserByDeliveryEmail(tx, realm.id, email)) throw badRequest(`Email '${email}' already in use`);
   if (user.password !== null && user.password.length < MIN_PASSWORD_LENGTH) throw badRequest("The password is too weak.");
   if (user.role !== undefined && !(ROLES as readonly number[]).includes(user.role)) throw badRequest("Invalid role");
-  return { email, fullName: checkFullName(user.fullName) };
+  const fullName = checkFullName(user.fullName);
+  await checkNameUnique(tx, realm, fullName, null);
+  return { email, fullName };
+}
+
+/**
+ * Zulip's check_full_name with require_unique_names (feature level 246): no two active users of an
+ * organization share a name, compared without case. Locks the realm's row so that two users
+ * taking one name at once cannot both succeed.
+ */
+export async function checkNameUnique(tx: Tx, realm: { id: number; require_unique_names: boolean }, fullName: string, exceptUserId: number | null): Promise<void> {
+  if (!realm.require_unique_names) return;
+  await tx.$queryRaw`SELECT id FROM realm WHERE id = ${realm.id} FOR UPDATE`;
+  const taken = await tx.$queryRaw<Array<{ id: number }>>`
+    SELECT id FROM user_profile WHERE realm_id = ${realm.id} AND is_active AND lower(full_name) = lower(${fullName}) AND id <> ${exceptUserId ?? 0} LIMIT 1`;
+  if (taken.length > 0) throw badRequest(NAME_IN_USE_MESSAGE);
 }
 
 /** The columns a new user's row takes besides the realm's defaults (bots set the bot ones). */
@@ -66,10 +91,13 @@ export interface UserRow {
   };
 }
 
-/** Writes a new user's row and personal recipient, with no checks and no events. */
+/** Writes a new user's row and personal recipient, with no checks and no events; its settings are the realm's defaults. */
 export async function insertUser(tx: Tx, realm: Realm, row: UserRow): Promise<UserProfile> {
+  // The organization's defaults for new users' personal settings (feature level 95); not for bots, as Zulip.
+  const settings = row.bot === undefined ? await newUserSettingColumns(tx, realm) : {};
   const created = await tx.userProfile.create({
     data: {
+      ...settings,
       ...(row.id === undefined ? {} : { id: row.id }),
       realm_id: realm.id,
       email: row.email,
@@ -97,15 +125,40 @@ export async function insertUser(tx: Tx, realm: Realm, row: UserRow): Promise<Us
 
 /**
  * `realm_user add` to everyone in the realm, the user included (Zulip's notify_created_user): at
- * creation, and at reactivation. The copy of those email_address_visibility lets see addresses
- * carries delivery_email.
+ * creation, and at reactivation. Its delivery_email is as each recipient's role may see it under
+ * the user's email_address_visibility: the address or null, and for 3.x clients the address or
+ * nothing (lib/email-visibility.ts). Guests who may not know of a (human) user, where the realm's
+ * can_access_all_users_group restricts them, get nothing of theirs: a new user is an "Unknown
+ * user" placeholder marked inaccessible_user (given an emailDomain), which the event tier strips,
+ * or drops for clients with user_list_incomplete; a reactivated one, whose placeholder they
+ * already list as active, nothing. With notifyUserIds, only those of them get the real user (a
+ * guest who came to know of them, Zulip's notify_user_ids). Returns the guests given a placeholder.
  */
-export async function notifyCreatedUser(tx: Tx, events: EventRecorder, user: UserProfile, profileData: ProfileData = {}, { reactivated = false } = {}): Promise<void> {
-  const { allowed, others } = await deliveryEmailAudience(tx, user.realm_id);
-  for (const [withDeliveryEmail, ids] of [[true, allowed], [false, others]] as const) {
-    const added = { op: "add", person: formatUser(user, { clientGravatar: false, withDeliveryEmail, profileData }) };
-    events.send(reactivated ? deactivationEvent(user.id, true, added) : { type: "realm_user", ...added }, ids);
+export async function notifyCreatedUser(
+  tx: Tx,
+  events: EventRecorder,
+  user: UserProfile,
+  profileData: ProfileData = {},
+  { reactivated = false, emailDomain, notifyUserIds }: { reactivated?: boolean; emailDomain?: string; notifyUserIds?: number[] } = {},
+): Promise<number[]> {
+  // Everyone may know of a bot: no query for one.
+  const mayAccess = notifyUserIds ? new Set(notifyUserIds) : user.is_bot ? null : new Set(await userIdsWhoCanAccess(tx, user.realm_id, user.id));
+  const withoutAccess: number[] = [];
+  for (const { role, ids: audience } of await deliveryEmailAudience(tx, user.realm_id)) {
+    const ids = mayAccess === null ? audience : audience.filter((id) => mayAccess.has(id));
+    if (mayAccess !== null && !notifyUserIds) withoutAccess.push(...audience.filter((id) => !mayAccess.has(id)));
+    const person = (modern: boolean) => formatUser(user, { clientGravatar: false, withDeliveryEmail: { role, modern }, profileData });
+    const added = { op: "add", person: person(true) };
+    const legacyAdded = { op: "add", person: person(false) };
+    events.send(reactivated ? deactivationEvent(user.id, true, legacyAdded) : withLegacyShape({ type: "realm_user", ...added }, { person: legacyAdded.person }), ids);
   }
+  const placeholders = !reactivated && emailDomain !== undefined ? withoutAccess : [];
+  if (placeholders.length > 0) {
+    events.send({ type: "realm_user", op: "add", person: inaccessibleUserDict(user.id, emailDomain!), [INACCESSIBLE_USER_KEY]: true }, placeholders);
+  }
+  // The system group of their role (and role:fullmembers), once everyone knows the user.
+  if (!notifyUserIds) await syncSystemGroupMemberships(tx, events, user);
+  return placeholders;
 }
 
 /**
@@ -128,21 +181,31 @@ export async function createUser(tx: Tx, events: EventRecorder, ctx: ServerConte
     email,
     fullName,
     shortName: user.shortName?.trim() ?? "",
-    passwordHash: user.password === null ? null : await hashPassword(user.password),
+    passwordHash: user.passwordHash ?? (user.password === null ? null : await hashPassword(user.password)),
     role: user.role ?? ROLE_MEMBER,
     timezone: user.timezone ?? "",
     bot: user.isBot
       ? { botType: user.botType ?? 1, ownerId: user.botOwnerId ?? null, avatarSource: "G", defaultSendingStreamId: null, defaultEventsRegisterStreamId: null, defaultAllPublicStreams: false }
       : undefined,
   });
-  // Its id is in the address it is shown under while addresses are hidden.
+  // New users start with the realm's email_address_visibility (realm_user_settings_defaults); its
+  // id is in the address they are shown under while theirs is hidden.
   const shown = shownEmail(profile, visibility, domain);
-  if (shown !== profile.email) profile = await tx.userProfile.update({ where: { id: profile.id }, data: { email: shown } });
-  await notifyCreatedUser(tx, events, profile);
+  if (shown !== profile.email || profile.email_address_visibility !== visibility) {
+    profile = await tx.userProfile.update({ where: { id: profile.id }, data: { email: shown, email_address_visibility: visibility } });
+  }
+  const unknownTo = await notifyCreatedUser(tx, events, profile, {}, { emailDomain: domain });
 
-  const defaults = await tx.defaultStream.findMany({ where: { realm_id: realm.id }, include: { stream: true } });
-  const streams = defaults.map((d) => d.stream).filter((s) => !s.deactivated && !(profile.role === ROLE_GUEST && s.invite_only));
+  const defaults = user.streams === undefined ? await tx.defaultStream.findMany({ where: { realm_id: realm.id }, include: { stream: true } }) : [];
+  const streams = user.streams ?? defaults.map((d) => d.stream).filter((s) => !s.deactivated && !(profile.role === ROLE_GUEST && s.invite_only));
   await bulkAddSubscriptions(tx, events, ctx, streams, [profile.id]);
+  if (unknownTo.length > 0 && streams.length > 0) {
+    // Guests sharing one of those streams with the user now know of them: the real user replaces
+    // their placeholder (Zulip's send_user_creation_events_on_adding_subscriptions).
+    const mayAccess = new Set(await userIdsWhoCanAccess(tx, realm.id, profile.id));
+    const gained = unknownTo.filter((id) => mayAccess.has(id));
+    if (gained.length > 0) await notifyCreatedUser(tx, events, profile, {}, { notifyUserIds: gained });
+  }
   return profile;
 }
 
@@ -171,10 +234,10 @@ function newRole(target: UserProfile, changes: UserChanges): number | undefined 
 export async function updateUser(tx: Tx, events: EventRecorder, actor: Actor, target: UserProfile, changes: UserChanges): Promise<void> {
   if (!isAdmin(actor)) throw new AdministratorRequiredError();
   const role = newRole(target, changes);
-  const everyone = await activeUserIds(tx, target.realm_id);
 
   if (changes.fullName !== undefined) {
     const fullName = checkFullName(changes.fullName);
+    if (fullName.toLowerCase() !== target.full_name.toLowerCase()) await checkNameUnique(tx, actor.realm, fullName, target.id);
     if (fullName !== target.full_name) await changeFullName(tx, events, target, fullName);
   }
 
@@ -187,12 +250,36 @@ export async function updateUser(tx: Tx, events: EventRecorder, actor: Actor, ta
     if (isAdmin(target) && role > ROLE_ADMINISTRATOR && (await activeAdminIds(tx, target.realm_id)).length <= 1) {
       throw badRequest("Cannot remove the only organization administrator");
     }
-    await tx.userProfile.update({ where: { id: target.id }, data: { role } });
-    events.send({ type: "realm_user", op: "update", person: { user_id: target.id, role } }, everyone);
+    const listedBefore = await listedStreamsFor(tx, target);
+    const changed = await tx.userProfile.update({ where: { id: target.id }, data: { role } });
+    events.send({ type: "realm_user", op: "update", person: { user_id: target.id, role } }, await userIdsWhoCanAccess(tx, target.realm_id, target.id));
+    await syncSystemGroupMemberships(tx, events, changed);
+    await sendStreamEventsForRoleChange(tx, events, changed, listedBefore);
     // Guests may not have all_public_streams queues (Zulip's events_register_backend), and theirs
     // were checked at /register only (Zulip keeps them).
     if (role === ROLE_GUEST) events.endQueues([target.id], { allPublicStreamsOnly: true });
   }
+}
+
+/**
+ * Zulip's send_stream_events_for_role_update (feature level 205): a user whose new role shows them
+ * other streams (guest to member and back) gets `stream create` for those now listed, each followed
+ * by `peer_add` with its subscribers, and `stream delete` for those no longer listed. Listed means
+ * what /register's `streams` section shows (listedStreamsFor).
+ */
+async function sendStreamEventsForRoleChange(tx: Tx, events: EventRecorder, user: UserProfile, listedBefore: StreamModel[]): Promise<void> {
+  const listedAfter = await listedStreamsFor(tx, user);
+  const before = new Set(listedBefore.map((stream) => stream.id));
+  const after = new Set(listedAfter.map((stream) => stream.id));
+  const gained = listedAfter.filter((stream) => !before.has(stream.id));
+  const lost = listedBefore.filter((stream) => !after.has(stream.id));
+  if (gained.length > 0) {
+    events.send({ type: "stream", op: "create", streams: gained.map((stream) => formatStream(stream)) }, [user.id]);
+    for (const stream of gained) {
+      events.send({ type: "subscription", op: "peer_add", stream_ids: [stream.id], user_ids: await subscriberIds(tx, stream) }, [user.id]);
+    }
+  }
+  if (lost.length > 0) events.send({ type: "stream", op: "delete", streams: lost.map((stream) => formatStream(stream)) }, [user.id]);
 }
 
 /**
@@ -220,12 +307,16 @@ export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor
   // The row first: a bot being created for the target or handed to them (bot-limits.ts) either
   // committed before this, and is found below, or waits and then finds the target deactivated.
   await tx.$queryRaw`SELECT id FROM user_profile WHERE id = ${target.id} FOR NO KEY UPDATE`;
-  const everyone = await activeUserIds(tx, target.realm_id);
+  // Those who may know of the user (a restricted guest keeps an "Unknown user", listed as active);
+  // everyone may know of a bot.
+  const everyone = await userIdsWhoCanAccess(tx, target.realm_id, target.id);
   const bots = await activeBotsControlledBy(tx, target.id);
+  let allActive: number[] | null = target.is_bot ? everyone : null;
   for (const user of [target, ...bots]) {
     await tx.userProfile.update({ where: { id: user.id }, data: { is_active: false } });
     await tx.subscription.updateMany({ where: { user_id: user.id }, data: { is_user_active: false } });
-    events.send(deactivationEvent(user.id, false, { op: "remove", person: { user_id: user.id, full_name: user.full_name } }), everyone);
+    const audience = user.id === target.id ? everyone : (allActive ??= await activeUserIds(tx, target.realm_id));
+    events.send(deactivationEvent(user.id, false, { op: "remove", person: { user_id: user.id, full_name: user.full_name } }), audience);
     if (user.is_bot) {
       events.send({ type: "realm_bot", op: "remove", bot: { email: user.email, user_id: user.id, full_name: user.full_name } }, await botAdministratorIds(tx, user));
     }
@@ -295,7 +386,7 @@ export async function updateProfileData(tx: Tx, events: EventRecorder, actor: Ac
   if (actor.id !== target.id && !isAdmin(actor)) throw new AdministratorRequiredError();
   const fields = await tx.customProfileField.findMany({ where: { realm_id: target.realm_id } });
   const byId = new Map(fields.map((field) => [field.id, field]));
-  const everyone = await activeUserIds(tx, target.realm_id);
+  const everyone = await userIdsWhoCanAccess(tx, target.realm_id, target.id);
   for (const change of changes) {
     const field = byId.get(change.id);
     if (!field) throw badRequest(`Field id ${change.id} not found.`);

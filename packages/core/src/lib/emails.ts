@@ -23,7 +23,7 @@ const KEEP_SENT_SECONDS = 60;
 const QUEUE_TIMEOUT_MS = 2000;
 
 /** What kind of email, for logs and metrics. */
-export type EmailKind = "password_reset" | "password_reset_no_account";
+export type EmailKind = "password_reset" | "password_reset_no_account" | "invitation" | "deactivation";
 
 export interface OutgoingEmail {
   kind: EmailKind;
@@ -56,7 +56,7 @@ export async function queueEmail(jobs: JobQueue, email: OutgoingEmail): Promise<
   }
 }
 
-const KINDS: readonly EmailKind[] = ["password_reset", "password_reset_no_account"];
+const KINDS: readonly EmailKind[] = ["password_reset", "password_reset_no_account", "invitation", "deactivation"];
 
 /** A job's data as an email, or null if it is not one (a job queued by other code, or damaged). */
 export function readEmailJob(data: Record<string, unknown>): OutgoingEmail | null {
@@ -120,5 +120,45 @@ export function passwordResetNoAccountEmail(context: PasswordResetEmailContext &
       "If you did not ask for this, ignore this email.",
       "",
     ].join("\n"),
+  };
+}
+
+/** An email invitation (POST /invites): who invites, to which organization, and the link to join. */
+export function invitationEmail(context: { email: string; realmName: string; realmUri: string; referrerName: string; joinUrl: string; expiresAt: Date | null }): OutgoingEmail {
+  const realmName = oneLine(context.realmName);
+  const referrer = oneLine(context.referrerName);
+  const until = context.expiresAt === null ? "The link does not expire." : `The link works until ${context.expiresAt.toUTCString()}.`;
+  return {
+    kind: "invitation",
+    to: context.email,
+    fromName: oneLine(`${referrer} (via ${realmName})`),
+    subject: oneLine(`${referrer} invited you to join ${realmName}`),
+    text: [
+      `${referrer} has invited you (${context.email}) to join ${realmName} (${context.realmUri}), a chat organization.`,
+      "",
+      "To accept the invitation and create your account, open this link:",
+      "",
+      context.joinUrl,
+      "",
+      `${until} If you do not want to join, ignore this email.`,
+      "",
+    ].join("\n"),
+  };
+}
+
+/**
+ * The notice to a user an administrator deactivated with a comment (Zulip's zerver/emails/deactivate,
+ * feature level 135): that their account is closed, and the comment.
+ */
+export function deactivationEmail(context: PasswordResetEmailContext & { comment: string }): OutgoingEmail {
+  const realmName = oneLine(context.realmName);
+  const lines = [`Your account on ${realmName} (${context.realmUri}) has been deactivated, and you can no longer log in.`];
+  if (context.comment !== "") lines.push("", "The administrators left this comment:", "", context.comment);
+  return {
+    kind: "deactivation",
+    to: context.email,
+    fromName: realmName,
+    subject: oneLine(`Your account on ${realmName} has been deactivated`),
+    text: [...lines, ""].join("\n"),
   };
 }

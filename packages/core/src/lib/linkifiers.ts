@@ -7,11 +7,14 @@
 // `javascript:` URL.
 import { RE2JS, RE2JSSyntaxException } from "re2js";
 import { badRequest } from "../errors.ts";
+import { expandUrlTemplate, isValidUrlTemplate, urlTemplateVariables } from "./url-templates.ts";
 
 export interface Linkifier {
   id: number;
   pattern: string;
   url_format_string: string;
+  /** The RFC 6570 template links are made with (feature level 176); url_format_string is its 3.x form. Without it, made of that. */
+  url_template?: string;
 }
 
 export interface LinkifierLink {
@@ -129,10 +132,39 @@ export function checkUrlFormatString(urlFormatString: string, groups: string[]):
   }
 }
 
+/** Checks an RFC 6570 URL template against its pattern's groups, in Zulip 9.0's words. */
+export function checkUrlTemplate(urlTemplate: string, groups: string[]): void {
+  if (urlTemplate.length > MAX_LINKIFIER_URL_LENGTH || !isValidUrlTemplate(urlTemplate)) throw badRequest("Invalid URL template.");
+  const variables = urlTemplateVariables(urlTemplate);
+  // Links must be http(s) URLs whatever the match: so must the template with every value set.
+  const sample = expandUrlTemplate(urlTemplate, Object.fromEntries(variables.map((name) => [name, "x"])));
+  if (linkifierUrlOrNull(sample) === null || !/^https?:\/\/[^/?#]/i.test(sample)) throw badRequest("Invalid URL template.");
+  const groupSet = new Set(groups);
+  const missingInPattern = variables.filter((name) => !groupSet.has(name)).sort();
+  if (missingInPattern.length > 0) throw badRequest(`Group ${pyRepr(missingInPattern[0])} in URL template is not present in linkifier pattern.`);
+  const missingInUrl = groups.filter((name) => !variables.includes(name)).sort();
+  if (missingInUrl.length > 0) throw badRequest(`Group ${pyRepr(missingInUrl[0])} in linkifier pattern is not present in URL template.`);
+}
+
 /** Validates a new linkifier (pattern and URL format string). */
 export function checkLinkifier(pattern: string, urlFormatString: string): void {
   const { groups } = compileLinkifierPattern(pattern);
   checkUrlFormatString(urlFormatString, groups);
+}
+
+/** A 3.x URL format string as the template Zulip's migration made of it: %(name)s is {name}. */
+export function formatStringToTemplate(urlFormatString: string): string {
+  return urlFormatString.replace(/%%|%\(([^()]*)\)s/g, (whole, name: string | undefined) => (whole === "%%" ? "%" : `{${name}}`));
+}
+
+/**
+ * A template's 3.x form, for clients of Zulip 3.x: each expression becomes its variables'
+ * placeholders (what an operator adds is lost), and a literal % is %%.
+ */
+export function templateToFormatString(urlTemplate: string): string {
+  return urlTemplate.replace(/%|\{[^{}]*\}/g, (whole) =>
+    whole === "%" ? "%%" : urlTemplateVariables(whole).map((name) => `%(${name})s`).join(""),
+  );
 }
 
 /** Percent-encodes matched text for a URL: keeps URL punctuation, encodes quotes, spaces, markup. */
@@ -145,6 +177,15 @@ export function linkifierUrl(urlFormatString: string, groups: Record<string, str
   const url = urlFormatString.replace(/%%|%\(([^()]*)\)s/g, (whole, name: string | undefined) =>
     whole === "%%" ? "%" : encodeUrlValue(groups[name!] ?? ""),
   );
+  return linkifierUrlOrNull(url);
+}
+
+/** The URL for one match by an RFC 6570 template (Zulip 9.0's expansion), or null if it is not a safe http(s) URL. */
+export function linkifierTemplateUrl(urlTemplate: string, groups: Record<string, string | undefined>): string | null {
+  return linkifierUrlOrNull(expandUrlTemplate(urlTemplate, groups));
+}
+
+function linkifierUrlOrNull(url: string): string | null {
   try {
     const parsed = new URL(url);
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return null;
@@ -170,13 +211,14 @@ interface PreparedLinkifier {
   /** For every later search, from the character before the earliest allowed start. */
   afterChar: RE2JS;
   groups: string[];
-  urlFormatString: string;
+  urlTemplate: string;
 }
 
 const prepared = new Map<string, PreparedLinkifier | null>();
 
 function prepare(linkifier: Linkifier): PreparedLinkifier | null {
-  const key = `${linkifier.pattern}\u0000${linkifier.url_format_string}`;
+  const urlTemplate = linkifier.url_template || formatStringToTemplate(linkifier.url_format_string);
+  const key = `${linkifier.pattern}\u0000${urlTemplate}`;
   if (prepared.has(key)) return prepared.get(key)!;
   let result: PreparedLinkifier | null = null;
   try {
@@ -185,7 +227,7 @@ function prepare(linkifier: Linkifier): PreparedLinkifier | null {
       atStart: RE2JS.compile(`(?:\\A|${BEFORE})(${source})${AFTER}`),
       afterChar: RE2JS.compile(`${BEFORE}(${source})${AFTER}`),
       groups,
-      urlFormatString: linkifier.url_format_string,
+      urlTemplate,
     };
   } catch {
     result = null; // A stored pattern that no longer validates links nothing.
@@ -248,7 +290,7 @@ function matchLinkifier(text: string, p: PreparedLinkifier, budget: LinkifierBud
     if (end > start) {
       const groups: Record<string, string | undefined> = {};
       for (const name of p.groups) groups[name] = matcher.group(name) ?? undefined;
-      const url = linkifierUrl(p.urlFormatString, groups);
+      const url = linkifierTemplateUrl(p.urlTemplate, groups);
       if (url !== null) {
         found.push({ text: text.slice(start, end), url, start, end, order });
         budget.linksLeft--;

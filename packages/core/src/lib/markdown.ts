@@ -10,6 +10,7 @@ import type { RenderContext } from "./markdown/render-context.ts";
 import { isServiceBotType } from "./bots.ts";
 import { escapeAttribute, escapeText, syntaxEnv, zulipSyntax, type SyntaxEnv } from "./markdown/zulip-syntax.ts";
 import { fileNameOfPathId, isValidPathId } from "./uploads.ts";
+import { globalTimes } from "./markdown/global-times.ts";
 
 export * from "./markdown/render-context.ts";
 export { encodeHashComponent, streamNarrowUrl, customEmojiUrl, WILDCARD_MENTIONS } from "./markdown/zulip-syntax.ts";
@@ -202,6 +203,7 @@ function previewHtml(href: string, title: string | null, fileName: string): stri
 }
 
 zulipSyntax(md);
+globalTimes(md);
 
 // The realm's linkifiers turn matches in plain text into links; text already inside a link, and
 // code, is left alone (code spans are their own token type and never reach this rule).

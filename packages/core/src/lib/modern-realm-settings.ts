@@ -7,18 +7,19 @@ const WILDCARD_MENTION_POLICY_STREAM_ADMINS = 4;
 /** Administrators: what 4 is enforced as here (lib/permissions.ts), and what Zulip turned it into. */
 const WILDCARD_MENTION_POLICY_ADMINS = 5;
 
-/** delete_own_message_policy (feature level 101): 5 everyone, guests too; 2 administrators only. */
-const DELETE_OWN_MESSAGE_POLICY_EVERYONE = 5;
-const DELETE_OWN_MESSAGE_POLICY_ADMINS = 2;
-
 /**
- * 3.x's allow_message_deleting as the policy that replaced it, saying what message-delete.ts
- * enforces: when allowed any sender (guests too) deletes their own messages, else only
- * administrators, who delete anything anyway.
+ * Zulip 9.0's integer policies and limits that 3.x did not have (feature levels 56, 75, 85, 101,
+ * 162), stored (migration 0030) and sent only to clients of today's API; 3.x clients read the
+ * booleans PATCH /realm keeps in step (actions/realm-policies.ts).
  */
-export function deleteOwnMessagePolicy(allowMessageDeleting: boolean): number {
-  return allowMessageDeleting ? DELETE_OWN_MESSAGE_POLICY_EVERYONE : DELETE_OWN_MESSAGE_POLICY_ADMINS;
-}
+export const MODERN_REALM_POLICIES = [
+  "edit_topic_policy",
+  "move_messages_between_streams_policy",
+  "delete_own_message_policy",
+  "add_custom_emoji_policy",
+  "move_messages_within_stream_limit_seconds",
+  "move_messages_between_streams_limit_seconds",
+] as const;
 
 /** A stored realm setting as today's Zulip encodes it. */
 export function modernRealmValue(property: string, value: unknown): unknown {
@@ -37,17 +38,18 @@ export function modernRealmValue(property: string, value: unknown): unknown {
   }
 }
 
+/** Settings Zulip renamed at feature level 241: today's clients know them by the new names only. */
+export const RENAMED_REALM_SETTINGS: Record<string, string> = {
+  notifications_stream_id: "new_stream_announcements_stream_id",
+  signup_notifications_stream_id: "signup_announcements_stream_id",
+};
+
 /** A `realm` update or update_dict event with its values in today's encoding. */
 export function modernRealmEvent<E extends Record<string, unknown>>(event: E): E {
-  // The policy is what clients of today's API read; the event says it changed along with 3.x's setting.
-  if (event.op === "update" && event.property === "allow_message_deleting" && typeof event.value === "boolean") {
-    const { value: _value, ...rest } = event;
-    const data = { allow_message_deleting: event.value, delete_own_message_policy: deleteOwnMessagePolicy(event.value) };
-    return { ...rest, op: "update_dict", property: "default", data } as unknown as E;
-  }
   if (event.op === "update" && typeof event.property === "string") {
     const value = modernRealmValue(event.property, event.value);
-    return value === event.value ? event : { ...event, value };
+    const property = RENAMED_REALM_SETTINGS[event.property] ?? event.property;
+    return value === event.value && property === event.property ? event : { ...event, property, value };
   }
   if (event.op === "update_dict" && typeof event.data === "object" && event.data !== null) {
     const data = Object.fromEntries(Object.entries(event.data as Record<string, unknown>).map(([key, value]) => [key, modernRealmValue(key, value)]));

@@ -19,6 +19,12 @@ export function formatStream(stream: StreamModel): Record<string, unknown> {
     first_message_id: stream.first_message_id,
     message_retention_days: stream.message_retention_days,
     date_created: Math.floor(stream.date_created.getTime() / 1000),
+    // Who may unsubscribe others (feature levels 142, 197): a system group's id.
+    ...(stream.can_remove_subscribers_group_id === null ? {} : { can_remove_subscribers_group: stream.can_remove_subscribers_group_id }),
+    // Feature level 254; null for streams from before it was kept.
+    creator_id: stream.creator_id ?? null,
+    // Feature level 199: messages a week over the last four weeks, null under a week old (refreshed by a worker).
+    stream_weekly_traffic: stream.stream_weekly_traffic ?? null,
   };
 }
 
@@ -80,7 +86,6 @@ export function formatSubscription(
     email_notifications: subscription.email_notifications,
     wildcard_mentions_notify: subscription.wildcard_mentions_notify,
     email_address: streamEmailAddress(stream, options.emailDomain),
-    stream_weekly_traffic: null,
   };
   if (options.subscribers) result.subscribers = options.subscribers;
   return result;

@@ -1,14 +1,18 @@
 import type { UserProfile } from "../models.ts";
 import { avatarUrl } from "./avatars.ts";
 import type { BotExtras } from "./bots.ts";
+import { deliveryEmailFor, type DeliveryEmailView } from "./email-visibility.ts";
 import { ROLE_ADMINISTRATOR, ROLE_GUEST, ROLE_OWNER } from "./roles.ts";
 
 export type ProfileData = Record<string, { value: string; rendered_value?: string | null }>;
 
 export interface UserFormatOptions {
   clientGravatar: boolean;
-  /** Whether the viewer is sent delivery_email (lib/email-visibility.ts: seesDeliveryEmails). */
-  withDeliveryEmail: boolean;
+  /**
+   * Whether the viewer is sent delivery_email: for every user shown, or, given the viewer's role
+   * and kind of client, by each user's own email_address_visibility (lib/email-visibility.ts).
+   */
+  withDeliveryEmail: boolean | DeliveryEmailView;
   /** delivery_email on every user, null where withDeliveryEmail is false (feature level 163; 3.x left it out). */
   allDeliveryEmails?: boolean;
   profileData?: ProfileData;
@@ -36,7 +40,10 @@ export function formatUser(user: UserProfile, options: UserFormatOptions): Recor
     result.bot_type = user.bot_type;
     result.bot_owner_id = user.bot_owner_id;
   }
-  if (options.withDeliveryEmail) result.delivery_email = user.delivery_email;
+  if (typeof options.withDeliveryEmail === "object") {
+    const shown = deliveryEmailFor(options.withDeliveryEmail, user);
+    if (shown !== undefined) result.delivery_email = shown;
+  } else if (options.withDeliveryEmail) result.delivery_email = user.delivery_email;
   else if (options.allDeliveryEmails) result.delivery_email = null;
   if (options.profileData && !user.is_bot) result.profile_data = options.profileData;
   return result;

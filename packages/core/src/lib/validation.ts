@@ -39,6 +39,9 @@ export function checkFullName(raw: string): string {
   return name;
 }
 
+/** Zulip's message when an organization with require_unique_names already has the name (feature level 246). */
+export const NAME_IN_USE_MESSAGE = "Unique names required in this organization.";
+
 /** Zulip's check_color: `#rgb` or `#rrggbb`. */
 export function isHexColor(value: unknown): value is string {
   return typeof value === "string" && /^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(value);

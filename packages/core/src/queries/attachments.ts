@@ -49,7 +49,7 @@ export async function accessAttachments(db: Db, actor: Actor, pathIds: string[])
              WHERE am.attachment_id = a.id AND (
                EXISTS (SELECT 1 FROM user_message um WHERE um.message_id = m.id AND um.user_id = ${actor.id})
                OR (s.history_public_to_subscribers AND (
-                 (NOT s.invite_only AND ${!isGuest(actor)})
+                 (NOT s.invite_only AND (${!isGuest(actor)} OR s.is_web_public))
                  OR EXISTS (SELECT 1 FROM subscription sub WHERE sub.user_id = ${actor.id} AND sub.recipient_id = m.recipient_id AND sub.active))))
            ) AS via_message
     FROM attachment a WHERE a.path_id = ANY(${pathIds}::text[])`;

@@ -111,10 +111,12 @@ async function findStream(prisma: PrismaClient, actor: Actor, operand: string | 
 /** May the user read everything ever sent to this stream (not only what they received)? */
 function readsFullHistory(actor: Actor, stream: StreamModel, subscribed: boolean): boolean {
   if (subscribed) return stream.history_public_to_subscribers;
+  // A web-public stream's history is anyone's, guests' too (Zulip's can_access_stream_history).
+  if (stream.is_web_public && !stream.invite_only) return true;
   return !stream.invite_only && !isGuest(actor);
 }
 
-interface Compiled {
+export interface Compiled {
   conditions: Prisma.Sql[];
   history: boolean;
   search: string | null;
@@ -158,7 +160,7 @@ export async function resolveWithOperator(prisma: PrismaClient, actor: Actor, na
   return [term("pm-with", participants.map((row) => row.id)), ...others];
 }
 
-async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowTerm[]): Promise<Compiled> {
+export async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowTerm[]): Promise<Compiled> {
   const conditions: Prisma.Sql[] = [];
   let history = false;
   let needsRows = false;
@@ -180,7 +182,7 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
       case "streams": {
         const webPublicOnly = operand === "web-public" ? Prisma.sql`AND is_web_public` : Prisma.empty;
         condition = Prisma.sql`m.recipient_id IN (SELECT recipient_id FROM stream WHERE realm_id = ${actor.realm_id} AND NOT invite_only AND NOT deactivated ${webPublicOnly})`;
-        if (!term.negated && !isGuest(actor)) history = true;
+        if (!term.negated && (!isGuest(actor) || operand === "web-public")) history = true;
         break;
       }
       case "topic":
@@ -281,7 +283,7 @@ async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: NarrowT
   return { conditions, history: history && !needsRows, search, stream: pinned };
 }
 
-function highlightColumns(search: string | null): Prisma.Sql {
+export function highlightColumns(search: string | null): Prisma.Sql {
   if (search === null) return Prisma.empty;
   const options = 'StartSel="<span class=""highlight"">", StopSel=</span>, HighlightAll=TRUE';
   return Prisma.sql`,

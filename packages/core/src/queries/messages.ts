@@ -38,6 +38,7 @@ interface AccessRow {
   stream_id: number | null;
   stream_name: string | null;
   invite_only: boolean | null;
+  is_web_public: boolean | null;
   history_public_to_subscribers: boolean | null;
   first_message_id: number | null;
   flags: number | null;
@@ -53,7 +54,7 @@ export async function accessMessage(tx: Tx, actor: Actor, messageId: number, opt
   const query = options.lock
     ? tx.$queryRaw<AccessRow[]>`
         SELECT m.id, m.realm_id, m.sender_id, m.recipient_id, m.subject, m.date_sent, r.type AS recipient_type,
-               s.id AS stream_id, s.name AS stream_name, s.invite_only, s.history_public_to_subscribers, s.first_message_id,
+               s.id AS stream_id, s.name AS stream_name, s.invite_only, s.is_web_public, s.history_public_to_subscribers, s.first_message_id,
                um.flags,
                EXISTS (SELECT 1 FROM subscription sub WHERE sub.user_id = ${actor.id} AND sub.recipient_id = m.recipient_id AND sub.active) AS subscribed
         FROM message m
@@ -64,7 +65,7 @@ export async function accessMessage(tx: Tx, actor: Actor, messageId: number, opt
         FOR UPDATE OF m`
     : tx.$queryRaw<AccessRow[]>`
         SELECT m.id, m.realm_id, m.sender_id, m.recipient_id, m.subject, m.date_sent, r.type AS recipient_type,
-               s.id AS stream_id, s.name AS stream_name, s.invite_only, s.history_public_to_subscribers, s.first_message_id,
+               s.id AS stream_id, s.name AS stream_name, s.invite_only, s.is_web_public, s.history_public_to_subscribers, s.first_message_id,
                um.flags,
                EXISTS (SELECT 1 FROM subscription sub WHERE sub.user_id = ${actor.id} AND sub.recipient_id = m.recipient_id AND sub.active) AS subscribed
         FROM message m
@@ -101,6 +102,8 @@ export async function accessMessage(tx: Tx, actor: Actor, messageId: number, opt
 function canReadWithoutRow(actor: Actor, row: AccessRow): boolean {
   if (row.stream_id === null) return false;
   if (!row.history_public_to_subscribers) return false;
+  // A web-public stream's history is anyone's, guests' too (Zulip's can_access_stream_history).
+  if (row.is_web_public && !row.invite_only) return true;
   if (!row.invite_only && !isGuest(actor)) return true;
   return row.subscribed;
 }

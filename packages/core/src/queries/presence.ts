@@ -88,6 +88,42 @@ export async function getRealmPresences(db: Reader, realmId: number, slim: boole
   return slim ? modernPresences(rows) : formatPresenceRows(rows, false);
 }
 
+/**
+ * The presences changed since `sinceId` (feature level 263's presence_last_update_id; -1 or less
+ * for all), in the modern form, and the number to ask from next time: the newest change's, or
+ * `sinceId` when nothing changed. A user's presence is made from all their clients' rows, so a
+ * user with any changed row is sent whole.
+ */
+export async function getRealmPresencesSince(db: Reader, realmId: number, sinceId: number): Promise<{ presences: Record<string, ModernPresence>; lastUpdateId: number }> {
+  const rows = await db.$queryRaw<Array<PresenceRow & { last_update_id: bigint }>>`
+    SELECT p.user_id, u.email, p.client_name, p.status, p.timestamp, u.date_joined, p.last_update_id
+    FROM user_presence p JOIN user_profile u ON u.id = p.user_id
+    WHERE p.realm_id = ${realmId} AND p.timestamp >= now() - make_interval(days => ${PRESENCE_HISTORY_DAYS})
+      AND u.is_active AND NOT u.is_bot
+      AND p.user_id IN (SELECT user_id FROM user_presence WHERE realm_id = ${realmId} AND last_update_id > ${sinceId})`;
+  let lastUpdateId = sinceId;
+  for (const row of rows) lastUpdateId = Math.max(lastUpdateId, Number(row.last_update_id));
+  return { presences: modernPresences(rows), lastUpdateId };
+}
+
+/** The organization's newest presence change (feature level 263), or -1 when there is none. */
+export async function lastPresenceUpdateId(db: Reader, realmId: number): Promise<number> {
+  const [row] = await db.$queryRaw<Array<{ id: bigint | null }>>`SELECT max(last_update_id) AS id FROM user_presence WHERE realm_id = ${realmId}`;
+  return row?.id === null || row?.id === undefined ? -1 : Number(row.id);
+}
+
+/**
+ * A user's presence as Zulip gives it since feature level 178, which no longer keeps the client:
+ * the most recent report under `website`, and `aggregated`.
+ */
+export function websitePresence(info: Record<string, { status: string; timestamp: number }>): UserPresenceInfo {
+  const latest = info.aggregated ?? Object.values(info).reduce((a, b) => (b.timestamp > a.timestamp ? b : a));
+  return {
+    website: { client: "website", status: latest.status as ClientPresence["status"], timestamp: latest.timestamp, pushable: false },
+    aggregated: { client: "website", status: latest.status as ClientPresence["status"], timestamp: latest.timestamp },
+  };
+}
+
 /** One user's presence object, or null when the user never reported any. */
 export async function getUserPresence(db: Reader, userId: number): Promise<UserPresenceInfo | null> {
   const rows = await db.$queryRaw<PresenceRow[]>`

@@ -69,7 +69,8 @@ export async function hasMoreSubscribersThan(db: Parameters<typeof leanSql>[0], 
 export function canSeeStream(actor: Actor, stream: StreamModel, subscribed: boolean): boolean {
   if (subscribed) return true;
   if (stream.invite_only) return isAdmin(actor);
-  return !isGuest(actor);
+  // Guests see the web-public streams too (Zulip's can_access_stream_metadata).
+  return !isGuest(actor) || stream.is_web_public;
 }
 
 /** A stream of the actor's realm by id that the actor may see, or `Invalid stream id`. */
@@ -114,4 +115,18 @@ export async function occupiedStreams(db: Pick<Tx, "$queryRaw">, realmId: number
 export function occupiedStreamsOf(realmId: number): Prisma.Sql {
   return Prisma.sql`st.realm_id = ${realmId} AND NOT st.deactivated
     AND EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.active AND s.is_user_active)`;
+}
+
+/**
+ * The streams /register's `streams` section lists for a user of this role (initial-state.ts): the
+ * occupied streams that are public (for a guest, web-public) or that the user is subscribed to.
+ * A role change compares this list before and after (actions/users.ts).
+ */
+export async function listedStreamsFor(db: Pick<Tx, "$queryRaw">, user: { id: number; realm_id: number; role: number }): Promise<StreamModel[]> {
+  const guest = isGuest(user);
+  return db.$queryRaw<StreamModel[]>`
+    SELECT st.* FROM stream st WHERE ${occupiedStreamsOf(user.realm_id)}
+      AND ((NOT st.invite_only AND (NOT ${guest} OR st.is_web_public))
+        OR EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.user_id = ${user.id} AND s.active))
+    ORDER BY st.id`;
 }

@@ -38,6 +38,17 @@ export async function mutedTopicsOf(db: Reader, userId: number): Promise<Array<[
   return rows.map((row) => [row.stream_name, row.topic_name, unixSeconds(row.last_updated)]);
 }
 
+/** Several users' `muted_topics` at once, by user (each as mutedTopicsOf gives it). */
+export async function mutedTopicsOfUsers(db: Reader, userIds: number[]): Promise<Map<number, Array<[string, string, number]>>> {
+  const byUser = new Map<number, Array<[string, string, number]>>(userIds.map((id) => [id, []]));
+  if (userIds.length === 0) return byUser;
+  const rows = await db.$queryRaw<{ user_id: number; stream_name: string; topic_name: string; last_updated: Date }[]>`
+    SELECT t.user_id, s.name AS stream_name, t.topic_name, t.last_updated FROM user_topic t JOIN stream s ON s.id = t.stream_id
+    WHERE t.user_id = ANY(${userIds}::int[]) AND t.visibility_policy = ${VisibilityPolicy.MUTED} AND NOT s.deactivated ORDER BY t.id`;
+  for (const row of rows) byUser.get(row.user_id)?.push([row.stream_name, row.topic_name, unixSeconds(row.last_updated)]);
+  return byUser;
+}
+
 /** The users with a muted topic in the stream: their `muted_topics` name it. */
 export async function usersMutingTopicsIn(db: Reader, streamId: number): Promise<number[]> {
   const rows = await db.$queryRaw<{ user_id: number }[]>`

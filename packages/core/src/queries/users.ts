@@ -1,7 +1,7 @@
 import { leanSql, Prisma, type Tx } from "@chat/db";
 import { badRequest } from "../errors.ts";
 import type { Actor, Realm, UserProfile } from "../models.ts";
-import { seesDeliveryEmails } from "../lib/email-visibility.ts";
+import { canAccessDeliveryEmail, deliveryEmailRoleClass, seesDeliveryEmails } from "../lib/email-visibility.ts";
 import type { ProfileData } from "../lib/user-format.ts";
 
 type Reader = Pick<Tx, "userProfile" | "customProfileFieldValue" | "$queryRaw">;
@@ -53,34 +53,50 @@ export async function activeAdminIds(db: Reader, realmId: number): Promise<numbe
   return rows.map((row) => row.id);
 }
 
-/** The realm's active users, split by whether its email_address_visibility lets them see delivery_email. */
-export async function deliveryEmailAudience(db: Reader, realmId: number): Promise<{ allowed: number[]; others: number[] }> {
-  const rows = await db.$queryRaw<{ id: number; role: number; visibility: number }[]>`
-    SELECT u.id, u.role, r.email_address_visibility AS visibility FROM user_profile u JOIN realm r ON r.id = u.realm_id
-    WHERE u.realm_id = ${realmId} AND u.is_active`;
-  const allowed: number[] = [];
-  const others: number[] = [];
-  for (const row of rows) (seesDeliveryEmails(row.role, row.visibility) ? allowed : others).push(row.id);
-  return { allowed, others };
+/** The realm's active users by the class of role they see delivery_email as (lib/email-visibility.ts). */
+export async function deliveryEmailAudience(db: Reader, realmId: number): Promise<Array<{ role: number; ids: number[] }>> {
+  const rows = await db.$queryRaw<{ id: number; role: number }[]>`SELECT id, role FROM user_profile WHERE realm_id = ${realmId} AND is_active ORDER BY id`;
+  const byRole = new Map<number, number[]>();
+  for (const row of rows) {
+    const role = deliveryEmailRoleClass(row.role);
+    byRole.set(role, [...(byRole.get(role) ?? []), row.id]);
+  }
+  return [...byRole].map(([role, ids]) => ({ role, ids }));
+}
+
+/**
+ * The realm's active users who may see this user's delivery_email (Zulip's
+ * get_users_with_access_to_real_email): those 3.x clients are shown it too (seesDeliveryEmails),
+ * and those who may see it only in today's terms.
+ */
+export async function deliveryEmailViewers(db: Reader, user: { realm_id: number; is_bot: boolean; email_address_visibility: number }): Promise<{ legacy: number[]; modernOnly: number[] }> {
+  const rows = await db.$queryRaw<{ id: number; role: number }[]>`SELECT id, role FROM user_profile WHERE realm_id = ${user.realm_id} AND is_active ORDER BY id`;
+  const legacy: number[] = [];
+  const modernOnly: number[] = [];
+  for (const row of rows) {
+    if (seesDeliveryEmails(row.role, user.email_address_visibility)) legacy.push(row.id);
+    else if (canAccessDeliveryEmail(row.role, user)) modernOnly.push(row.id);
+  }
+  return { legacy, modernOnly };
 }
 
 /**
  * The users of the viewer's realm that addresses name, by the address lowercased, in one query. An
  * address names a user by the `email` clients are shown (`user<id>@…` while addresses are hidden),
- * or by the real one where the viewer may see it: their own, or anyone's for those the realm's
- * email_address_visibility lets see them. A real address the viewer may not see names nobody, so
+ * or by the real one where the viewer may see it: their own, or anyone's whose own
+ * email_address_visibility lets the viewer see it. A real address the viewer may not see names nobody, so
  * trying addresses tells them nothing.
  */
 export async function usersByEmail(db: Pick<Tx, "$queryRaw">, viewer: Actor, emails: string[]): Promise<Map<string, UserProfile>> {
   const keys = [...new Set(emails.map((email) => email.trim().toLowerCase()))];
   const found = new Map<string, UserProfile>();
   if (keys.length === 0) return found;
-  const anyone = seesDeliveryEmails(viewer.role, viewer.realm.email_address_visibility);
   const rows = await leanSql(db).query<UserProfile>(Prisma.sql`
     SELECT * FROM user_profile WHERE realm_id = ${viewer.realm_id}
-      AND (lower(email) = ANY(${keys}::text[]) OR (lower(delivery_email) = ANY(${keys}::text[]) AND (${anyone} OR id = ${viewer.id})))`);
+      AND (lower(email) = ANY(${keys}::text[]) OR lower(delivery_email) = ANY(${keys}::text[]))`);
+  // A real address names its user only for whom that user's email_address_visibility lets see it.
   for (const user of rows) {
-    if (anyone || user.id === viewer.id) found.set(user.delivery_email.toLowerCase(), user);
+    if (user.id === viewer.id || canAccessDeliveryEmail(viewer.role, user)) found.set(user.delivery_email.toLowerCase(), user);
   }
   // The shown address wins: it is what the client was given.
   for (const user of rows) found.set(user.email.toLowerCase(), user);

@@ -115,9 +115,12 @@ const APPLIERS: Record<string, Applier> = {
           } else if (key === "new_email") {
             target.email = value;
           } else if (key === "delivery_email") {
-            // It reaches those who may see others' addresses, and the user themself, whose own
-            // entry shows it only where everyone's is shown.
-            if (person.user_id !== userId || "delivery_email" in target || seesOthersDeliveryEmails(state)) target.delivery_email = value;
+            // A null (feature level 163) takes an address back: a 3.x state, whose entries leave
+            // out what the viewer may not see, has none to take. The user's own entry shows it as
+            // anyone's of the same setting would be shown to them.
+            if (value === null) {
+              if ("delivery_email" in target) target.delivery_email = null;
+            } else if (person.user_id !== userId || "delivery_email" in target || seesOthersDeliveryEmails(state)) target.delivery_email = value;
           } else if (key in target && key !== "user_id") {
             // Only fields the user object has (an event's avatar_url_medium is the user's own state's).
             target[key] = value;
@@ -135,6 +138,7 @@ const APPLIERS: Record<string, Applier> = {
         if ("new_email" in person && "email" in state) state.email = person.new_email;
         if (typeof person.role === "number") {
           Object.assign(state, { role: person.role, is_admin: person.role <= 200, is_owner: person.role === 100, is_guest: person.role === 600 });
+          if ("is_moderator" in state) state.is_moderator = person.role === 300;
         }
       }
     }
@@ -160,6 +164,33 @@ const APPLIERS: Record<string, Applier> = {
 
   hotspots(state, event) {
     if ("hotspots" in state) state.hotspots = event.hotspots;
+  },
+
+  onboarding_steps(state, event) {
+    if ("onboarding_steps" in state) state.onboarding_steps = event.onboarding_steps;
+  },
+
+  realm_playgrounds(state, event) {
+    if ("realm_playgrounds" in state) state.realm_playgrounds = event.realm_playgrounds;
+  },
+
+  // Zulip's apply_event for realm_domains: add, change (allow_subdomains) and remove by domain.
+  realm_domains(state, event) {
+    if (!Array.isArray(state.realm_domains)) return;
+    const domains = state.realm_domains as Array<{ domain: string; allow_subdomains: boolean }>;
+    if (event.op === "add" || event.op === "change") {
+      const entry = event.realm_domain as { domain: string; allow_subdomains: boolean };
+      const existing = domains.find((d) => d.domain === entry.domain);
+      if (existing) existing.allow_subdomains = entry.allow_subdomains;
+      else domains.push({ ...entry });
+    } else if (event.op === "remove") {
+      state.realm_domains = domains.filter((d) => d.domain !== event.domain);
+    }
+  },
+
+  realm_user_settings_defaults(state, event) {
+    const defaults = state.realm_user_settings_defaults as Record<string, unknown> | undefined;
+    if (defaults && event.op === "update") defaults[event.property as string] = event.value;
   },
 
   subscription(state, event, userId) {
@@ -206,6 +237,21 @@ const APPLIERS: Record<string, Applier> = {
       .filter((list): list is Array<Record<string, unknown>> => Array.isArray(list));
     if (event.op === "create" || event.op === "occupy") {
       for (const stream of event.streams as Array<Record<string, unknown>>) upsertById(state.streams as unknown[] | undefined, stream, "stream_id");
+      // A public stream one can now see and is not in is never-subscribed (Zulip's apply_event); a
+      // subscription of one's own that follows takes it out again.
+      const never = state.never_subscribed as Array<Record<string, unknown>> | undefined;
+      if (event.op === "create" && Array.isArray(never)) {
+        const own = [state.subscriptions, state.unsubscribed].flatMap((list) => (Array.isArray(list) ? (list as Array<Record<string, unknown>>) : []));
+        const withSubscribers = [...own, ...never].some((s) => "subscribers" in s);
+        for (const stream of event.streams as Array<Record<string, unknown>>) {
+          if (stream.invite_only || own.some((s) => s.stream_id === stream.stream_id)) continue;
+          upsertById(never, withSubscribers ? { ...stream, subscribers: [] } : { ...stream }, "stream_id");
+        }
+      }
+      // /register lists both by id; a stream one gains sight of (a role change) may be an old one.
+      for (const list of [state.streams, state.never_subscribed]) {
+        if (Array.isArray(list)) (list as Array<{ stream_id: number }>).sort((a, b) => a.stream_id - b.stream_id);
+      }
     } else if (event.op === "delete" || event.op === "vacate") {
       for (const stream of event.streams as Array<{ stream_id: number }>) {
         removeById(state.streams as unknown[] | undefined, stream.stream_id, "stream_id");
@@ -219,6 +265,7 @@ const APPLIERS: Record<string, Applier> = {
         stream[event.property as string] = event.value;
         if ("rendered_description" in event) stream.rendered_description = event.rendered_description;
         if ("history_public_to_subscribers" in event) stream.history_public_to_subscribers = event.history_public_to_subscribers;
+        if ("is_web_public" in event) stream.is_web_public = event.is_web_public;
       }
     }
   },
@@ -226,6 +273,10 @@ const APPLIERS: Record<string, Applier> = {
 
   muted_topics(state, event) {
     if ("muted_topics" in state) state.muted_topics = event.muted_topics;
+  },
+
+  muted_users(state, event) {
+    if ("muted_users" in state) state.muted_users = event.muted_users;
   },
 
   user_topic(state, event, userId) {
@@ -268,7 +319,7 @@ const APPLIERS: Record<string, Applier> = {
 
   user_status(state, event) {
     if (!("user_status" in state)) return;
-    const statuses = state.user_status as Record<string, { away?: boolean; status_text?: string }>;
+    const statuses = state.user_status as Record<string, { away?: boolean; status_text?: string; emoji_name?: string; emoji_code?: string; reaction_type?: string }>;
     const key = String(event.user_id);
     const status = { ...statuses[key] };
     if (event.away === true) status.away = true;
@@ -277,12 +328,42 @@ const APPLIERS: Record<string, Applier> = {
       if (event.status_text === "") delete status.status_text;
       else status.status_text = event.status_text;
     }
+    // The status emoji (feature level 86): an empty name is none.
+    if (typeof event.emoji_name === "string") {
+      if (event.emoji_name === "") {
+        delete status.emoji_name;
+        delete status.emoji_code;
+        delete status.reaction_type;
+      } else Object.assign(status, { emoji_name: event.emoji_name, emoji_code: event.emoji_code, reaction_type: event.reaction_type });
+    }
     if (Object.keys(status).length > 0) statuses[key] = status;
     else delete statuses[key];
   },
 
   alert_words(state, event) {
     if ("alert_words" in state) state.alert_words = event.alert_words;
+  },
+
+  drafts(state, event) {
+    if (!("drafts" in state)) return;
+    type Draft = { id: number; timestamp: number };
+    let drafts = (state.drafts as Draft[]).filter((d) => d.id !== (event.op === "remove" ? event.draft_id : -1));
+    if (event.op === "add") drafts = [...drafts.filter((d) => !(event.drafts as Draft[]).some((n) => n.id === d.id)), ...(event.drafts as Draft[])];
+    if (event.op === "update") drafts = [...drafts.filter((d) => d.id !== (event.draft as Draft).id), event.draft as Draft];
+    // As /register lists them (queries/drafts.ts): newest first, ties by id.
+    state.drafts = drafts.sort((a, b) => b.timestamp - a.timestamp || b.id - a.id);
+  },
+
+  scheduled_messages(state, event) {
+    if (!("scheduled_messages" in state)) return;
+    type Scheduled = { scheduled_message_id: number; scheduled_delivery_timestamp: number };
+    const idOf = (m: Scheduled) => m.scheduled_message_id;
+    let list = state.scheduled_messages as Scheduled[];
+    if (event.op === "add") list = [...list.filter((m) => !(event.scheduled_messages as Scheduled[]).some((n) => idOf(n) === idOf(m))), ...(event.scheduled_messages as Scheduled[])];
+    if (event.op === "update") list = [...list.filter((m) => idOf(m) !== idOf(event.scheduled_message as Scheduled)), event.scheduled_message as Scheduled];
+    if (event.op === "remove") list = list.filter((m) => idOf(m) !== event.scheduled_message_id);
+    // As /register lists them: soonest first, ties by id.
+    state.scheduled_messages = list.sort((a, b) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp || idOf(a) - idOf(b));
   },
 };
 

@@ -8,13 +8,15 @@ import { avatarUrl, realmIconUrl } from "../lib/avatars.ts";
 import { formatStream, formatSubscription, inheritedNotificationSettings, resolveNullNotificationSettings } from "../lib/stream-format.ts";
 import { subscribersByRecipient, subscriptionsOf, type SubscriptionWithStream } from "../queries/subscriptions.ts";
 import { mutedTopicsOf, userTopicsOf } from "../queries/user-topics.ts";
+import { mutedUsersOf } from "../queries/muted-users.ts";
 import { EMBEDDED_BOTS } from "../lib/embedded-bots.ts";
 import { ownedBotDicts } from "../queries/bots.ts";
-import { isAdmin, isGuest, isOwner } from "../lib/roles.ts";
-import { canCreateStreams, canSubscribeOthers } from "../lib/permissions.ts";
-import { seesDeliveryEmails } from "../lib/email-visibility.ts";
+import { isAdmin, isGuest, isOwner, isModerator } from "../lib/roles.ts";
+import { canInviteOthersToRealm, canSubscribeOthers } from "../lib/permissions.ts";
 import { getAlertWords } from "../queries/alert-words.ts";
-import { getRealmPresences } from "../queries/presence.ts";
+import { getDrafts } from "../queries/drafts.ts";
+import { getScheduledMessages } from "../queries/scheduled-messages.ts";
+import { getRealmPresences, getRealmPresencesSince, lastPresenceUpdateId, websitePresence } from "../queries/presence.ts";
 import { getUserStatuses } from "../queries/user-status.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
 import { occupiedStreamsOf } from "../queries/streams.ts";
@@ -24,12 +26,20 @@ import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
 import { fetchRecentConversations } from "./recent-conversations.ts";
 import { fetchRawUnreadMessages, finishUnreadState } from "./unread-state.ts";
 import { JsonText } from "./json-text.ts";
-import { readRealmUsers } from "./realm-state-cache.ts";
-import { deleteOwnMessagePolicy, modernRealmValue } from "../lib/modern-realm-settings.ts";
+import { restrictRealmUsers, restrictUserKeyedSections } from "./restricted-users.ts";
+import { readRealmUsers, showOwnDeliveryEmail } from "./realm-state-cache.ts";
+import { MODERN_REALM_POLICIES, modernRealmValue } from "../lib/modern-realm-settings.ts";
 import { serverEmojiDataUrl } from "../lib/server-emoji-data.ts";
 import { DEFAULT_EXTERNAL_ACCOUNTS } from "../actions/profile-fields.ts";
+import { linkifierDicts } from "../actions/linkifiers.ts";
+import { getRealmPlaygrounds } from "../actions/realm-playgrounds.ts";
+import { nextOnboardingSteps } from "../actions/onboarding-steps.ts";
+import { realmUserDefaultValues } from "../actions/realm-user-defaults.ts";
 import { PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from "../lib/passwords.ts";
 import { normalizedColor } from "../lib/validation.ts";
+import { canCreatePrivateStreams, canCreatePublicStreams, realmGroupId, REALM_GROUP_SETTING_NAMES, serverSupportedPermissionSettings } from "../lib/group-permissions.ts";
+import { webPublicStreamsEnabled } from "../lib/web-public.ts";
+import { getRealmDomains } from "../queries/realm-domains.ts";
 
 export interface RegisterOptions {
   /** Section names (Zulip's, or an alias) to fetch; null for all. */
@@ -37,6 +47,8 @@ export interface RegisterOptions {
   applyMarkdown: boolean;
   clientGravatar: boolean;
   slimPresence: boolean;
+  /** Feature level 263: only the presences changed after this update id (implies slim_presence). */
+  presenceLastUpdateId?: number;
   allPublicStreams: boolean;
   includeSubscribers: boolean;
   narrow: Array<[string, string]>;
@@ -47,6 +59,10 @@ export interface RegisterOptions {
   streamTypingNotifications: boolean;
   userAvatarUrlFieldOptional: boolean;
   includeDeactivatedGroups: boolean;
+  /** user_list_incomplete (feature level 232): users a guest may not access are left out, not "Unknown user". */
+  userListIncomplete?: boolean;
+  /** linkifier_url_template (feature level 176): realm_linkifiers with templates, and realm_filters empty. */
+  linkifierUrlTemplate?: boolean;
   /**
    * The client declared a capability newer than Zulip 3.x (MODERN_CAPABILITIES): it gets events
    * in the shapes of today's Zulip where those replaced 3.x's without a capability of their own
@@ -77,6 +93,7 @@ const REALM_SETTINGS = [
   "disallow_disposable_email_addresses",
   "create_stream_policy",
   "invite_to_stream_policy",
+  "invite_to_realm_policy",
   "user_group_edit_policy",
   "private_message_policy",
   "wildcard_mention_policy",
@@ -107,7 +124,33 @@ const REALM_SETTINGS = [
   "icon_source",
   "logo_source",
   "enable_read_receipts",
+  "org_type",
+  "want_advertise_in_communities_directory",
+  "jitsi_server_url",
+  "enable_guest_user_indicator",
+  "require_unique_names",
+  "giphy_rating",
+  "default_code_block_language",
 ] as const;
+
+/** Zulip's default JITSI_SERVER_URL: the server's Jitsi, where an organization names none. */
+const SERVER_JITSI_SERVER_URL = "https://meet.jit.si";
+
+/** Zulip's server_generation: when this process started, in seconds. */
+const SERVER_GENERATION = Math.floor(Date.now() / 1000);
+
+/** Zulip's Realm.GIPHY_RATING_OPTIONS (feature level 55); no GIPHY key here, so only the choice is kept. */
+const GIPHY_RATING_OPTIONS = {
+  disabled: { name: "GIPHY integration disabled", id: 0 },
+  y: { name: "Allow GIFs rated Y (Very young audience)", id: 1 },
+  g: { name: "Allow GIFs rated G (General audience)", id: 2 },
+  pg: { name: "Allow GIFs rated PG (Parental guidance)", id: 3 },
+  "pg-13": { name: "Allow GIFs rated PG-13 (Parental guidance - under 13)", id: 4 },
+  r: { name: "Allow GIFs rated R (Restricted)", id: 5 },
+};
+
+/** Zulip's upload limits for avatars, icons and logos, in MiB (settings.MAX_*_FILE_SIZE_MIB). */
+const MAX_IMAGE_FILE_SIZE_MIB = { avatar: 5, icon: 5, logo: 5 };
 
 /** Older names this server answered to before it used Zulip's, still accepted. */
 const SECTION_ALIASES: Record<string, string> = {
@@ -153,8 +196,15 @@ export function longpollTimeoutSeconds(heartbeatSeconds = 45): number {
 const STREAM_NAME_MAX_LENGTH = 60;
 const STREAM_DESCRIPTION_MAX_LENGTH = 1024;
 
-/** Zulip's authentication backends as realm_authentication_methods names them; this server has email and password. */
-const AUTHENTICATION_METHODS = { Email: true, Google: false, GitHub: false, GitLab: false, LDAP: false, Dev: false, RemoteUser: false, AzureAD: false, SAML: false, Apple: false };
+/**
+ * Zulip's authentication backends as realm_authentication_methods names them, in feature level
+ * 243's form; this server has email and password only (single sign-on needs outside services).
+ */
+const AUTHENTICATION_METHODS = Object.fromEntries(
+  ["Email", "Google", "GitHub", "GitLab", "LDAP", "Dev", "RemoteUser", "AzureAD", "SAML", "Apple", "OpenID Connect"].map((name) =>
+    name === "Email" ? [name, { enabled: true, available: true }] : [name, { enabled: false, available: false, unavailable_reason: "Not offered by this server." }],
+  ),
+);
 
 /**
  * Which of these streams are live: a notification stream is -1 when unset or deactivated, as
@@ -232,10 +282,13 @@ export const STATE_SECTIONS: Record<string, Section> = {
       const text = await ctx.realmState.realmUsers(actor.realm_id, { clientGravatar: options.clientGravatar, role: actor.role, allDeliveryEmails });
       users = { realm_users: text.active, realm_non_active_users: text.inactive, cross_realm_bots: JSON.parse(text.systemBots) as unknown };
     } else {
-      const withDeliveryEmail = seesDeliveryEmails(actor.role, actor.realm.email_address_visibility);
-      const read = await readRealmUsers(prisma, actor.realm_id, { clientGravatar: options.clientGravatar, withDeliveryEmail, allDeliveryEmails });
+      const read = await readRealmUsers(prisma, actor.realm_id, { clientGravatar: options.clientGravatar, withDeliveryEmail: { role: actor.role, modern: allDeliveryEmails } });
       users = { realm_users: read.active, realm_non_active_users: read.inactive, cross_realm_bots: read.systemBots };
     }
+    // One's own address is one's own, whatever one's email_address_visibility (today's clients).
+    if (allDeliveryEmails) users.realm_users = showOwnDeliveryEmail(users.realm_users, actor);
+    // A guest the realm's can_access_all_users_group leaves out knows only some users (restricted-users.ts).
+    users = await restrictRealmUsers(prisma, actor, users, { userListIncomplete: options.userListIncomplete === true, realmUri: options.realmUri, emailDomain: botDomain(ctx) });
     return {
       ...users,
       user_id: actor.id,
@@ -245,8 +298,8 @@ export const STATE_SECTIONS: Record<string, Section> = {
       is_admin: isAdmin(actor),
       is_owner: isOwner(actor),
       is_guest: isGuest(actor),
-      // Roles this server does not have (feature levels 60 and 73).
-      is_moderator: false,
+      is_moderator: isModerator(actor),
+      // A role this server does not have (feature level 73).
       is_billing_admin: false,
       role: actor.role,
       enter_sends: actor.enter_sends,
@@ -255,8 +308,10 @@ export const STATE_SECTIONS: Record<string, Section> = {
       avatar_url: avatarUrl(actor, false),
       avatar_url_medium: avatarUrl(actor, false, true),
       // What subscribe.ts enforces (Zulip's can_create_streams, can_subscribe_other_users).
-      can_create_streams: canCreateStreams(actor),
+      // Zulip 9.0: either kind of stream (the realm's can_create_*_channel_group, lib/group-permissions.ts).
+      can_create_streams: (await canCreatePublicStreams(prisma, actor)) || (await canCreatePrivateStreams(prisma, actor)),
       can_subscribe_other_users: canSubscribeOthers(actor),
+      can_invite_others_to_realm: canInviteOthersToRealm(actor),
     };
   },
 
@@ -278,9 +333,9 @@ export const STATE_SECTIONS: Record<string, Section> = {
     return { realm_incoming_webhook_bots: [] };
   },
 
-  // Organizations here restrict no email domains.
-  async realm_domains() {
-    return { realm_domains: [] };
+  // The organization's email domains (/realm/domains; Zulip's get_realm_domains).
+  async realm_domains(prisma, actor) {
+    return { realm_domains: await getRealmDomains(prisma, actor.realm_id) };
   },
 
   // Hotspots are the web app's onboarding tips; this server has none to show.
@@ -291,7 +346,8 @@ export const STATE_SECTIONS: Record<string, Section> = {
   async subscription(prisma, actor, options, ctx) {
     const [all, streams] = await Promise.all([subscriptionsOf(prisma, actor.id, { activeOnly: false }), publicStreams(prisma, actor.realm_id, ctx)]);
     const known = new Set(all.map((s) => s.stream.id));
-    const neverSubscribed = isGuest(actor) ? [] : streams.filter((s) => !known.has(s.id));
+    // Guests see only the web-public streams they are not in.
+    const neverSubscribed = streams.filter((s) => !known.has(s.id) && (!isGuest(actor) || s.is_web_public));
     const recipients = [...all.filter((s) => s.subscription.active || !s.stream.invite_only).map((s) => s.stream), ...neverSubscribed].map((s) => s.recipient_id!);
     const subscribers = options.includeSubscribers ? await subscribersByRecipient(prisma, recipients, "ids") : null;
     const inherited = inheritedNotificationSettings(actor);
@@ -326,25 +382,32 @@ export const STATE_SECTIONS: Record<string, Section> = {
 
   async stream(prisma, actor, _options, ctx) {
     const streams = await occupiedStreamsFor(prisma, actor, ctx);
-    const visible = streams.filter(({ stream, subscribed }) => (stream.invite_only || isGuest(actor) ? subscribed : true)).map(({ stream }) => stream);
+    // Web-public streams too, for guests (feature level 205).
+    const visible = streams.filter(({ stream, subscribed }) => (stream.invite_only || isGuest(actor) ? subscribed || stream.is_web_public : true)).map(({ stream }) => stream);
     return { streams: visible.map(formatStream), stream_name_max_length: STREAM_NAME_MAX_LENGTH, stream_description_max_length: STREAM_DESCRIPTION_MAX_LENGTH };
   },
 
   async realm(prisma, actor, options, ctx) {
     const realm = actor.realm;
-    const live = await liveStreamIds(prisma, [realm.notifications_stream_id, realm.signup_notifications_stream_id], ctx.realmState?.streams(realm.id));
+    const live = await liveStreamIds(prisma, [realm.notifications_stream_id, realm.signup_notifications_stream_id, realm.zulip_update_announcements_stream_id], ctx.realmState?.streams(realm.id));
     const liveOrNone = (id: number | null) => (id !== null && live.has(id) ? id : -1);
     const settings = pick(realm, REALM_SETTINGS, "realm_");
     if (options.modernClient) {
       for (const name of REALM_SETTINGS) settings[`realm_${name}`] = modernRealmValue(name, settings[`realm_${name}`]);
-      // 3.x's allow_message_deleting as today's clients read it; `realm` events keep it current for them (modern-realm-settings.ts).
-      settings.realm_delete_own_message_policy = deleteOwnMessagePolicy(realm.allow_message_deleting);
+      // A personal setting since feature level 163: user_settings has it, realm_user_settings_defaults what new users start with.
+      delete settings.realm_email_address_visibility;
+      // Zulip 9.0's integer policies, which `realm` events keep current (actions/realm-policies.ts).
+      Object.assign(settings, pick(realm, MODERN_REALM_POLICIES, "realm_"));
     }
     const uploadQuota = realmQuota(realm.upload_quota_bytes, ctx.uploads?.realmQuotaBytes ?? 0);
     return {
       ...settings,
       realm_notifications_stream_id: liveOrNone(realm.notifications_stream_id),
       realm_signup_notifications_stream_id: liveOrNone(realm.signup_notifications_stream_id),
+      // Feature levels 241 and 242's names.
+      realm_new_stream_announcements_stream_id: liveOrNone(realm.notifications_stream_id),
+      realm_signup_announcements_stream_id: liveOrNone(realm.signup_notifications_stream_id),
+      realm_zulip_update_announcements_stream_id: liveOrNone(realm.zulip_update_announcements_stream_id),
       realm_uri: options.realmUri,
       // Feature level 257's name for realm_uri.
       realm_url: options.realmUri,
@@ -357,7 +420,7 @@ export const STATE_SECTIONS: Record<string, Section> = {
       realm_push_notifications_enabled: false,
       realm_presence_disabled: false,
       realm_is_zephyr_mirror_realm: false,
-      realm_available_video_chat_providers: {},
+      realm_available_video_chat_providers: { disabled: { name: "None", id: 0 }, jitsi_meet: { name: "Jitsi Meet", id: 1 } },
       max_stream_name_length: STREAM_NAME_MAX_LENGTH,
       max_stream_description_length: STREAM_DESCRIPTION_MAX_LENGTH,
       max_topic_length: 60,
@@ -367,10 +430,31 @@ export const STATE_SECTIONS: Record<string, Section> = {
       realm_upload_quota: uploadQuota,
       // Zulip 9's: the quota in MiB (feature levels 72 and 251).
       realm_upload_quota_mib: uploadQuota === null ? null : Math.floor(uploadQuota / (1024 * 1024)),
-      // What this server has not: spectators, web-public streams, an organization type.
-      realm_enable_spectator_access: false,
-      server_web_public_streams_enabled: false,
-      realm_org_type: 0,
+      // Spectators (feature levels 109, 110): the organization's choice, and whether the server allows web-public streams.
+      realm_enable_spectator_access: realm.enable_spectator_access,
+      server_web_public_streams_enabled: webPublicStreamsEnabled(ctx),
+      // What this server has not: an organization type.
+      realm_plan_type: 1, // self-hosted: no plan limits
+      zulip_plan_is_not_limited: true,
+      realm_push_notifications_enabled_end_timestamp: null,
+      realm_logo_url: "",
+      realm_night_logo_url: "",
+      realm_night_logo_source: "D",
+      upgrade_text_for_wide_organization_logo: "",
+      settings_send_digest_emails: false,
+      server_generation: SERVER_GENERATION,
+      development_environment: false,
+      server_inline_image_preview: true,
+      server_inline_url_embed_preview: false,
+      server_avatar_changes_disabled: false,
+      server_name_changes_disabled: false,
+      server_needs_upgrade: false,
+      server_jitsi_server_url: SERVER_JITSI_SERVER_URL,
+      jitsi_server_url: realm.jitsi_server_url ?? SERVER_JITSI_SERVER_URL,
+      max_avatar_file_size_mib: MAX_IMAGE_FILE_SIZE_MIB.avatar,
+      max_icon_file_size_mib: MAX_IMAGE_FILE_SIZE_MIB.icon,
+      max_logo_file_size_mib: MAX_IMAGE_FILE_SIZE_MIB.logo,
+      giphy_rating_options: GIPHY_RATING_OPTIONS,
       realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
       password_min_length: PASSWORD_MIN_LENGTH,
       password_min_guesses: PASSWORD_MIN_GUESSES,
@@ -379,28 +463,47 @@ export const STATE_SECTIONS: Record<string, Section> = {
       ...CLIENT_TIMINGS,
       // No thumbnails are made here: clients show the uploaded images themselves.
       server_thumbnail_formats: [],
+      // Group-based permission settings (system group ids) and what each may be (feature level 221).
+      ...Object.fromEntries(REALM_GROUP_SETTING_NAMES.map((name) => [`realm_${name}`, realmGroupId(realm, name)])),
+      server_supported_permission_settings: serverSupportedPermissionSettings(),
     };
   },
 
-  // Muting users is not implemented yet: nobody is muted.
-  async muted_users() {
-    return { muted_users: [] };
+  async muted_users(prisma, actor) {
+    return { muted_users: await mutedUsersOf(prisma, actor.id) };
   },
 
-  // Linkifiers in feature level 176's form go only to clients declaring linkifier_url_template,
-  // which this server does not read: others get none, as from Zulip 9 (3.x's are realm_filters).
-  async realm_linkifiers() {
-    return { realm_linkifiers: [] };
+  // Linkifiers in feature level 176's form go only to clients declaring linkifier_url_template;
+  // others get none, as from Zulip 9 (3.x clients have them as realm_filters).
+  async realm_linkifiers(prisma, actor, options) {
+    return { realm_linkifiers: options.linkifierUrlTemplate ? await linkifierDicts(prisma, actor.realm_id) : [] };
   },
 
-  // Code playgrounds are not implemented: the organization has none.
-  async realm_playgrounds() {
-    return { realm_playgrounds: [] };
+  // Zulip 3.x's tuples; empty for clients with linkifier_url_template, as Zulip 9.
+  async realm_filters(prisma, actor, options, ctx) {
+    return options.linkifierUrlTemplate ? { realm_filters: [] } : ORGANIZATION_STATE_SECTIONS.realm_filters(prisma, actor, options, ctx);
   },
 
-  // Feature level 233's name for hotspots, of which there are none.
-  async onboarding_steps() {
-    return { onboarding_steps: [] };
+  // Code playgrounds (feature levels 49 and 196).
+  async realm_playgrounds(prisma, actor) {
+    return { realm_playgrounds: await getRealmPlaygrounds(prisma, actor.realm_id) };
+  },
+
+  // Feature level 233's name for hotspots: Zulip 9.0's one-time notices the user has not marked read.
+  async onboarding_steps(prisma, actor) {
+    return { onboarding_steps: await nextOnboardingSteps(prisma, actor.id) };
+  },
+
+  // What new users' personal settings start as (feature level 95).
+  async realm_user_settings_defaults(prisma, actor) {
+    return {
+      realm_user_settings_defaults: {
+        ...(await realmUserDefaultValues(prisma, actor.realm)),
+        email_address_visibility: actor.realm.email_address_visibility,
+        available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS,
+        emojiset_choices: EMOJISET_CHOICES,
+      },
+    };
   },
 
   // No Zoom integration here: nobody has connected an account.
@@ -425,13 +528,13 @@ export const STATE_SECTIONS: Record<string, Section> = {
     return { ...legacySettingValues(actor, "display"), emojiset_choices: EMOJISET_CHOICES };
   },
 
-  // Zulip 9.0's personal settings (feature level 89's user_settings object). Email address
-  // visibility is the organization's policy here, shown as the user's.
+  // Zulip 9.0's personal settings (feature level 89's user_settings object), with who may see the
+  // user's real address (feature level 163; lib/email-visibility.ts).
   async user_settings(_prisma, actor) {
     return {
       user_settings: {
         ...personalSettingValues(actor),
-        email_address_visibility: actor.realm.email_address_visibility,
+        email_address_visibility: actor.email_address_visibility,
         available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS,
         emojiset_choices: EMOJISET_CHOICES,
       },
@@ -439,7 +542,14 @@ export const STATE_SECTIONS: Record<string, Section> = {
   },
 
   async presence(prisma, actor, options) {
-    return { presences: await getRealmPresences(prisma, actor.realm_id, options.slimPresence) };
+    if (options.presenceLastUpdateId !== undefined) {
+      const since = await getRealmPresencesSince(prisma, actor.realm_id, options.presenceLastUpdateId);
+      return { presences: since.presences, presence_last_update_id: since.lastUpdateId, server_timestamp: Date.now() / 1000 };
+    }
+    const [presences, lastUpdateId] = await Promise.all([getRealmPresences(prisma, actor.realm_id, options.slimPresence), lastPresenceUpdateId(prisma, actor.realm_id)]);
+    // Today's clients without slim_presence get Zulip's form since feature level 178 (no client names).
+    const shown = options.modernClient && !options.slimPresence ? Object.fromEntries(Object.entries(presences).map(([key, info]) => [key, websitePresence(info as Record<string, { status: string; timestamp: number }>)])) : presences;
+    return { presences: shown, presence_last_update_id: lastUpdateId, server_timestamp: Date.now() / 1000 };
   },
 
   async user_status(prisma, actor) {
@@ -448,6 +558,16 @@ export const STATE_SECTIONS: Record<string, Section> = {
 
   async alert_words(prisma, actor) {
     return { alert_words: await getAlertWords(prisma, actor.id) };
+  },
+
+  // Feature level 87: the newest drafts first (queries/drafts.ts).
+  async drafts(prisma, actor) {
+    return { drafts: await getDrafts(prisma, actor.id, { newestFirst: true }) };
+  },
+
+  // Feature level 179: the user's messages not yet sent, failed ones included.
+  async scheduled_messages(prisma, actor) {
+    return { scheduled_messages: await getScheduledMessages(prisma, actor.id) };
   },
 
   // Sent with every response (as Zulip from feature level 3); a section so that asking is valid.
@@ -507,5 +627,6 @@ export async function fetchInitialState(prisma: PrismaClient, actor: Actor, opti
 /** These sections, read afresh (also for the ones events left stale). */
 export async function fetchSections(prisma: PrismaClient, actor: Actor, options: RegisterOptions, ctx: ServerContext, sections: string[]): Promise<State> {
   const parts = await Promise.all(sections.map((section) => STATE_SECTIONS[section](prisma, actor, options, ctx)));
-  return Object.assign({}, ...parts);
+  // Presences and statuses of users a restricted guest may not access are not theirs to see.
+  return restrictUserKeyedSections(prisma, actor, Object.assign({}, ...parts) as State);
 }

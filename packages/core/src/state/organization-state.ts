@@ -65,6 +65,15 @@ interface GroupState {
   [key: string]: unknown;
 }
 
+/** Whether a group of the state's realm_user_groups has the user, directly or through its subgroups. */
+function stateGroupHas(groups: GroupState[], groupId: number, userId: number, seen = new Set<number>()): boolean {
+  const group = groups.find((g) => g.id === groupId);
+  if (!group || seen.has(groupId)) return false;
+  seen.add(groupId);
+  if (group.members.includes(userId)) return true;
+  return ((group.direct_subgroup_ids as number[] | undefined) ?? []).some((id) => stateGroupHas(groups, id, userId, seen));
+}
+
 export const ORGANIZATION_APPLIERS: Record<string, Applier> = {
   user_group(state, event) {
     if (!("realm_user_groups" in state)) return;
@@ -90,6 +99,10 @@ export const ORGANIZATION_APPLIERS: Record<string, Applier> = {
     if ("realm_filters" in state) state.realm_filters = event.realm_filters;
   },
 
+  realm_linkifiers(state, event) {
+    if ("realm_linkifiers" in state) state.realm_linkifiers = event.realm_linkifiers;
+  },
+
   default_streams(state, event) {
     if ("realm_default_streams" in state) state.realm_default_streams = event.default_streams;
   },
@@ -109,13 +122,35 @@ export const ORGANIZATION_APPLIERS: Record<string, Applier> = {
       state[key] = value;
       // As lib/permissions.ts decides, but for the waiting period of policy 3 (full members), which
       // the state does not hold: a member past it, as everyone is while it is 0 days (the default).
-      const mayUnder = (policy: unknown) => Boolean(state.is_admin) || (!state.is_guest && policy !== 2);
+      const mayUnder = (policy: unknown) => Boolean(state.is_admin) || (!state.is_guest && policy !== 2 && (policy !== 4 || state.role === 300));
       if (property === "create_stream_policy" && "can_create_streams" in state) state.can_create_streams = mayUnder(value);
       if (property === "invite_to_stream_policy" && "can_subscribe_other_users" in state) state.can_subscribe_other_users = mayUnder(value);
+      // Zulip 9.0's groups decide (group-permissions.ts); the state's realm_user_groups say who is in them.
+      if ((property === "can_create_public_channel_group" || property === "can_create_private_channel_group") && "can_create_streams" in state && Array.isArray(state.realm_user_groups)) {
+        const groups = state.realm_user_groups as GroupState[];
+        state.can_create_streams = [state.realm_can_create_public_channel_group, state.realm_can_create_private_channel_group].some((id) => stateGroupHas(groups, id as number, state.user_id as number));
+      }
+      // As permissions.ts's canInviteOthersToRealm (policyAllows): 6 nobody, 2 administrators, 4 moderators.
+      if (property === "invite_to_realm_policy" && "can_invite_others_to_realm" in state) {
+        const role = typeof state.role === "number" ? state.role : state.is_admin ? 200 : state.is_guest ? 600 : 400;
+        state.can_invite_others_to_realm = value !== 6 && (role <= 200 || (value !== 2 && (role <= 300 || (value !== 4 && role !== 600))));
+      }
     };
-    if (event.op === "update") set(event.property as string, event.value);
+    // The announcement streams go by two names (feature level 241); the state holds both.
+    const ALIASES: Record<string, string> = {
+      notifications_stream_id: "new_stream_announcements_stream_id",
+      new_stream_announcements_stream_id: "notifications_stream_id",
+      signup_notifications_stream_id: "signup_announcements_stream_id",
+      signup_announcements_stream_id: "signup_notifications_stream_id",
+    };
+    const setBoth = (property: string, value: unknown) => {
+      set(property, value);
+      if (property in ALIASES) set(ALIASES[property], value);
+      if (property === "jitsi_server_url" && "jitsi_server_url" in state) state.jitsi_server_url = value ?? state.server_jitsi_server_url;
+    };
+    if (event.op === "update") setBoth(event.property as string, event.value);
     else if (event.op === "update_dict") {
-      for (const [property, value] of Object.entries(event.data as Record<string, unknown>)) set(property, value);
+      for (const [property, value] of Object.entries(event.data as Record<string, unknown>)) setBoth(property, value);
     }
   },
 };

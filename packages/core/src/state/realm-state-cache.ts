@@ -8,7 +8,7 @@
 import { leanSql, Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import { LRUCache } from "lru-cache";
 import { formatSystemBot, isSystemBot } from "../actions/system-bots.ts";
-import { seesDeliveryEmails } from "../lib/email-visibility.ts";
+import { deliveryEmailRoleClass, type DeliveryEmailView } from "../lib/email-visibility.ts";
 import { formatUser } from "../lib/user-format.ts";
 import { cachedStreams } from "../queries/stream-cache.ts";
 import { getProfileData } from "../queries/users.ts";
@@ -46,9 +46,8 @@ const MAX_REALMS = 100;
 export interface RealmUsersView {
   clientGravatar: boolean;
   /**
-   * The viewer's role: with the realm's email_address_visibility, read with the generations (so
-   * as of this registration, not as of the viewer's copy of the realm), whether they are sent
-   * delivery_email (seesDeliveryEmails).
+   * The viewer's role: with each user's email_address_visibility, which of their delivery_email
+   * the viewer is sent (lib/email-visibility.ts); copies are kept per class of role.
    */
   role: number;
   /** delivery_email on every user, null where the viewer may not see it (clients of today's API). */
@@ -58,7 +57,7 @@ export interface RealmUsersView {
 /** How realm_users is formatted for a view. */
 export interface RealmUsersFormat {
   clientGravatar: boolean;
-  withDeliveryEmail: boolean;
+  withDeliveryEmail: boolean | DeliveryEmailView;
   allDeliveryEmails?: boolean;
 }
 
@@ -70,7 +69,6 @@ export interface RealmUsersText {
 }
 
 interface Generations {
-  email_address_visibility: number;
   realm_users_generation: number;
   realm_config_generation: number;
   stream_generation: number;
@@ -94,7 +92,7 @@ export class RealmStateCache implements RealmState {
 
   constructor(private readonly prisma: PrismaClient) {
     this.users = new RealmCopies((realmId, view) =>
-      readRealmUsersText(prisma, realmId, { clientGravatar: view[0] === "1", withDeliveryEmail: view[1] === "1", allDeliveryEmails: view[2] === "1" }),
+      readRealmUsersText(prisma, realmId, { clientGravatar: view[0] === "1", withDeliveryEmail: { role: Number(view.slice(2)), modern: view[1] === "1" } }),
     );
     this.organization = new RealmCopies(async (realmId, view) => JSON.stringify(await readOrganizationSections(prisma, realmId, view === "guest")));
   }
@@ -141,9 +139,8 @@ export class RealmStateCache implements RealmState {
 
   private async usersAt(read: Promise<Generations>, realmId: number, view: RealmUsersView): Promise<RealmUsersText> {
     const generations = await read;
-    const withDeliveryEmail = seesDeliveryEmails(view.role, generations.email_address_visibility);
-    const bits = [view.clientGravatar, withDeliveryEmail, view.allDeliveryEmails === true].map((bit) => (bit ? 1 : 0)).join("");
-    return this.users.get(realmId, String(generations.realm_users_generation), bits);
+    const bits = [view.clientGravatar, view.allDeliveryEmails === true].map((bit) => (bit ? 1 : 0)).join("");
+    return this.users.get(realmId, String(generations.realm_users_generation), `${bits}${deliveryEmailRoleClass(view.role)}`);
   }
 
   private async streamsAt(read: Promise<Generations>, realmId: number): Promise<ReadonlyMap<number, StreamModel>> {
@@ -158,11 +155,11 @@ export class RealmStateCache implements RealmState {
 
   private async generations(realmId: number): Promise<Generations> {
     const rows = await leanSql(this.prisma).query<Generations>(
-      Prisma.sql`SELECT email_address_visibility, realm_users_generation, realm_config_generation, stream_generation, user_generation, linkifier_generation FROM realm WHERE id = ${realmId}`,
+      Prisma.sql`SELECT realm_users_generation, realm_config_generation, stream_generation, user_generation, linkifier_generation FROM realm WHERE id = ${realmId}`,
       { prepare: true },
     );
     // A realm that is gone: nothing to keep, and a copy under this key is never used.
-    return rows[0] ?? { email_address_visibility: -1, realm_users_generation: -1, realm_config_generation: -1, stream_generation: -1, user_generation: -1, linkifier_generation: -1 };
+    return rows[0] ?? { realm_users_generation: -1, realm_config_generation: -1, stream_generation: -1, user_generation: -1, linkifier_generation: -1 };
   }
 }
 
@@ -186,4 +183,27 @@ export async function readRealmUsers(prisma: PrismaClient, realmId: number, view
 async function readRealmUsersText(prisma: PrismaClient, realmId: number, view: RealmUsersFormat): Promise<RealmUsersText> {
   const users = await readRealmUsers(prisma, realmId, view);
   return { active: new JsonText(JSON.stringify(users.active)), inactive: new JsonText(JSON.stringify(users.inactive)), systemBots: JSON.stringify(users.systemBots) };
+}
+
+/**
+ * realm_users for a client of today's API with the viewer's own entry carrying their address (Zulip's
+ * can_access_delivery_email admits oneself): the copies are kept per class of role, where that
+ * entry is null when the user's own setting hides it from their role. JSON text is patched in its
+ * bytes: the entry starts `{"user_id":<id>,` and its first `"delivery_email":` is its own key (a
+ * string's quotes are escaped in JSON, so no value holds either sequence).
+ */
+export function showOwnDeliveryEmail<T>(users: T, self: { id: number; delivery_email: string }): T {
+  if (Array.isArray(users)) {
+    return users.map((u: Record<string, unknown>) => (u.user_id === self.id && u.delivery_email === null ? { ...u, delivery_email: self.delivery_email } : u)) as T;
+  }
+  if (!(users instanceof JsonText)) return users;
+  const bytes = users.bytes;
+  const start = bytes.indexOf(`{"user_id":${self.id},`);
+  if (start === -1) return users;
+  const key = Buffer.from(`"delivery_email":null`);
+  const at = bytes.indexOf(key, start);
+  const next = bytes.indexOf(`{"user_id":`, start + 1);
+  if (at === -1 || (next !== -1 && at > next)) return users;
+  const value = Buffer.from(`"delivery_email":${JSON.stringify(self.delivery_email)}`);
+  return new JsonText(Buffer.concat([bytes.subarray(0, at), value, bytes.subarray(at + key.length)])) as T;
 }

@@ -199,17 +199,6 @@ export function OrgPermissionsSection() {
         fields={[
           { key: "invite_required", label: "Joining requires an invitation", kind: "bool" },
           { key: "waiting_period_threshold", label: "Waiting period for full members, in days", kind: "number" },
-          {
-            key: "email_address_visibility",
-            label: "Who can see users' email addresses",
-            kind: "select",
-            choices: [
-              { value: "1", label: "Everyone" },
-              { value: "2", label: "Members" },
-              { value: "3", label: "Administrators only" },
-              { value: "4", label: "Nobody" },
-            ],
-          },
           { key: "name_changes_disabled", label: "Prevent users from changing their name", kind: "bool" },
           { key: "email_changes_disabled", label: "Prevent users from changing their email", kind: "bool" },
           { key: "avatar_changes_disabled", label: "Prevent users from changing their avatar", kind: "bool" },

@@ -170,7 +170,7 @@ export function ComposeBox({ narrow }: ComposeBoxProps) {
     const content = text;
     const sentTo = recipient;
     const localId = nextLocalId();
-    const queueId = registered.value?.queue_id;
+    const queueId = registered.value?.queue_id ?? undefined;
     const echo: SentMessage = { localId, queueId, recipient: sentTo, content, state: "sending" };
     notifySend(echo);
     setSending(true);

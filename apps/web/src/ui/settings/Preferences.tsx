@@ -8,7 +8,7 @@ import { SettingToggle } from "./Profile";
 import { applyColorScheme } from "../layout/theme";
 
 /** One multiple-choice personal setting, saved as soon as it changes. */
-function SettingSelect<K extends keyof UserSettings>(props: { name: K; label: string; choices: Choice[]; numeric?: boolean; after?(value: UserSettings[K]): void }) {
+export function SettingSelect<K extends keyof UserSettings>(props: { name: K; label: string; choices: Choice[]; numeric?: boolean; after?(value: UserSettings[K]): void }) {
   const settings = currentSettings();
   const [outcome, run] = useOutcome();
   // The choice shows while it is being saved (a controlled select would snap back until then).

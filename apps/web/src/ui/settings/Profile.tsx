@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { api, type Schemas } from "../../api/client";
 import { isAdmin, me, myUserId, registered, usersById } from "../../state/store";
 import { Loading, Pic, Section, Status, TextInput, Toggle, currentSettings, patchUserSettings, sendForm, useId, useLoad, useOutcome } from "./common";
+import { SettingSelect } from "./Preferences";
 
 type Field = Schemas["CustomProfileField"];
 
@@ -201,6 +202,8 @@ export function AccountSection() {
       <DeactivateAccount />
       <Section title="Privacy">
         <SettingToggle name="presence_enabled" label="Show others when I'm online" />
+        {/* Each user's own since Zulip 9.0 (feature level 163). */}
+        <SettingSelect name="email_address_visibility" label="Who can see my email address" numeric choices={EMAIL_VISIBILITY_CHOICES} />
         <SettingToggle name="send_read_receipts" label="Let others see when I've read their messages" />
         <SettingToggle name="send_private_typing_notifications" label="Let recipients see when I'm typing a direct message" />
         <SettingToggle name="send_stream_typing_notifications" label="Let others see when I'm typing in a stream" />
@@ -208,6 +211,14 @@ export function AccountSection() {
     </>
   );
 }
+
+const EMAIL_VISIBILITY_CHOICES = [
+  { value: "1", label: "Everyone" },
+  { value: "2", label: "Members" },
+  { value: "5", label: "Moderators" },
+  { value: "3", label: "Administrators" },
+  { value: "4", label: "Nobody" },
+];
 
 type BoolSetting = {
   [K in keyof NonNullable<NonNullable<typeof registered.value>["user_settings"]>]: NonNullable<NonNullable<typeof registered.value>["user_settings"]>[K] extends boolean ? K : never;

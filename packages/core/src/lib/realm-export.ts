@@ -1,0 +1,279 @@
+// Writes an organization's export in Zulip's format (realm-export-format.ts) as one gzip tar in
+// file storage. Memory stays bounded whatever the organization's size: tables are read in pages
+// and written as they come to JSON files in a temporary folder, messages a file of 1,000 at a time
+// with their user_message rows, and stored files are streamed from storage into the tar. Like
+// Zulip's, the export is not one snapshot: what changes while it runs may or may not be in it.
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { once } from "node:events";
+import type { PrismaClient } from "@chat/db";
+import type { FileStorage } from "@chat/storage";
+import { avatarStorageKeys, customEmojiStorageKey } from "./avatars.ts";
+import { uploadStorageKey } from "./uploads.ts";
+import {
+  ATTACHMENT_TABLE,
+  exportFieldName,
+  MESSAGE_CHILD_TABLES,
+  MESSAGE_TABLE,
+  MESSAGES_PER_FILE,
+  messageFileName,
+  REALM_TABLES,
+  USER_MESSAGE_TABLE,
+  type ExportTable,
+} from "./realm-export-format.ts";
+import { tarGzStream, type TarEntry } from "./realm-export-tar.ts";
+
+type Row = Record<string, unknown>;
+type Db = Pick<PrismaClient, "$queryRawUnsafe">;
+
+/** Rows read at once from a table with ids. */
+const PAGE = 2000;
+/** The largest export this server writes (the tarball's bytes). */
+export const MAX_EXPORT_BYTES = 64 * 1024 ** 3;
+
+export interface RealmExportOptions {
+  /** Zulip's public export (what POST /export/realm makes): only public streams' messages. */
+  publicOnly: boolean;
+}
+
+const columnCache = new Map<string, string[]>();
+
+/** The table's columns, in order (cached: the schema does not change under a running server). */
+export async function tableColumns(db: Db, table: string): Promise<string[]> {
+  let columns = columnCache.get(table);
+  if (!columns) {
+    const rows = await db.$queryRawUnsafe<{ column_name: string }[]>(
+      "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position",
+      table,
+    );
+    columns = rows.map((row) => row.column_name);
+    columnCache.set(table, columns);
+  }
+  return columns;
+}
+
+/** Seconds since the epoch, as Zulip's floatify_datetime_fields writes times. */
+function exportValue(value: unknown): unknown {
+  if (value instanceof Date) return value.getTime() / 1000;
+  if (typeof value === "bigint") return Number(value);
+  return value;
+}
+
+function exportRow(spec: ExportTable, columns: string[], row: Row): Row {
+  const out: Row = {};
+  for (const column of columns) {
+    if (spec.omit?.includes(column)) continue;
+    out[exportFieldName(spec, column)] = exportValue(row[column]);
+  }
+  return out;
+}
+
+/** A JSON file written as it is produced. */
+class JsonFileWriter {
+  private readonly stream: WriteStream;
+  constructor(readonly file: string) {
+    this.stream = createWriteStream(file);
+  }
+  async write(text: string): Promise<void> {
+    if (!this.stream.write(text)) await once(this.stream, "drain");
+  }
+  async close(): Promise<void> {
+    this.stream.end();
+    await once(this.stream, "finish");
+  }
+}
+
+/** Writes `"key":[rows...]` of one table, page by page. */
+async function writeTable(db: Db, out: JsonFileWriter, spec: ExportTable, realmId: number, extra: string, first: boolean, decorate?: (rows: Row[]) => Promise<void>): Promise<void> {
+  const columns = await tableColumns(db, spec.table);
+  await out.write(`${first ? "" : ","}${JSON.stringify(spec.key)}:[`);
+  // A table this database does not have (yet): nothing of it to export.
+  if (columns.length === 0) return void (await out.write("]"));
+  let count = 0;
+  const emit = async (rows: Row[]) => {
+    const exported = rows.map((row) => exportRow(spec, columns, row));
+    if (decorate) await decorate(exported);
+    for (const row of exported) await out.write(`${count++ === 0 ? "" : ","}${JSON.stringify(row)}`);
+  };
+  if (spec.hasId) {
+    for (let after = 0; ; ) {
+      const rows = await db.$queryRawUnsafe<Row[]>(`SELECT * FROM "${spec.table}" t WHERE (${spec.where})${extra} AND t.id > $2 ORDER BY t.id LIMIT ${PAGE}`, realmId, after);
+      if (rows.length === 0) break;
+      await emit(rows);
+      after = rows[rows.length - 1].id as number;
+    }
+  } else {
+    await emit(await db.$queryRawUnsafe<Row[]>(`SELECT * FROM "${spec.table}" t WHERE (${spec.where})${extra}`, realmId));
+  }
+  await out.write("]");
+}
+
+interface StagedFile {
+  path: string;
+  file: string;
+}
+
+interface StoredEntry {
+  path: string;
+  key: string;
+  size: number;
+}
+
+/**
+ * Writes the export of `realmId` to storage under `key`. Returns its size. Everything staged on
+ * disk is removed, whether or not it succeeds; a failure leaves nothing in storage.
+ */
+export async function writeRealmExport(db: Db, storage: FileStorage, realmId: number, key: string, options: RealmExportOptions): Promise<number> {
+  const dir = await mkdtemp(path.join(tmpdir(), "realm-export-"));
+  try {
+    const staged: StagedFile[] = [];
+    const stage = (name: string) => {
+      const file = path.join(dir, name.replaceAll("/", "_"));
+      staged.push({ path: name, file });
+      return new JsonFileWriter(file);
+    };
+    // The messages of the export: all of them, or those of public streams.
+    const messageWhere = options.publicOnly
+      ? " AND t.recipient_id IN (SELECT recipient_id FROM stream WHERE realm_id = $1 AND NOT invite_only AND recipient_id IS NOT NULL)"
+      : "";
+
+    // realm.json
+    const realm = stage("realm.json");
+    await realm.write("{");
+    let first = true;
+    for (const spec of REALM_TABLES) {
+      const decorate =
+        spec.key === "zerver_defaultstreamgroup"
+          ? async (rows: Row[]) => {
+              for (const row of rows) {
+                const streams = await db.$queryRawUnsafe<{ stream_id: number }[]>("SELECT stream_id FROM default_stream_group_stream WHERE group_id = $1 ORDER BY stream_id", row.id);
+                row.streams = streams.map((s) => s.stream_id);
+              }
+            }
+          : undefined;
+      await writeTable(db, realm, spec, realmId, "", first, decorate);
+      first = false;
+    }
+    const exportedMessage = `t.message_id IN (SELECT id FROM message t WHERE t.realm_id = $1${messageWhere})`;
+    for (const spec of MESSAGE_CHILD_TABLES) await writeTable(db, realm, { ...spec, where: exportedMessage }, realmId, "", false);
+    // Zulip's messages name their client by a zerver_client row.
+    const clients = await db.$queryRawUnsafe<{ sending_client: string }[]>(`SELECT DISTINCT sending_client FROM message t WHERE t.realm_id = $1${messageWhere} ORDER BY 1`, realmId);
+    const clientIds = new Map(clients.map((c, i) => [c.sending_client, i + 1]));
+    await realm.write(`,"zerver_client":${JSON.stringify(clients.map((c, i) => ({ id: i + 1, name: c.sending_client })))}`);
+    // Zulip's system bots live in its system realm; ours are the realm's own users.
+    await realm.write(`,"zerver_userprofile_crossrealm":[],"export_format":"chat-server 1"}`);
+    await realm.close();
+
+    // messages-NNNNNN.json
+    const messageColumns = await tableColumns(db, MESSAGE_TABLE.table);
+    const userMessageColumns = await tableColumns(db, USER_MESSAGE_TABLE.table);
+    let fileIndex = 1;
+    for (let after = 0; ; fileIndex++) {
+      const messages = await db.$queryRawUnsafe<Row[]>(
+        `SELECT * FROM message t WHERE t.realm_id = $1${messageWhere} AND t.id > $2 ORDER BY t.id LIMIT ${MESSAGES_PER_FILE}`,
+        realmId,
+        after,
+      );
+      if (messages.length === 0 && fileIndex > 1) break;
+      const out = stage(messageFileName(fileIndex));
+      await out.write('{"zerver_message":[');
+      await out.write(
+        messages
+          .map((m) => JSON.stringify({ ...exportRow(MESSAGE_TABLE, messageColumns, m), sending_client: clientIds.get(m.sending_client as string) ?? null, type: 1 }))
+          .join(","),
+      );
+      await out.write('],"zerver_usermessage":[');
+      const ids = messages.map((m) => m.id as number);
+      const userMessages = ids.length === 0 ? [] : await db.$queryRawUnsafe<Row[]>("SELECT * FROM user_message WHERE message_id = ANY($1::int[]) ORDER BY message_id, user_id", ids);
+      await out.write(userMessages.map((um) => JSON.stringify(exportRow(USER_MESSAGE_TABLE, userMessageColumns, um))).join(","));
+      await out.write("]}");
+      await out.close();
+      if (messages.length === 0) break;
+      after = ids[ids.length - 1];
+    }
+
+    // attachment.json and the uploads they name
+    const attachments = stage("attachment.json");
+    const uploads: StoredEntry[] = [];
+    const uploadRecords: Row[] = [];
+    const attachmentWhere = options.publicOnly ? ` AND t.id IN (SELECT attachment_id FROM attachment_message WHERE ${exportedMessage.replace("t.message_id", "message_id")})` : "";
+    await attachments.write("{");
+    await writeTable(db, attachments, ATTACHMENT_TABLE, realmId, attachmentWhere, true, async (rows) => {
+      for (const row of rows) {
+        const links = await db.$queryRawUnsafe<{ message_id: number }[]>(
+          `SELECT message_id FROM attachment_message am WHERE am.attachment_id = $1 AND am.message_id IN (SELECT id FROM message t WHERE t.realm_id = $2${messageWhere}) ORDER BY message_id`,
+          row.id,
+          realmId,
+        );
+        row.messages = links.map((l) => l.message_id);
+        const pathId = row.path_id as string;
+        const stored = await storage.stat(uploadStorageKey(pathId));
+        if (!stored) continue;
+        uploads.push({ path: `uploads/${pathId}`, key: uploadStorageKey(pathId), size: stored.size });
+        uploadRecords.push({ path: pathId, s3_path: pathId, realm_id: realmId, user_profile_id: row.owner, size: stored.size, content_type: stored.contentType, last_modified: row.create_time });
+      }
+    });
+    await attachments.write("}");
+    await attachments.close();
+
+    // avatars and custom emoji
+    const avatars: StoredEntry[] = [];
+    const avatarRecords: Row[] = [];
+    const avatarUsers = await db.$queryRawUnsafe<{ id: number; email: string }[]>("SELECT id, email FROM user_profile WHERE realm_id = $1 AND avatar_source = 'U' ORDER BY id", realmId);
+    for (const user of avatarUsers) {
+      for (const storageKey of Object.values(avatarStorageKeys(realmId, user.id))) {
+        const stored = await storage.stat(storageKey);
+        if (!stored) continue;
+        const relative = storageKey.slice("avatars/".length);
+        avatars.push({ path: `avatars/${relative}`, key: storageKey, size: stored.size });
+        avatarRecords.push({ path: relative, s3_path: relative, realm_id: realmId, user_profile_id: user.id, user_profile_email: user.email, size: stored.size, content_type: stored.contentType });
+      }
+    }
+    const emoji: StoredEntry[] = [];
+    const emojiRecords: Row[] = [];
+    const emojiRows = await db.$queryRawUnsafe<{ id: number; name: string; file_name: string; author_id: number | null; deactivated: boolean }[]>(
+      "SELECT id, name, file_name, author_id, deactivated FROM realm_emoji WHERE realm_id = $1 ORDER BY id",
+      realmId,
+    );
+    for (const row of emojiRows) {
+      const storageKey = customEmojiStorageKey(realmId, row.file_name);
+      for (const candidate of [storageKey, `${storageKey}.original`]) {
+        const stored = await storage.stat(candidate);
+        if (!stored) continue;
+        const relative = candidate.slice("avatars/".length);
+        emoji.push({ path: `emoji/${relative}`, key: candidate, size: stored.size });
+        emojiRecords.push({ path: relative, s3_path: relative, realm_id: realmId, id: row.id, name: row.name, file_name: row.file_name, author: row.author_id, deactivated: row.deactivated });
+      }
+    }
+    for (const [name, records] of [["uploads/records.json", uploadRecords], ["avatars/records.json", avatarRecords], ["emoji/records.json", emojiRecords]] as const) {
+      const out = stage(name);
+      await out.write(JSON.stringify(records));
+      await out.close();
+    }
+
+    const top = `zulip-export-${realmId}-${Date.now().toString(36)}`;
+    const entries = async function* (): AsyncGenerator<TarEntry> {
+      for (const file of staged) {
+        const { size } = await stat(file.file);
+        yield { path: `${top}/${file.path}`, size, open: async () => createReadStream(file.file) };
+      }
+      for (const stored of [...uploads, ...avatars, ...emoji]) {
+        yield {
+          path: `${top}/${stored.path}`,
+          size: stored.size,
+          open: async () => {
+            const object = await storage.get(stored.key);
+            if (!object) throw new Error(`${stored.key} disappeared from storage during the export`);
+            return object.body;
+          },
+        };
+      }
+    };
+    const written = await storage.put(key, tarGzStream(entries()), { contentType: "application/gzip", maxBytes: MAX_EXPORT_BYTES });
+    return written.size;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
