@@ -1,14 +1,13 @@
 // The backup file's container: a POSIX tar (pax headers for long or non-ASCII names and for sizes
-// past ustar's 8 GiB), gzip-compressed, so that an operator can look into a backup with
-// `tar tzf` and take it apart with `tar xzf` without this server. Written here rather than with a
-// tar package: a writer of regular files and a reader of what the writer makes are small, and
-// reading must fail loudly on anything damaged rather than skip it.
+// past ustar's 8 GiB; the headers are core's lib/tar-headers.ts, which exports use too),
+// gzip-compressed, so that an operator can look into a backup with `tar tzf` and take it apart
+// with `tar xzf` without this server. Written here rather than with a tar package: a writer of
+// regular files and a reader of what the writer makes are small, and reading must fail loudly on
+// anything damaged rather than skip it.
 import type { FileHandle } from "node:fs/promises";
+import { TAR_BLOCK as BLOCK, tarEntryHeaders as entryHeaders, tarPadding as padding } from "@chat/core";
 
-const BLOCK = 512;
 const ZERO_BLOCK = Buffer.alloc(BLOCK);
-/** ustar's size field holds 11 octal digits. */
-const USTAR_MAX_SIZE = 0o77777777777;
 const READ_CHUNK = 256 * 1024;
 
 /** The archive is not one this code wrote, or is damaged or cut short. */
@@ -22,54 +21,6 @@ export interface ArchiveEntry {
 
 /** One entry to write: its bytes in memory, or `size` bytes read from an open file. */
 export type EntrySource = { path: string; data: Uint8Array; mtime?: Date } | { path: string; file: FileHandle; size: number; mtime?: Date };
-
-function octal(value: number, width: number): string {
-  return `${value.toString(8).padStart(width - 1, "0")}\0`;
-}
-
-function header(name: string, size: number, mtime: Date, type: "0" | "x"): Buffer {
-  const block = Buffer.alloc(BLOCK);
-  block.write(name, 0, 100, "utf8");
-  block.write(octal(0o644, 8), 100, "ascii");
-  block.write(octal(0, 8), 108, "ascii");
-  block.write(octal(0, 8), 116, "ascii");
-  block.write(octal(size, 12), 124, "ascii");
-  block.write(octal(Math.floor(mtime.getTime() / 1000), 12), 136, "ascii");
-  block.write(" ".repeat(8), 148, "ascii");
-  block.write(type, 156, "ascii");
-  block.write("ustar\0" + "00", 257, "ascii");
-  let sum = 0;
-  for (const byte of block) sum += byte;
-  block.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148, "ascii");
-  return block;
-}
-
-/** A pax record: its length counts itself, so the number is found by trying. */
-function paxRecord(key: string, value: string): string {
-  const body = ` ${key}=${value}\n`;
-  let length = Buffer.byteLength(body);
-  while (Buffer.byteLength(`${length}${body}`) !== length) length = Buffer.byteLength(`${length}${body}`);
-  return `${length}${body}`;
-}
-
-function padding(size: number): Buffer {
-  const rest = size % BLOCK;
-  return rest === 0 ? Buffer.alloc(0) : Buffer.alloc(BLOCK - rest);
-}
-
-/** The headers of one entry: a pax header first when ustar cannot say the name or the size. */
-function entryHeaders(path: string, size: number, mtime: Date): Buffer[] {
-  const plainName = /^[\x20-\x7e]*$/.test(path) && path.length <= 100;
-  const records = (plainName ? "" : paxRecord("path", path)) + (size > USTAR_MAX_SIZE ? paxRecord("size", String(size)) : "");
-  const name = plainName ? path : `PaxHeader/${path.replace(/[^\x20-\x7e]/g, "_").slice(-80)}`;
-  const out: Buffer[] = [];
-  if (records) {
-    const body = Buffer.from(records, "utf8");
-    out.push(header(name, body.length, mtime, "x"), body, padding(body.length));
-  }
-  out.push(header(plainName ? path : name.slice("PaxHeader/".length), Math.min(size, USTAR_MAX_SIZE), mtime, "0"));
-  return out;
-}
 
 /**
  * The tar stream of `entries`, as chunks. A file entry reads exactly the size it was given: a file

@@ -135,3 +135,4 @@ export * from "./queries/spectators.ts";
 export * from "./actions/realm-export.ts";
 export { writeRealmExport, tableColumns, MAX_EXPORT_BYTES, type RealmExportOptions } from "./lib/realm-export.ts";
 export { importRealm, type RealmImportResult, type RealmImportOptions } from "./lib/realm-import.ts";
+export * from "./lib/tar-headers.ts";
