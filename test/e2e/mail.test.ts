@@ -213,7 +213,7 @@ describe("without EMAIL_HOST the email is written to the log (the embedded trial
       BOOTSTRAP_OWNER_PASSWORD: "owner-password",
     });
     const baseUrl = `http://127.0.0.1:${server.port}`;
-    expect(server.output()).toContain("EMAIL_HOST is not set: emails (password resets) are written to this log, not sent");
+    expect(server.output()).toContain("EMAIL_HOST is not set: emails (password resets, invitations) are written to this log, not sent");
     await askForReset(baseUrl, "owner@example.com");
     const line = await waitFor("the logged email", () =>
       server!

@@ -73,7 +73,7 @@ export function startWorker(services: WorkerServices): WorkerTier {
     every("scheduled message sweep", 5000, () => sweepScheduledMessages(scheduledDeps)),
   ];
   const mailSender = createMailSender(services.mail);
-  if (mailSender.destination === "log") logger.info("EMAIL_HOST is not set: emails (password resets) are written to this log, not sent");
+  if (mailSender.destination === "log") logger.info("EMAIL_HOST is not set: emails (password resets, invitations) are written to this log, not sent");
   const emails = processEmailJobs(bus.jobs, mailSender);
   const scheduledMessages = processScheduledMessageJobs(bus.jobs, scheduledDeps);
   requeueScheduledMessages(prisma, bus.jobs).catch((error: unknown) => logger.warn("could not queue the scheduled messages again; the sweep will send them", { error: String(error) }));
