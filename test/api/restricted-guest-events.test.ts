@@ -162,7 +162,69 @@ describe.each(MODES)("events about users a restricted guest may not access (%s)"
     }
   });
 
+  describe("subscriptions that change whom the guest may access", () => {
+    const SUB_TYPES = TYPES;
+    let streams = 0;
+    const subscribe = async (name: string, principals: number[]) =>
+      expect((await server.owner.post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify(principals) })).body.result).toBe("success");
+    const unsubscribe = async (name: string, principals: number[]) =>
+      expect((await server.owner.delete("/users/me/subscriptions", { subscriptions: JSON.stringify([name]), principals: JSON.stringify(principals) })).body.result).toBe("success");
+    const realmUserEvents = (events: Array<Record<string, any>>) => events.filter((e) => e.type === "realm_user");
+
+    beforeAll(() => setAccess("role:members"));
+    afterAll(() => setAccess("role:everyone"));
+
+    test.each([[{}], [{ user_list_incomplete: true }]])("the guest joins and leaves a stream of a user they may not access (capabilities %j)", async (capabilities) => {
+      const params = { client_capabilities: JSON.stringify(capabilities) };
+      const name = `meeting ${++streams}`;
+      await subscribe(name, [stranger.id]);
+      // No user_status event comes with the user (none does in Zulip 9.0): realm_user alone is kept.
+      const joined = await verifyAction(guest.client, ["realm_user"], () => subscribe(name, [guest.id]), 5000, params);
+      // The real user, as /register lists them.
+      expect(realmUserEvents(joined)).toEqual([expect.objectContaining({ op: "add", person: expect.objectContaining({ user_id: stranger.id, full_name: expect.stringMatching(/^Stan /) }) })]);
+      const left = await verifyAction(guest.client, SUB_TYPES, () => unsubscribe(name, [guest.id]), 5000, params);
+      expect(realmUserEvents(left)).toEqual([{ id: expect.any(Number), type: "realm_user", op: "remove", person: { user_id: stranger.id, full_name: "Unknown user" } }]);
+      const { state } = await registerState(guest.client, ["realm_user"], params);
+      const listed = (state.realm_users as Array<Record<string, unknown>>).find((u) => u.user_id === stranger.id);
+      if ("user_list_incomplete" in capabilities) expect(listed).toBeUndefined();
+      else expect(listed).toMatchObject({ full_name: "Unknown user", email: `user${stranger.id}@chat.test` });
+    });
+
+    test.each([[{}], [{ user_list_incomplete: true }]])("a user joins and leaves a stream the guest is in (capabilities %j)", async (capabilities) => {
+      const params = { client_capabilities: JSON.stringify(capabilities) };
+      const joined = await verifyAction(guest.client, ["realm_user"], () => subscribe("shared", [stranger.id]), 5000, params);
+      expect(realmUserEvents(joined)).toEqual([expect.objectContaining({ op: "add", person: expect.objectContaining({ user_id: stranger.id, full_name: expect.stringMatching(/^Stan /) }) })]);
+      // Others hear nothing of it: the observer already knows Stan.
+      const observerQueue = await queueOf(observer);
+      const left = await verifyAction(guest.client, SUB_TYPES, () => unsubscribe("shared", [stranger.id]), 5000, params);
+      expect(realmUserEvents(left)).toEqual([expect.objectContaining({ op: "remove", person: { user_id: stranger.id, full_name: "Unknown user" } })]);
+      expect(realmUserEvents(await drainEvents(observer.client, observerQueue))).toEqual([]);
+    });
+
+    test("a user the guest knows otherwise stays known when a shared stream goes", async () => {
+      const name = `meeting ${++streams}`;
+      await subscribe(name, [guest.id, friend.id]);
+      const { queueId, state } = await registerState(guest.client, ["realm_user", "subscription"]);
+      await unsubscribe(name, [guest.id]);
+      await waitForEvent(guest.client, queueId, (e) => e.type === "subscription" && e.op === "remove", { acknowledge: false });
+      // Frida is still in #shared with the guest.
+      expect(realmUserEvents(await drainEvents(guest.client, queueId))).toEqual([]);
+      expect((await registerState(guest.client, ["realm_user"])).state.realm_users).toEqual(state.realm_users);
+    });
+  });
+
   describe("with role:everyone (the default)", () => {
+    test("subscriptions send no user events", async () => {
+      const types = ["realm_user", "subscription"];
+      const { queueId } = await registerState(guest.client, types);
+      expect((await server.owner.post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "open meeting" }]), principals: JSON.stringify([guest.id, stranger.id]) })).body.result).toBe("success");
+      expect((await server.owner.delete("/users/me/subscriptions", { subscriptions: JSON.stringify(["open meeting"]), principals: JSON.stringify([guest.id]) })).body.result).toBe("success");
+      await waitForEvent(guest.client, queueId, (e) => e.type === "subscription" && e.op === "remove", { acknowledge: false });
+      const events = await drainEvents(guest.client, queueId);
+      expect(events.filter((e) => e.type === "subscription" && e.op === "add")).toHaveLength(1);
+      expect(events.filter((e) => e.type === "realm_user")).toEqual([]);
+    });
+
     test("the guest hears of everyone, and its state agrees with a new /register", async () => {
       const guestQueue = await queueOf(guest);
       await rename(stranger, "Stan Open");

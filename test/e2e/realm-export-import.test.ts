@@ -237,7 +237,15 @@ async function writeZulipExport(dir: string): Promise<{ avatar: Buffer; emoji: B
   });
   const messages = {
     zerver_message: [
-      message(1000, 10, 200, "lunch", "Hello @**Jon Member**, see #123 and :party_parrot:"),
+      message(1000, 10, 200, "lunch", "Hello @**Jon Member**, see #123 and :party_parrot:", {
+        last_edit_time: T0 + 1200,
+        // Zulip 9.0's edit history: a JSON string, newest edit first; the HTML is never taken.
+        edit_history: JSON.stringify([
+          { user_id: 11, timestamp: Math.floor(T0 + 1200), prev_topic: "food", topic: "lunch", prev_stream: 31, stream: 30 },
+          { user_id: 10, timestamp: Math.floor(T0 + 1100), prev_content: "Hello @**Kim Guest**", prev_rendered_content: "<script>alert(1)</script>", prev_rendered_content_version: 1 },
+          { user_id: 999, timestamp: "yesterday", prev_topic: "dropped" },
+        ]),
+      }),
       message(1001, 11, 200, "lunch", `[report.txt](/user_uploads/${UPLOAD_PATH})`, { has_attachment: true, has_link: true, sending_client: 4 }),
       message(1002, 10, 201, "plans", "Secret stuff"),
       message(1003, 10, 101, "", "Hi Jon"),
@@ -405,6 +413,17 @@ describe.each(MODES)("importing an export in Zulip's format (%s)", (mode) => {
     expect(jonMessages.find((m) => m.content.includes("Hi Jon"))).toMatchObject({ type: "private", sender_id: irisId });
     const group = jonMessages.find((m) => m.content.includes("Group chat"))!;
     expect(group.display_recipient.map((r: { id: number }) => r.id).sort()).toEqual([irisId, jonId, kimId].sort());
+    // Its edit history, with the new ids, the earlier content rendered again.
+    const history = (await jon.get(`/messages/${hello.id}/history`)).body.message_history as Array<Record<string, any>>;
+    expect(history).toEqual([
+      expect.objectContaining({ user_id: irisId, timestamp: Math.floor(T0 + 1000), topic: "food", content: "Hello @**Kim Guest**" }),
+      expect.objectContaining({ user_id: irisId, timestamp: Math.floor(T0 + 1100), topic: "food", prev_content: "Hello @**Kim Guest**", content: expect.stringContaining("@**Jon Member**") }),
+      expect.objectContaining({ user_id: jonId, timestamp: Math.floor(T0 + 1200), prev_topic: "food", topic: "lunch", prev_stream: secret.stream_id, stream: general.stream_id }),
+    ]);
+    expect(history[0].rendered_content).toContain(`data-user-id="${kimId}"`);
+    expect(history[1].prev_rendered_content).toBe(history[0].rendered_content);
+    expect(JSON.stringify(history)).not.toContain("<script>");
+    expect(hello.last_edit_timestamp).toBe(Math.floor(T0 + 1200));
     // The secret stream's history is not Kim's.
     const kimMessages = (await kim.get("/messages", { anchor: "oldest", num_before: 0, num_after: 100 })).body.messages as Array<Record<string, any>>;
     expect(kimMessages.some((m) => m.content.includes("Secret stuff"))).toBe(false);
@@ -494,12 +513,46 @@ async function populate(origin: Origin, server: { createUser(name: string, role?
   await send(owner, { type: "stream", to: "design", topic: "kickoff", content: "Welcome @**Bob Member**! See #42 :blob: and #**ops**" });
   await send(bob.client, { type: "stream", to: "design", topic: "kickoff", content: `Thanks, **boss**: [the numbers](${upload.body.url})` });
   await send(ann.client, { type: "stream", to: "ops", topic: "deploys", content: "Deploy at 5" });
+  // (ops keeps a message when this one moves away, as its first_message_id stays in the original.)
+  await send(ann.client, { type: "stream", to: "ops", topic: "deploys", content: "Deploy at 6" });
   for (let i = 0; i < 25; i++) await send(cat.client, { type: "stream", to: "design", topic: `batch ${i % 3}`, content: `message number ${i}` });
   ok(await bob.client.post(`/messages/${sent[0]}/reactions`, { emoji_name: "blob", reaction_type: "realm_emoji", emoji_code: "" }).then(async (r) => (r.body.result === "success" ? r : bob.client.post(`/messages/${sent[0]}/reactions`, { emoji_name: "blob" }))), "realm emoji reaction");
   ok(await cat.client.post(`/messages/${sent[0]}/reactions`, { emoji_name: "octopus" }), "reaction");
   ok(await bob.client.post("/messages/flags", { messages: JSON.stringify([sent[0]]), op: "add", flag: "starred" }), "star");
   ok(await bob.client.post("/messages/flags", { messages: JSON.stringify(sent.slice(0, 3)), op: "add", flag: "read" }), "read");
-  return { ann, bob, cat, uploadUrl: upload.body.url as string };
+  // Edit history: Bob edits his message's content twice; the owner moves Ann's to another topic and stream.
+  ok(await bob.client.patch(`/messages/${sent[1]}`, { content: `Thanks, **boss** @**Ann Admin**: [the numbers](${upload.body.url})` }), "edit content");
+  ok(await bob.client.patch(`/messages/${sent[1]}`, { content: `Thanks, **boss**: [the numbers](${upload.body.url}) (updated)` }), "edit content again");
+  const streamsNow = (await owner.get("/streams")).body.streams as Array<{ name: string; stream_id: number }>;
+  ok(await owner.patch(`/messages/${sent[2]}`, { topic: "releases", stream_id: streamsNow.find((s) => s.name === "design")!.stream_id, propagate_mode: "change_one" }), "move");
+  ok(await owner.patch(`/messages/${sent[2]}`, { topic: "releases 2", propagate_mode: "change_one" }), "rename topic");
+  return { ann, bob, cat, uploadUrl: upload.body.url as string, edited: [sent[1], sent[2]] };
+}
+
+/** HTML (or Markdown) with the organization's ids taken out, to compare two organizations. */
+const strip = (html: string) =>
+  html
+    .replace(/data-user-id="\d+"/g, "")
+    .replace(/data-stream-id="\d+"/g, "")
+    .replace(/\/stream\/\d+-/g, "/stream/N-")
+    .replace(/\/emoji\/images\/\d+\./g, "/emoji/images/N.").replace(/\/user_uploads\/\d+\/[^"]+/g, "UPLOAD").replace(/\/user_avatars\/\d+\//g, "/user_avatars/R/");
+
+/** GET /messages/{id}/history with users and streams by name and the HTML's ids taken out. */
+async function historyView(client: ApiClient, messageId: number) {
+  const users = (await client.get("/users")).body.members as Array<Record<string, any>>;
+  const email = new Map(users.map((u) => [u.user_id as number, u.email as string]));
+  const streams = (await client.get("/streams")).body.streams as Array<Record<string, any>>;
+  const streamName = new Map(streams.map((s) => [s.stream_id as number, s.name as string]));
+  const res = await client.get(`/messages/${messageId}/history`);
+  if (res.body.result !== "success") throw new Error(`history of ${messageId}: ${JSON.stringify(res.body)}`);
+  return (res.body.message_history as Array<Record<string, any>>).map((entry) =>
+    Object.fromEntries(
+      Object.entries(entry).map(([key, value]) => [
+        key,
+        key === "user_id" ? email.get(value) : key === "stream" || key === "prev_stream" ? streamName.get(value) : typeof value === "string" && key !== "topic" && key !== "prev_topic" ? strip(value) : value,
+      ]),
+    ),
+  );
 }
 
 /** What a member sees, with ids replaced by what they name, to compare two organizations. */
@@ -511,12 +564,6 @@ async function view(baseUrl: string, eventsUrl: string, client: ApiClient) {
   const onEvents = new ApiClient(eventsUrl, client.credentials, client.host);
   const state = (await onEvents.post("/register", { fetch_event_types: ["realm", "realm_user", "subscription", "realm_emoji", "realm_linkifiers", "realm_user_groups", "custom_profile_fields", "default_streams", "message", "update_message_flags"], include_subscribers: true, client_capabilities: JSON.stringify({ linkifier_url_template: true }) })).body;
   const messages = (await client.get("/messages", { anchor: "oldest", num_before: 0, num_after: 1000, apply_markdown: true })).body.messages as Array<Record<string, any>>;
-  const strip = (html: string) =>
-    html
-      .replace(/data-user-id="\d+"/g, "")
-      .replace(/data-stream-id="\d+"/g, "")
-      .replace(/\/stream\/\d+-/g, "/stream/N-")
-      .replace(/\/emoji\/images\/\d+\./g, "/emoji/images/N.").replace(/\/user_uploads\/\d+\/[^"]+/g, "UPLOAD").replace(/\/user_avatars\/\d+\//g, "/user_avatars/R/");
   // Group settings by the group's name.
   const groupName = new Map((state.realm_user_groups as Array<{ id: number; name: string }>).map((g) => [g.id, g.name]));
   const realmScalars = Object.fromEntries(
@@ -551,7 +598,7 @@ async function view(baseUrl: string, eventsUrl: string, client: ApiClient) {
 }
 
 async function roundTrip(origin: Origin, createUser: Parameters<typeof populate>[1]["createUser"], clientAt: (email: string, host?: string) => Promise<ApiClient>) {
-  const { bob, uploadUrl } = await populate(origin, { createUser });
+  const { bob, uploadUrl, edited } = await populate(origin, { createUser });
   const requested = await origin.owner.post("/export/realm");
   expect(requested.body.result).toBe("success");
   const done = await waitForExport(origin.owner, requested.body.id, 120_000);
@@ -575,6 +622,35 @@ async function roundTrip(origin: Origin, createUser: Parameters<typeof populate>
   const after = await view(origin.baseUrl, origin.eventsUrl, bobThere);
   expect(after).toEqual(before);
   expect(before.messages.length).toBeGreaterThanOrEqual(28);
+  // Edit histories (of the stream messages: the public export has no others): the same edits, by
+  // the same users, between the same streams, ids mapped; the
+  // export wrote them in Zulip's form, and each edited message has its last_edit_time.
+  const hereIds = ((await bobHere.get("/messages", { anchor: "oldest", num_before: 0, num_after: 1000 })).body.messages as Array<{ id: number; type: string }>).filter((m) => m.type === "stream").map((m) => m.id);
+  const thereIds = ((await bobThere.get("/messages", { anchor: "oldest", num_before: 0, num_after: 1000 })).body.messages as Array<{ id: number; type: string }>).filter((m) => m.type === "stream").map((m) => m.id);
+  expect(thereIds).toHaveLength(hereIds.length);
+  for (const id of edited) {
+    const copyId = thereIds[hereIds.indexOf(id)];
+    expect(copyId).not.toBe(id);
+    const original = await historyView(bobHere, id);
+    expect(original.length).toBe(3);
+    expect(await historyView(bobThere, copyId)).toEqual(original);
+  }
+  expect(await historyView(bobThere, thereIds[hereIds.indexOf(edited[1])])).toEqual([
+    expect.objectContaining({ topic: "deploys" }),
+    expect.objectContaining({ user_id: expect.any(String), prev_stream: "ops", stream: "design", prev_topic: "deploys", topic: "releases" }),
+    expect.objectContaining({ prev_topic: "releases", topic: "releases 2" }),
+  ]);
+  const exported = JSON.parse(files.get("messages-000001.json")!.toString()).zerver_message as Array<Record<string, any>>;
+  const editedRow = exported.find((m) => m.id === edited[0])!;
+  expect(typeof editedRow.edit_history).toBe("string");
+  expect(editedRow.last_edit_time).toEqual(expect.any(Number));
+  const entries = JSON.parse(editedRow.edit_history);
+  expect(entries).toEqual([
+    expect.objectContaining({ user_id: bob.id, prev_content: expect.stringContaining("@**Ann Admin**"), prev_rendered_content: expect.stringContaining("user-mention"), prev_rendered_content_version: expect.any(Number) }),
+    expect.objectContaining({ user_id: bob.id, prev_content: expect.stringMatching(/^Thanks, \*\*boss\*\*: \[the numbers\]\([^)]+\)$/) }),
+  ]);
+  expect(entries[0].timestamp).toBeGreaterThanOrEqual(entries[1].timestamp);
+  expect(exported.find((m) => m.id === hereIds[0])!.edit_history).toBeNull();
   // The upload is readable in the copy, with the same bytes.
   const link = /href="(\/user_uploads\/[^"]+)"/.exec((await bobThere.get("/messages", { anchor: "oldest", num_before: 0, num_after: 2 })).body.messages[1].content)![1];
   expect(link).not.toBe(uploadUrl);

@@ -27,6 +27,13 @@ export async function registerState(client: ApiClient, eventTypes: string[], ext
   return { queueId: res.body.queue_id, state: stateOf(res.body) };
 }
 
+/** Whether the registration declares user_list_incomplete (feature level 232), which changes how realm_user remove applies. */
+function userListIncomplete(registerParams: Record<string, unknown>): boolean {
+  const capabilities = registerParams.client_capabilities;
+  if (typeof capabilities !== "string") return false;
+  return (JSON.parse(capabilities) as Record<string, unknown>).user_list_incomplete === true;
+}
+
 /**
  * Runs `action` and returns the events `client` received for it, after checking that applying them
  * to the state from before gives the state from after. Fails if they never agree within the timeout.
@@ -48,13 +55,18 @@ export async function verifyAction(
   const deadline = Date.now() + timeoutMs;
   let expected: Record<string, unknown> = {};
   let applied: Record<string, unknown> = {};
+  let fakeEmailDomain: string | undefined;
   while (Date.now() < deadline) {
     const res = await client.get("/events", { queue_id: queueId, last_event_id: lastEventId, dont_block: true });
     for (const event of res.body.events as Array<Record<string, any>>) {
       lastEventId = Math.max(lastEventId, event.id);
       if (event.type !== "heartbeat") received.push(event);
     }
-    applied = applyEvents(structuredClone(state), received, userId);
+    // "Unknown user" placeholders are addressed at the realm's fake email domain (realm_bot_domain).
+    if (fakeEmailDomain === undefined && received.some((e) => e.type === "realm_user" && e.op === "remove")) {
+      fakeEmailDomain = (await client.post("/register", { fetch_event_types: ["realm"] })).body.realm_bot_domain as string;
+    }
+    applied = applyEvents(structuredClone(state), received, userId, null, { userListIncomplete: userListIncomplete(registerParams), fakeEmailDomain });
     expected = (await registerState(client, eventTypes, registerParams)).state;
     if (received.length > 0 && canonical(applied) === canonical(expected)) return received;
     await new Promise((r) => setTimeout(r, 50));

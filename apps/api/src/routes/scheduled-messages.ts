@@ -13,7 +13,7 @@ import {
   scheduledMessageType,
   scheduleMessage,
 } from "@chat/core";
-import { actorOf, DEFAULT_MAX_JSON_LENGTH, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, rawParam, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, DEFAULT_MAX_JSON_LENGTH, EMPTY_SUCCESS, endpoint, originOf, Param, params, parseParams, rawParam, route, schema, serve, success, successBody } from "@chat/http";
 import { clientName } from "../client-name.ts";
 import type { ApiServices } from "../services.ts";
 import { TOPIC_PARAMS } from "./message-edit.ts";
@@ -21,7 +21,12 @@ import { pathId } from "./path-ids.ts";
 
 // `direct` is feature level 174's name for `private`, `channel` level 248's for `stream`.
 const TYPE = params.oneOf(["stream", "channel", "private", "direct"] as const);
-const TO = params.string().maxLength(DEFAULT_MAX_JSON_LENGTH);
+// Zulip's `to`: a JSON-encoded stream id or list of user ids. The route reads the text itself
+// (parseScheduledStreamId / parseScheduledRecipientIds), with Zulip's refusals.
+const TO = new Param<string>((raw) => raw, { maxLength: DEFAULT_MAX_JSON_LENGTH }, {
+  schema: { oneOf: [{ type: "integer" }, { type: "array", items: { type: "integer" } }] },
+  json: true,
+});
 const CONTENT = params.string().maxBytes(MAX_MESSAGE_LENGTH, `Message too long (limit: ${MAX_MESSAGE_LENGTH} bytes)`);
 // Unix seconds; Postgres' integer bounds it (the year 2038).
 const DELIVER_AT = params.int({ min: 0 });

@@ -5739,8 +5739,8 @@ export interface operations {
                 "application/x-www-form-urlencoded": {
                     /** @enum {string} */
                     type: "stream" | "channel" | "private" | "direct";
-                    /** @description A stream: its id. Direct: a JSON list of user ids. */
-                    to: string;
+                    /** @description A stream: its id. Direct: a JSON list of user ids. JSON-encoded; at most 100000 characters as sent. */
+                    to: number | number[];
                     /** @description At most 10000 bytes of UTF-8. */
                     content: string;
                     /** @description When to send it, in Unix seconds; in the future. */
@@ -5757,8 +5757,8 @@ export interface operations {
                 "multipart/form-data": {
                     /** @enum {string} */
                     type: "stream" | "channel" | "private" | "direct";
-                    /** @description A stream: its id. Direct: a JSON list of user ids. */
-                    to: string;
+                    /** @description A stream: its id. Direct: a JSON list of user ids. JSON-encoded; at most 100000 characters as sent. */
+                    to: number | number[];
                     /** @description At most 10000 bytes of UTF-8. */
                     content: string;
                     /** @description When to send it, in Unix seconds; in the future. */
@@ -5939,7 +5939,8 @@ export interface operations {
                      * @enum {string}
                      */
                     type?: "stream" | "channel" | "private" | "direct";
-                    to?: string;
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    to?: number | number[];
                     /** @description At most 10000 bytes of UTF-8. */
                     content?: string;
                     /** @description A new time; required for a message that failed. */
@@ -5957,7 +5958,8 @@ export interface operations {
                      * @enum {string}
                      */
                     type?: "stream" | "channel" | "private" | "direct";
-                    to?: string;
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    to?: number | number[];
                     /** @description At most 10000 bytes of UTF-8. */
                     content?: string;
                     /** @description A new time; required for a message that failed. */

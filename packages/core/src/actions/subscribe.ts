@@ -146,7 +146,7 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
 
   const streams = [...existing, ...created];
   const createdStreamIds = new Set(created.map((s) => s.id));
-  const added = new Set((await bulkAddSubscriptions(tx, events, ctx, streams, users.map((u) => u.id), { createdStreamIds, colors })).map((a) => `${a.streamId}:${a.userId}`));
+  const added = new Set((await bulkAddSubscriptions(tx, events, ctx, streams, users.map((u) => u.id), { createdStreamIds, colors, realm: actor.realm })).map((a) => `${a.streamId}:${a.userId}`));
   const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
   for (const user of users) {
     for (const stream of streams) {
@@ -197,7 +197,7 @@ export async function unsubscribeByName(tx: Tx, events: EventRecorder, actor: Ac
     }
     if (!streams.some((s) => s.id === stream.id)) streams.push(stream);
   }
-  const { removed, notRemoved } = await bulkRemoveSubscriptions(tx, events, streams, users.map((u) => u.id));
+  const { removed, notRemoved } = await bulkRemoveSubscriptions(tx, events, streams, users.map((u) => u.id), actor.realm);
   const nameOf = (id: number) => streams.find((s) => s.id === id)!.name;
   return { removed: removed.map((r) => nameOf(r.streamId)), not_removed: notRemoved.map((r) => nameOf(r.streamId)) };
 }

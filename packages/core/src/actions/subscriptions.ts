@@ -4,6 +4,8 @@ import type { EventRecorder } from "../events.ts";
 import { formatStream, formatSubscription, inheritedNotificationSettings, pickStreamColor } from "../lib/stream-format.ts";
 import { ROLE_GUEST } from "../lib/roles.ts";
 import { deactivateStream } from "./streams.ts";
+import { sendGuestAccessChanges, snapshotGuestAccess } from "./user-access-events.ts";
+import type { Realm } from "../models.ts";
 
 export const INHERITED_NOTIFICATION_SETTINGS_KEY = "__inherited_notification_settings";
 
@@ -39,9 +41,11 @@ export async function bulkAddSubscriptions(
   ctx: ServerContext,
   streams: StreamModel[],
   userIds: number[],
-  options: { createdStreamIds?: ReadonlySet<number>; colors?: ReadonlyMap<number, string> } = {},
+  options: { createdStreamIds?: ReadonlySet<number>; colors?: ReadonlyMap<number, string>; realm?: Realm } = {},
 ): Promise<Array<{ streamId: number; userId: number }>> {
   const added: Array<{ streamId: number; userId: number }> = [];
+  // Restricted guests who come to know of users (nothing read while guests see everyone).
+  const accessBefore = streams.length > 0 ? await snapshotGuestAccess(tx, options.realm ?? { id: streams[0]!.realm_id }, streams, userIds) : null;
   for (const stream of streams) {
     const recipientId = stream.recipient_id!;
     const before = await subscriberIds(tx, stream);
@@ -89,6 +93,7 @@ export async function bulkAddSubscriptions(
     const peers = { stream_ids: [stream.id], user_ids: [...newUsers].sort((a, b) => a - b) };
     events.send({ type: "subscription", op: "peer_add", ...peers }, viewers.filter((id) => !newSet.has(id)));
   }
+  if (added.length > 0) await sendGuestAccessChanges(tx, events, options.realm ?? { id: streams[0]!.realm_id }, accessBefore);
   return added;
 }
 
@@ -104,8 +109,11 @@ export async function bulkRemoveSubscriptions(
   events: EventRecorder,
   streams: StreamModel[],
   userIds: number[],
+  realm?: Realm,
 ): Promise<{ removed: Array<{ streamId: number; userId: number }>; notRemoved: Array<{ streamId: number; userId: number }> }> {
   const removed: Array<{ streamId: number; userId: number }> = [];
+  // Restricted guests who stop knowing of users (nothing read while guests see everyone).
+  const accessBefore = streams.length > 0 ? await snapshotGuestAccess(tx, realm ?? { id: streams[0]!.realm_id }, streams, userIds) : null;
   const notRemoved: Array<{ streamId: number; userId: number }> = [];
   for (const stream of streams) {
     const before = await subscriberIds(tx, stream);
@@ -128,5 +136,6 @@ export async function bulkRemoveSubscriptions(
       else events.send({ type: "stream", op: "vacate", streams: [formatStream(stream)] }, viewersBefore);
     }
   }
+  if (removed.length > 0) await sendGuestAccessChanges(tx, events, realm ?? { id: streams[0]!.realm_id }, accessBefore);
   return { removed, notRemoved };
 }

@@ -194,18 +194,14 @@ export async function createUser(tx: Tx, events: EventRecorder, ctx: ServerConte
   if (shown !== profile.email || profile.email_address_visibility !== visibility) {
     profile = await tx.userProfile.update({ where: { id: profile.id }, data: { email: shown, email_address_visibility: visibility } });
   }
-  const unknownTo = await notifyCreatedUser(tx, events, profile, {}, { emailDomain: domain });
+  await notifyCreatedUser(tx, events, profile, {}, { emailDomain: domain });
 
   const defaults = user.streams === undefined ? await tx.defaultStream.findMany({ where: { realm_id: realm.id }, include: { stream: true } }) : [];
   const streams = user.streams ?? defaults.map((d) => d.stream).filter((s) => !s.deactivated && !(profile.role === ROLE_GUEST && s.invite_only));
-  await bulkAddSubscriptions(tx, events, ctx, streams, [profile.id]);
-  if (unknownTo.length > 0 && streams.length > 0) {
-    // Guests sharing one of those streams with the user now know of them: the real user replaces
-    // their placeholder (Zulip's send_user_creation_events_on_adding_subscriptions).
-    const mayAccess = new Set(await userIdsWhoCanAccess(tx, realm.id, profile.id));
-    const gained = unknownTo.filter((id) => mayAccess.has(id));
-    if (gained.length > 0) await notifyCreatedUser(tx, events, profile, {}, { notifyUserIds: gained });
-  }
+  // Guests sharing one of those streams with the user now know of them: bulkAddSubscriptions
+  // sends them the real user, which replaces their placeholder (Zulip's
+  // send_user_creation_events_on_adding_subscriptions).
+  await bulkAddSubscriptions(tx, events, ctx, streams, [profile.id], { realm });
   return profile;
 }
 

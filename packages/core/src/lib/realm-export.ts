@@ -110,6 +110,62 @@ async function writeTable(db: Db, out: JsonFileWriter, spec: ExportTable, realmI
   await out.write("]");
 }
 
+/**
+ * The messages' edit histories as Zulip's zerver_message.edit_history holds them: a JSON string of
+ * a list, newest edit first, each entry with what the edit changed (`prev_content` with its
+ * rendering, `prev_topic` with the `topic` after it, `prev_stream` with the `stream` after it).
+ * Our message_edit rows hold only the before; the after is found walking back from the message.
+ */
+async function editHistories(db: Db, messages: Row[]): Promise<Map<number, string>> {
+  const histories = new Map<number, string>();
+  const ids = messages.map((m) => m.id as number);
+  if (ids.length === 0) return histories;
+  const edits = await db.$queryRawUnsafe<Row[]>(
+    "SELECT message_id, user_id, timestamp, prev_content, prev_rendered_content, prev_rendered_content_version, prev_topic, prev_stream_id FROM message_edit WHERE message_id = ANY($1::int[]) ORDER BY message_id, id DESC",
+    ids,
+  );
+  if (edits.length === 0) return histories;
+  const streams = await db.$queryRawUnsafe<{ id: number; recipient_id: number }[]>(
+    "SELECT id, recipient_id FROM stream WHERE recipient_id = ANY($1::int[])",
+    [...new Set(messages.map((m) => m.recipient_id as number))],
+  );
+  const streamOf = new Map(streams.map((s) => [s.recipient_id, s.id]));
+  const byId = new Map(messages.map((m) => [m.id as number, m]));
+  const grouped = new Map<number, Row[]>();
+  for (const edit of edits) {
+    const list = grouped.get(edit.message_id as number);
+    if (list) list.push(edit);
+    else grouped.set(edit.message_id as number, [edit]);
+  }
+  for (const [messageId, list] of grouped) {
+    const message = byId.get(messageId)!;
+    let topic = message.subject as string;
+    let stream = streamOf.get(message.recipient_id as number) ?? null;
+    const entries: Row[] = [];
+    for (const edit of list) {
+      const entry: Row = { user_id: edit.user_id, timestamp: Math.floor((edit.timestamp as Date).getTime() / 1000) };
+      if (edit.prev_content !== null) {
+        entry.prev_content = edit.prev_content;
+        entry.prev_rendered_content = edit.prev_rendered_content;
+        entry.prev_rendered_content_version = edit.prev_rendered_content_version;
+      }
+      if (edit.prev_topic !== null) {
+        entry.prev_topic = edit.prev_topic;
+        entry.topic = topic;
+        topic = edit.prev_topic as string;
+      }
+      if (edit.prev_stream_id !== null) {
+        entry.prev_stream = edit.prev_stream_id;
+        if (stream !== null) entry.stream = stream;
+        stream = edit.prev_stream_id as number;
+      }
+      entries.push(entry);
+    }
+    histories.set(messageId, JSON.stringify(entries));
+  }
+  return histories;
+}
+
 interface StagedFile {
   path: string;
   file: string;
@@ -179,13 +235,21 @@ export async function writeRealmExport(db: Db, storage: FileStorage, realmId: nu
       if (messages.length === 0 && fileIndex > 1) break;
       const out = stage(messageFileName(fileIndex));
       await out.write('{"zerver_message":[');
+      const ids = messages.map((m) => m.id as number);
+      const histories = await editHistories(db, messages);
       await out.write(
         messages
-          .map((m) => JSON.stringify({ ...exportRow(MESSAGE_TABLE, messageColumns, m), sending_client: clientIds.get(m.sending_client as string) ?? null, type: 1 }))
+          .map((m) =>
+            JSON.stringify({
+              ...exportRow(MESSAGE_TABLE, messageColumns, m),
+              sending_client: clientIds.get(m.sending_client as string) ?? null,
+              type: 1,
+              edit_history: histories.get(m.id as number) ?? null,
+            }),
+          )
           .join(","),
       );
       await out.write('],"zerver_usermessage":[');
-      const ids = messages.map((m) => m.id as number);
       const userMessages = ids.length === 0 ? [] : await db.$queryRawUnsafe<Row[]>("SELECT * FROM user_message WHERE message_id = ANY($1::int[]) ORDER BY message_id, user_id", ids);
       await out.write(userMessages.map((um) => JSON.stringify(exportRow(USER_MESSAGE_TABLE, userMessageColumns, um))).join(","));
       await out.write("]}");

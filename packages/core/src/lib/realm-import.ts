@@ -654,6 +654,17 @@ function rewriteUploadLinks(text: string, pathIds: Map<string, string>): string 
   });
 }
 
+const MENTION_WITH_ID = /(@_?\*\*)([^*]*)\|(\d{1,15})\*\*/g;
+
+/** `@**Name|id**` mentions name the user by the export's id: the new one (unknown ids left as they are). */
+function rewriteMentionIds(ictx: ImportContext, text: string): string {
+  if (!text.includes("|")) return text;
+  return text.replace(MENTION_WITH_ID, (whole, open: string, name: string, id: string) => {
+    const mapped = ictx.newId("zerver_userprofile", id);
+    return mapped === null ? whole : `${open}${name}|${mapped}**`;
+  });
+}
+
 async function importMessages(ictx: ImportContext, root: string, data: Row, realmId: number, host: string, pathIds: Map<string, string>): Promise<number> {
   const clients = new Map<number, string>();
   for (const client of rowsOf(data, "zerver_client")) {
@@ -668,12 +679,14 @@ async function importMessages(ictx: ImportContext, root: string, data: Row, real
     const ids = await ictx.allocate("message", messages.length);
     const batch = new Map<number, number>();
     const out: Row[] = [];
+    const edits: Row[] = [];
     for (const [i, row] of messages.entries()) {
       const old = idOf(row.id);
       const translated = old === null ? null : await translateRow(ictx, MESSAGE_TABLE, row, realmId, ids[i]);
       if (!translated || old === null) continue;
       batch.set(old, ids[i]);
-      const content = rewriteUploadLinks(typeof row.content === "string" ? row.content : "", pathIds);
+      for (const edit of await editRows(ictx, row, ids[i], translated, realmId, { imagePreviews: realm.inline_image_preview, realmHost: host }, pathIds)) edits.push(edit);
+      const content = rewriteMentionIds(ictx, rewriteUploadLinks(typeof row.content === "string" ? row.content : "", pathIds));
       translated.content = content;
       const client = clients.get(idOf(row.sending_client) ?? -1) ?? (typeof row.sending_client === "string" ? row.sending_client : undefined);
       if (client !== undefined) translated.sending_client = client;
@@ -690,6 +703,7 @@ async function importMessages(ictx: ImportContext, root: string, data: Row, real
       out.push(translated);
     }
     await insertRows(ictx, "message", out);
+    await insertRows(ictx, "message_edit", edits);
     if (batch.size > 0) {
       await ictx.tx.$executeRawUnsafe(
         "INSERT INTO import_message_ids (old_id, new_id) SELECT * FROM unnest($1::bigint[], $2::int[])",
@@ -713,6 +727,70 @@ async function importMessages(ictx: ImportContext, root: string, data: Row, real
     count += out.length;
   }
   return count;
+}
+
+/** The most edits of one message taken from an export (Zulip keeps them all; this bounds a hostile file). */
+const MAX_EDITS_PER_MESSAGE = 1000;
+/** Zulip's topics are at most 60 characters. */
+const MAX_TOPIC_LENGTH = 60;
+
+/**
+ * A message's edit_history (Zulip's: a JSON string, or a list, newest edit first) as message_edit
+ * rows, oldest first so their ids keep the order: users and streams by their new ids, an unknown
+ * editor the message's sender, an unknown stream dropped from its entry. Earlier contents are
+ * rendered again here (never the export's HTML). Sets last_edit_time from the newest entry when
+ * the export has none.
+ */
+async function editRows(
+  ictx: ImportContext,
+  row: Row,
+  messageId: number,
+  message: Row,
+  realmId: number,
+  render: { imagePreviews: boolean; realmHost: string },
+  pathIds: Map<string, string>,
+): Promise<Row[]> {
+  let history: unknown = row.edit_history;
+  if (typeof history === "string") {
+    try {
+      history = JSON.parse(history);
+    } catch {
+      return [];
+    }
+  }
+  if (!Array.isArray(history)) return [];
+  const out: Row[] = [];
+  let newest: number | null = null;
+  for (const entry of history.slice(0, MAX_EDITS_PER_MESSAGE) as unknown[]) {
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) continue;
+    const e = entry as Row;
+    const timestamp = typeof e.timestamp === "number" && Number.isFinite(e.timestamp) && e.timestamp >= 0 && e.timestamp < 1e11 ? e.timestamp : null;
+    if (timestamp === null) continue;
+    const edit: Row = {
+      message_id: String(messageId),
+      user_id: String(ictx.newId("zerver_userprofile", e.user_id) ?? message.sender_id),
+      timestamp: new Date(Math.floor(timestamp) * 1000).toISOString(),
+    };
+    // Zulip before 5.0 (feature level 118) said prev_subject.
+    const prevTopic = typeof e.prev_topic === "string" ? e.prev_topic : typeof e.prev_subject === "string" ? e.prev_subject : null;
+    if (prevTopic !== null) edit.prev_topic = prevTopic.replaceAll("\0", "").slice(0, MAX_TOPIC_LENGTH);
+    if (e.prev_stream !== undefined && e.prev_stream !== null) {
+      const stream = ictx.newId("zerver_stream", e.prev_stream);
+      if (stream !== null) edit.prev_stream_id = String(stream);
+    }
+    if (typeof e.prev_content === "string") {
+      const content = rewriteMentionIds(ictx, rewriteUploadLinks(e.prev_content.replaceAll("\0", ""), pathIds));
+      edit.prev_content = content;
+      const context = await fetchRenderContext(ictx.tx, realmId, content, render);
+      edit.prev_rendered_content = renderMarkdown(content, context).html;
+      edit.prev_rendered_content_version = String(MARKDOWN_VERSION);
+    }
+    if (edit.prev_topic === undefined && edit.prev_stream_id === undefined && edit.prev_content === undefined) continue;
+    newest = newest === null ? timestamp : Math.max(newest, timestamp);
+    out.push(edit);
+  }
+  if (newest !== null && (message.last_edit_time === undefined || message.last_edit_time === null)) message.last_edit_time = new Date(Math.floor(newest) * 1000).toISOString();
+  return out.reverse();
 }
 
 /** avatars/records.json: each user's files, by what their names end with. */

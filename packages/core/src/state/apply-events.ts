@@ -10,6 +10,7 @@ import { applyUserTopicEvent } from "./user-topics-state.ts";
 import type { UserTopicItem } from "../queries/user-topics.ts";
 import { materializeSections } from "./json-text.ts";
 import { seesDeliveryEmails } from "../lib/email-visibility.ts";
+import { INACCESSIBLE_USER_NAME, inaccessibleUserDict } from "./restricted-users.ts";
 
 /** The sections an event node may hold as JSON text (realm-state-cache.ts). */
 const REALM_USERS_TEXT_SECTIONS = ["realm_users", "realm_non_active_users"];
@@ -94,6 +95,8 @@ const APPLIERS: Record<string, Applier> = {
       // A reactivated user comes back from the deactivated ones (Zulip keeps one list, split by is_active).
       if (!person.is_cross_realm_bot) removeById(inactive, person.user_id, "user_id");
       upsertById(person.is_cross_realm_bot ? systemBots : active, person, "user_id");
+      // /register lists users by id: one a guest comes to know of again (a lower id) goes in its place.
+      if (!person.is_cross_realm_bot && Array.isArray(active)) active.sort((a, b) => a.user_id - b.user_id);
     } else if (event.op === "remove") {
       const removed = removeById(active, person.user_id, "user_id");
       if (removed) upsertById(inactive, { ...removed, is_active: false }, "user_id");
@@ -371,9 +374,63 @@ const APPLIERS: Record<string, Applier> = {
  * Applies events in order. With `fetched` (the section names /register fetched), only events that
  * keep one of those sections current, as Zulip's fetch_event_types limits them.
  */
-export function applyEvents(state: State, events: Array<Record<string, unknown>>, userId: number, fetched: string[] | null = null): State {
+export function applyEvents(
+  state: State,
+  events: Array<Record<string, unknown>>,
+  userId: number,
+  fetched: string[] | null = null,
+  /**
+   * The queue's user_list_incomplete capability (feature level 232), and the realm's fake email
+   * domain (realm_bot_domain) for "Unknown user" placeholders when the state has no realm section.
+   */
+  options: { userListIncomplete?: boolean; fakeEmailDomain?: string } = {},
+): State {
   for (const event of events) {
-    if (appliesToFetched(event.type as string, fetched)) APPLIERS[event.type as string]?.(state, event, userId);
+    if (!appliesToFetched(event.type as string, fetched)) continue;
+    if (isLostAccessEvent(event)) applyLostAccess(state, event, options);
+    else APPLIERS[event.type as string]?.(state, event, userId);
   }
   return state;
+}
+
+/**
+ * `realm_user remove` naming the user "Unknown user": a restricted guest no longer may access them
+ * (Zulip 9.0's send_user_remove_events_on_removing_subscriptions), not 3.x's deactivation, whose
+ * remove carries the user's name.
+ */
+function isLostAccessEvent(event: Record<string, unknown>): boolean {
+  const person = event.person as Record<string, unknown> | undefined;
+  return event.type === "realm_user" && event.op === "remove" && person?.full_name === INACCESSIBLE_USER_NAME && Object.keys(person).length === 2;
+}
+
+/** As Zulip's apply_event: the user leaves the list (user_list_incomplete) or becomes a placeholder, and leaves subscriber lists. */
+function applyLostAccess(state: State, event: Record<string, unknown>, options: { userListIncomplete?: boolean; fakeEmailDomain?: string }): void {
+  const userId = (event.person as { user_id: number }).user_id;
+  materializeSections(state, REALM_USERS_TEXT_SECTIONS);
+  // /register leaves out the status and presence of users a guest may not access (as Zulip's).
+  for (const section of ["user_status", "presences"]) {
+    const value = state[section];
+    if (!value || typeof value !== "object" || Array.isArray(value)) continue;
+    materializeSections(state, [section]);
+    const byKey = state[section] as Record<string, unknown>;
+    const email = (state.realm_users as Person[] | undefined)?.find((p) => p.user_id === userId)?.email;
+    delete byKey[String(userId)];
+    if (typeof email === "string") delete byKey[email];
+  }
+  if ("realm_users" in state) {
+    const active = state.realm_users as Person[];
+    const index = active.findIndex((p) => p.user_id === userId);
+    if (index >= 0) {
+      if (options.userListIncomplete === true) active.splice(index, 1);
+      else {
+        const domain = typeof state.realm_bot_domain === "string" ? state.realm_bot_domain : (options.fakeEmailDomain ?? "");
+        active[index] = inaccessibleUserDict(userId, domain) as Person;
+      }
+    }
+  }
+  for (const section of ["subscriptions", "unsubscribed", "never_subscribed"]) {
+    for (const sub of (Array.isArray(state[section]) ? state[section] : []) as Array<{ subscribers?: number[] }>) {
+      if (Array.isArray(sub.subscribers)) sub.subscribers = sub.subscribers.filter((id) => id !== userId);
+    }
+  }
 }
