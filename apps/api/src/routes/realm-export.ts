@@ -71,7 +71,8 @@ export const realmExportEndpoints = {
 
 const DOWNLOAD_PATH = {
   realm_id: { schema: { type: "string", pattern: "^[0-9]{1,10}$" }, description: "The organization's id." },
-  token: { schema: { type: "string", pattern: "^[A-Za-z0-9_-]{24}$" }, description: "The export's random part." },
+  // Loose here (so OPTIONS and the document match any such path); the handler takes only the 24 characters exports are given.
+  token: { schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$" }, description: "The export's random part." },
   filename: { schema: { type: "string" }, description: "The tarball's name." },
 };
 

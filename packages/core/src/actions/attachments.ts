@@ -13,6 +13,8 @@ export interface NewUpload {
   fileName: string;
   contentType: string;
   size: number;
+  /** An image's size in pixels, when its header gave one (previews carry it). */
+  dimensions?: { width: number; height: number } | null;
 }
 
 export const quotaExceeded = () => new JsonableError("Upload would exceed your organization's upload quota.");
@@ -37,7 +39,7 @@ export async function recordUpload(tx: Tx, events: EventRecorder, actor: Actor, 
   }
   const name = upload.fileName.replaceAll("\0", "").slice(0, MAX_DISPLAY_NAME) || "uploaded-file";
   const row = await tx.attachment.create({
-    data: { realm_id: actor.realm_id, owner_id: actor.id, file_name: name, path_id: upload.pathId, content_type: upload.contentType, size: upload.size },
+    data: { realm_id: actor.realm_id, owner_id: actor.id, file_name: name, path_id: upload.pathId, content_type: upload.contentType, size: upload.size, original_width: upload.dimensions?.width ?? null, original_height: upload.dimensions?.height ?? null },
   });
   await notifyAttachment(tx, events, "add", [row.id], actor.realm_id);
 }

@@ -9,6 +9,7 @@ import type { Actor } from "../models.ts";
 import { deleteFilesQuietly, type FileActionServices } from "../lib/stored-files.ts";
 import { contentTypeFor, fileNameOfPathId, newPathId, uploadStorageKey } from "../lib/uploads.ts";
 import { usedUploadSpace } from "../queries/attachments.ts";
+import { IMAGE_HEADER_BYTES, imageDimensions, readBoundedBuffer } from "../lib/images.ts";
 import { quotaExceeded, recordUpload, removeAttachment, takeUnclaimedUploads, type NewUpload } from "./attachments.ts";
 
 export interface FileServices extends FileActionServices {
@@ -51,7 +52,27 @@ export async function storeUploadedFile(services: FileServices, actor: Actor, fi
   // be shown inline as an image yet saved as x.html.
   const contentType = contentTypeFor(fileNameOfPathId(pathId), info.mimeType);
   const stored = await services.storage.put(uploadStorageKey(pathId), file, { contentType, maxBytes });
-  return { pathId, fileName, contentType, size: stored.size };
+  const dimensions = MEASURED_TYPES.has(contentType) && stored.size > 0 ? await measureStoredImage(services.storage, uploadStorageKey(pathId), `${actor.realm_id}:${actor.id}`) : null;
+  return { pathId, fileName, contentType, size: stored.size, dimensions };
+}
+
+/** The types of the uploads that get image previews (markdown's PREVIEW_EXTENSIONS); others are not read back. */
+const MEASURED_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"]);
+
+/**
+ * A stored image's size (Zulip's original_width_px / original_height_px): only the start of its
+ * bytes is read back, for sharp to read the header. Unknown (null) when that fails; the upload
+ * stands either way.
+ */
+async function measureStoredImage(storage: FileStorage, key: string, requester: string): Promise<{ width: number; height: number } | null> {
+  try {
+    const read = await storage.get(key, { start: 0, end: IMAGE_HEADER_BYTES - 1 });
+    if (!read) return null;
+    const head = await readBoundedBuffer(read.body, IMAGE_HEADER_BYTES);
+    return await imageDimensions(head, requester);
+  } catch {
+    return null;
+  }
 }
 
 export async function discardUploadedFile(services: FileActionServices, upload: NewUpload): Promise<void> {

@@ -175,6 +175,56 @@ function decodeFailure(error: unknown): JsonableError {
   return error instanceof Error && /pixel limit/i.test(error.message) ? tooManyPixels() : undecodable();
 }
 
+/**
+ * How much of an upload's start imageDimensions is given: any raster header fits (a JPEG's EXIF
+ * segment, before its size, is at most 64 KiB).
+ */
+export const IMAGE_HEADER_BYTES = 256 * 1024;
+
+/**
+ * An uploaded image's size as shown (turned upright), read from the start of its bytes only: no
+ * pixel is decoded. Null when sharp cannot read a size from them (not an image, or damaged).
+ */
+export async function imageDimensions(head: Buffer, requester = ""): Promise<{ width: number; height: number } | null> {
+  // libwebp wants the whole file even for its header; WebP's header is simple enough to read here.
+  const webp = webpDimensions(head);
+  if (webp !== undefined) return webp;
+  try {
+    const metadata = await inImageSlot(requester, () => sharp()(head, { failOn: "none" }).metadata());
+    const { width, height } = metadata;
+    const valid = (n: number | undefined): n is number => n !== undefined && Number.isSafeInteger(n) && n > 0 && n <= 2_147_483_647;
+    if (!valid(width) || !valid(height)) return null;
+    // EXIF orientations 5 to 8 turn the image a quarter: browsers show it upright.
+    return (metadata.orientation ?? 1) >= 5 ? { width: height, height: width } : { width, height };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A WebP's canvas size from its first chunk (VP8X, VP8L or VP8, per the WebP container spec), null
+ * when that chunk is damaged, undefined when the bytes are not a WebP. EXIF orientation is left
+ * aside: WebP from cameras is rare, and the chunk holding it may come after the image.
+ */
+function webpDimensions(head: Buffer): { width: number; height: number } | null | undefined {
+  if (head.length < 12 || head.toString("latin1", 0, 4) !== "RIFF" || head.toString("latin1", 8, 12) !== "WEBP") return undefined;
+  if (head.length < 30) return null;
+  const chunk = head.toString("latin1", 12, 16);
+  if (chunk === "VP8X") return { width: head.readUIntLE(24, 3) + 1, height: head.readUIntLE(27, 3) + 1 };
+  if (chunk === "VP8L") {
+    if (head[20] !== 0x2f) return null;
+    const bits = head.readUInt32LE(21);
+    return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
+  }
+  if (chunk === "VP8 ") {
+    if (head[23] !== 0x9d || head[24] !== 0x01 || head[25] !== 0x2a) return null;
+    const width = head.readUInt16LE(26) & 0x3fff;
+    const height = head.readUInt16LE(28) & 0x3fff;
+    return width > 0 && height > 0 ? { width, height } : null;
+  }
+  return null;
+}
+
 export interface AvatarImages {
   /** DEFAULT_AVATAR_SIZE square PNG. */
   small: Buffer;

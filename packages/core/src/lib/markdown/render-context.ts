@@ -6,6 +6,7 @@ import { leanSql, Prisma } from "@chat/db";
 import type { Linkifier } from "../linkifiers.ts";
 import { realmLinkifiers } from "../../queries/linkifiers.ts";
 import { SERVICE_BOT_TYPES } from "../bots.ts";
+import { referencedPathIds } from "../uploads.ts";
 
 export interface MentionableUser {
   id: number;
@@ -48,6 +49,8 @@ export interface RenderContext {
    * inline_image_preview on); `realmHost` makes absolute URLs on the realm's own host count too.
    */
   imagePreviews?: { realmHost?: string | null };
+  /** "WIDTHxHEIGHT" by path id, for the realm's image uploads the content links to whose size is known. */
+  imageDimensions?: Map<string, string>;
 }
 
 type Reader = Parameters<typeof leanSql>[0];
@@ -89,7 +92,7 @@ export function scanMentionSyntax(content: string): { names: string[]; ids: numb
 }
 
 /**
- * The render context for `content` sent in `realmId`: at most five queries, usually one. A caller
+ * The render context for `content` sent in `realmId`: at most six queries, usually one. A caller
  * that has read the realm's linkifiers already passes them in.
  */
 export async function fetchRenderContext(
@@ -100,9 +103,11 @@ export async function fetchRenderContext(
 ): Promise<RenderContext> {
   const hasSyntax = (c: string) => content.includes(c);
   const scan = hasSyntax("@") || hasSyntax("#**") || hasSyntax(":") ? scanMentionSyntax(content) : null;
+  // Only previews show an upload's size; a message linking no upload costs nothing more.
+  const pathIds = known.imagePreviews !== false ? referencedPathIds(content) : [];
   const sql = leanSql(db);
   // The lookups are independent: run them side by side (outside a transaction, on separate connections).
-  const [linkifiers, users, groups, streams, customEmoji] = await Promise.all([
+  const [linkifiers, users, groups, streams, customEmoji, dimensions] = await Promise.all([
     known.linkifiers ?? realmLinkifiers(db, realmId),
     scan && (scan.names.length > 0 || scan.ids.length > 0)
       ? // Deactivated users are never mentioned; the renderer leaves their syntax as text.
@@ -132,6 +137,12 @@ export async function fetchRenderContext(
           WHERE realm_id = ${realmId} AND NOT deactivated AND name = ANY(${scan.emoji}::text[])
           ORDER BY id`)
       : undefined,
+    pathIds.length > 0
+      ? sql.query<{ path_id: string; original_width: number; original_height: number }>(Prisma.sql`
+          SELECT path_id, original_width, original_height FROM attachment
+          WHERE realm_id = ${realmId} AND path_id = ANY(${pathIds}::text[])
+            AND original_width IS NOT NULL AND original_height IS NOT NULL`)
+      : undefined,
   ]);
   const context: RenderContext = { linkifiers };
   // Messages preview image uploads unless the realm turned that off (needs no query).
@@ -140,5 +151,8 @@ export async function fetchRenderContext(
   if (groups) context.groups = groups;
   if (streams) context.streams = streams;
   if (customEmoji) context.customEmoji = customEmoji;
+  if (dimensions && dimensions.length > 0) {
+    context.imageDimensions = new Map(dimensions.map((row) => [row.path_id, `${row.original_width}x${row.original_height}`]));
+  }
   return context;
 }
