@@ -30,7 +30,10 @@ export async function createSystemGroups(tx: Tx, realm: Realm): Promise<Realm> {
   }
   const chain = SYSTEM_GROUP_LIST.slice(1).map((g) => ids.get(g.name)!);
   await tx.groupGroupMembership.createMany({ data: chain.slice(1).map((supergroup_id, i) => ({ supergroup_id, subgroup_id: chain[i] })) });
-  await tx.userGroup.updateMany({ where: { realm_id: realm.id, is_system_group: true }, data: { can_mention_group_id: ids.get(GROUP_PERMISSION_GROUP_SETTINGS.can_mention_group.default_for_system_groups!)! } });
+  const groupSettings = Object.fromEntries(
+    Object.entries(GROUP_PERMISSION_GROUP_SETTINGS).map(([name, config]) => [`${name}_id`, ids.get(config.default_for_system_groups!)!]),
+  );
+  await tx.userGroup.updateMany({ where: { realm_id: realm.id, is_system_group: true }, data: groupSettings });
   const settings = Object.fromEntries(REALM_GROUP_SETTING_NAMES.map((name) => [`${name}_id`, ids.get(REALM_PERMISSION_GROUP_SETTINGS[name].default_group_name)!]));
   return tx.realm.update({ where: { id: realm.id }, data: settings });
 }

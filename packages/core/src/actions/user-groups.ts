@@ -30,13 +30,13 @@ export interface UserGroupObject {
   can_mention_group: number;
 }
 
-type GroupRow = { id: number; name: string; description: string; is_system_group: boolean; can_mention_group_id: number | null };
+type GroupRow = { id: number; name: string | null; description: string; is_system_group: boolean; can_mention_group_id: number | null };
 
 /** A group as clients get it (Zulip's user_groups_in_realm_serialized entry). */
 function formatUserGroup(group: GroupRow, members: number[], subgroups: number[] = []): UserGroupObject {
   return {
     id: group.id,
-    name: group.name,
+    name: group.name ?? "",
     description: group.description,
     members,
     direct_subgroup_ids: subgroups,
@@ -55,7 +55,7 @@ type Reader = Pick<PrismaClient, "userGroup" | "groupGroupMembership">;
  */
 export async function getUserGroups(db: Reader, realmId: number): Promise<UserGroupObject[]> {
   const [groups, nesting] = await Promise.all([
-    db.userGroup.findMany({ where: { realm_id: realmId }, orderBy: { id: "asc" }, include: { members: { select: { user_id: true } } } }),
+    db.userGroup.findMany({ where: { realm_id: realmId, name: { not: null } }, orderBy: { id: "asc" }, include: { members: { select: { user_id: true } } } }),
     db.groupGroupMembership.findMany({ where: { supergroup_id: { in: (await db.userGroup.findMany({ where: { realm_id: realmId, is_system_group: true }, select: { id: true } })).map((g) => g.id) } } }),
   ]);
   const subgroups = new Map<number, number[]>();

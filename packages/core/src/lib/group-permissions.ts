@@ -79,6 +79,18 @@ function setting(name: string, options: Partial<GroupPermissionSetting> & Pick<G
   };
 }
 
+/**
+ * A setting as Zulip 10.0 declares most of them: any group of the realm, named or anonymous
+ * (feature level 309), role:nobody allowed, role:everyone and role:internet not unless said.
+ */
+function setting10(
+  name: string,
+  defaultGroup: SystemGroupName,
+  options: Partial<GroupPermissionSetting> = {},
+): GroupPermissionSetting {
+  return setting(name, { require_system_group: false, allow_nobody_group: true, allow_owners_group: true, default_group_name: defaultGroup, ...options });
+}
+
 /** The realm's group settings (Zulip 9.0's Realm.REALM_PERMISSION_GROUP_SETTINGS, with 10.0's web-public one). */
 export const REALM_PERMISSION_GROUP_SETTINGS = {
   create_multiuse_invite_group: setting("create_multiuse_invite_group", { allow_nobody_group: true, default_group_name: SYSTEM_GROUPS.ADMINISTRATORS }),
@@ -107,6 +119,22 @@ export const REALM_PERMISSION_GROUP_SETTINGS = {
     allow_everyone_group: true,
     default_group_name: SYSTEM_GROUPS.EVERYONE,
   }),
+  // Zulip 10.0's (feature levels 281 to 367), each replacing an integer policy or a fixed rule.
+  can_add_custom_emoji_group: setting10("can_add_custom_emoji_group", SYSTEM_GROUPS.MEMBERS),
+  can_add_subscribers_group: setting10("can_add_subscribers_group", SYSTEM_GROUPS.MEMBERS),
+  can_create_bots_group: setting10("can_create_bots_group", SYSTEM_GROUPS.MEMBERS),
+  can_create_groups: setting10("can_create_groups", SYSTEM_GROUPS.MEMBERS),
+  can_create_write_only_bots_group: setting10("can_create_write_only_bots_group", SYSTEM_GROUPS.MEMBERS),
+  can_delete_any_message_group: setting10("can_delete_any_message_group", SYSTEM_GROUPS.ADMINISTRATORS),
+  can_delete_own_message_group: setting10("can_delete_own_message_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
+  can_invite_users_group: setting10("can_invite_users_group", SYSTEM_GROUPS.MEMBERS),
+  can_manage_all_groups: setting10("can_manage_all_groups", SYSTEM_GROUPS.OWNERS, { allow_nobody_group: false }),
+  can_manage_billing_group: setting10("can_manage_billing_group", SYSTEM_GROUPS.ADMINISTRATORS, { allow_nobody_group: false }),
+  can_mention_many_users_group: setting10("can_mention_many_users_group", SYSTEM_GROUPS.ADMINISTRATORS, { allow_everyone_group: true }),
+  can_move_messages_between_channels_group: setting10("can_move_messages_between_channels_group", SYSTEM_GROUPS.MEMBERS),
+  can_move_messages_between_topics_group: setting10("can_move_messages_between_topics_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
+  can_resolve_topics_group: setting10("can_resolve_topics_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
+  can_summarize_topics_group: setting10("can_summarize_topics_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
 } as const;
 export type RealmGroupSetting = keyof typeof REALM_PERMISSION_GROUP_SETTINGS;
 export const REALM_GROUP_SETTING_NAMES = Object.keys(REALM_PERMISSION_GROUP_SETTINGS) as RealmGroupSetting[];
@@ -114,6 +142,12 @@ export const REALM_GROUP_SETTING_NAMES = Object.keys(REALM_PERMISSION_GROUP_SETT
 /** A stream's (Zulip's Stream.stream_permission_group_settings). */
 export const STREAM_PERMISSION_GROUP_SETTINGS = {
   can_remove_subscribers_group: setting("can_remove_subscribers_group", { allow_everyone_group: true, default_group_name: SYSTEM_GROUPS.ADMINISTRATORS }),
+  // Zulip 10.0's (feature levels 325, 333, 342, 357). can_administer_channel_group's default is the
+  // channel's creator (an anonymous group of them), else role:nobody.
+  can_add_subscribers_group: setting10("can_add_subscribers_group", SYSTEM_GROUPS.NOBODY),
+  can_administer_channel_group: setting10("can_administer_channel_group", SYSTEM_GROUPS.NOBODY),
+  can_send_message_group: setting10("can_send_message_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
+  can_subscribe_group: setting10("can_subscribe_group", SYSTEM_GROUPS.NOBODY),
 } as const;
 
 /** A user group's (Zulip's NamedUserGroup.GROUP_PERMISSION_SETTINGS). */
@@ -125,6 +159,13 @@ export const GROUP_PERMISSION_GROUP_SETTINGS = {
     default_group_name: SYSTEM_GROUPS.EVERYONE,
     default_for_system_groups: SYSTEM_GROUPS.NOBODY,
   }),
+  // Zulip 10.0's (feature levels 283, 301, 305, 308, 324); "group_creator" defaults are the
+  // creator as an anonymous group.
+  can_add_members_group: setting10("can_add_members_group", SYSTEM_GROUPS.NOBODY, { default_for_system_groups: SYSTEM_GROUPS.NOBODY }),
+  can_join_group: setting10("can_join_group", SYSTEM_GROUPS.NOBODY, { default_for_system_groups: SYSTEM_GROUPS.NOBODY }),
+  can_leave_group: setting10("can_leave_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true, default_for_system_groups: SYSTEM_GROUPS.NOBODY }),
+  can_manage_group: setting10("can_manage_group", SYSTEM_GROUPS.NOBODY, { default_for_system_groups: SYSTEM_GROUPS.NOBODY }),
+  can_remove_members_group: setting10("can_remove_members_group", SYSTEM_GROUPS.NOBODY, { default_for_system_groups: SYSTEM_GROUPS.NOBODY }),
 } as const;
 
 /** /register's server_supported_permission_settings (Zulip's get_server_supported_permission_settings). */
@@ -276,8 +317,10 @@ export async function checkGroupForSetting(
   settingName: string,
   config: GroupPermissionSetting,
 ): Promise<{ id: number; name: string; is_system_group: boolean }> {
-  const group = await tx.userGroup.findFirst({ where: { id: groupId, realm_id: realmId }, select: { id: true, name: true, is_system_group: true } });
-  if (!group) throw badRequest("Invalid user group");
+  const found = await tx.userGroup.findFirst({ where: { id: groupId, realm_id: realmId }, select: { id: true, name: true, is_system_group: true } });
+  // An anonymous group is one setting's own value: no other setting may name it by id.
+  if (!found || found.name === null) throw badRequest("Invalid user group");
+  const group = { ...found, name: found.name };
   if (config.require_system_group && !group.is_system_group) throw badRequest(`'${settingName}' must be a system user group.`);
   const refuse = () => badRequest(`'${settingName}' setting cannot be set to '${group.name}' group.`);
   if (group.is_system_group) {
