@@ -16,6 +16,12 @@ const nullableBoolean = s.nullable(boolean);
 const stringList = s.array(string);
 const integerList = s.array(integer);
 
+/**
+ * A group-setting value (Zulip 10.0, feature level 309): a named group's id, or an anonymous group
+ * as its direct members and direct subgroups.
+ */
+const GROUP_SETTING_VALUE = s.anyOf(integer, s.object({ direct_members: integerList, direct_subgroups: integerList }));
+
 /** Roles: 100 owner, 200 administrator, 400 member, 600 guest. */
 const ROLE = s.enum(100, 200, 300, 400, 600);
 
@@ -416,6 +422,16 @@ const REGISTER_RESPONSE = s.object(
     realm_can_create_web_public_channel_group: integer,
     realm_direct_message_initiator_group: integer,
     realm_direct_message_permission_group: integer,
+    // Zulip 10.0's realm group settings (feature levels 281 to 367), group-setting values.
+    ...Object.fromEntries(
+      [
+        "can_add_custom_emoji_group", "can_add_subscribers_group", "can_create_bots_group", "can_create_groups",
+        "can_create_write_only_bots_group", "can_delete_any_message_group", "can_delete_own_message_group",
+        "can_invite_users_group", "can_manage_all_groups", "can_manage_billing_group", "can_mention_many_users_group",
+        "can_move_messages_between_channels_group", "can_move_messages_between_topics_group", "can_resolve_topics_group",
+        "can_summarize_topics_group",
+      ].map((name) => [`realm_${name}`, GROUP_SETTING_VALUE]),
+    ),
     // Feature level 221: each group setting, what it may be set to and its default.
     server_supported_permission_settings: s.object({ realm: s.dict(s.ref("GroupPermissionSetting")), stream: s.dict(s.ref("GroupPermissionSetting")), group: s.dict(s.ref("GroupPermissionSetting")) }),
     // Zulip 9.0's organization settings that are not permissions (0035), and server facts.
