@@ -276,9 +276,24 @@ export async function isActorInGroup(db: Reader | GroupMembershipCache, actor: P
   return byRole ?? isUserInGroup(db, actor.realm_id, actor.id, groupId);
 }
 
+/**
+ * Whether the actor has the permission a setting holding this group grants (Zulip's
+ * user_has_permission_for_group_setting): a setting that may not be role:everyone never grants
+ * anything to a guest, whatever group it holds.
+ */
+export function hasGroupSettingPermission(
+  db: Reader | GroupMembershipCache,
+  actor: Pick<Actor, "id" | "realm_id" | "role">,
+  groupId: number | null,
+  config: Pick<GroupPermissionSetting, "allow_everyone_group">,
+): Promise<boolean> {
+  if (!config.allow_everyone_group && actor.role === 600) return Promise.resolve(false);
+  return isActorInGroup(db, actor, groupId);
+}
+
 /** Whether the actor has the permission a realm group setting grants. */
 export function hasRealmGroupPermission(db: Reader | GroupMembershipCache, actor: Actor, name: RealmGroupSetting): Promise<boolean> {
-  return isActorInGroup(db, actor, realmGroupId(actor.realm, name));
+  return hasGroupSettingPermission(db, actor, realmGroupId(actor.realm, name), REALM_PERMISSION_GROUP_SETTINGS[name]);
 }
 
 /** Zulip's can_create_public_streams: the realm's can_create_public_channel_group. */
