@@ -13,7 +13,17 @@ describe.each(MODES)("default streams (%s)", (mode) => {
 
   async function makeStream(name: string, inviteOnly: boolean): Promise<number> {
     const { prisma } = server.running.services.db;
-    const stream = await prisma.stream.create({ data: { realm_id: 1, name, invite_only: inviteOnly, email_token: name } });
+    // With Zulip 10.0's channel settings, as createStream gives them (channel-permissions-10.test.ts).
+    const group = async (groupName: string) => (await prisma.userGroup.findFirstOrThrow({ where: { realm_id: 1, is_system_group: true, name: groupName } })).id;
+    const nobody = await group("role:nobody");
+    const settings = {
+      can_send_message_group_id: await group("role:everyone"),
+      can_remove_subscribers_group_id: await group("role:administrators"),
+      can_administer_channel_group_id: nobody,
+      can_add_subscribers_group_id: nobody,
+      can_subscribe_group_id: nobody,
+    };
+    const stream = await prisma.stream.create({ data: { realm_id: 1, name, invite_only: inviteOnly, email_token: name, ...settings } });
     return stream.id;
   }
 

@@ -1,4 +1,4 @@
-// Zulip 9.0's group-based permission settings: what /register says, what PATCH /realm accepts, and
+// Zulip 9.0's group-based permission settings (as Zulip 10.0 declares them): what /register says, what PATCH /realm accepts, and
 // what each enforces (stream creation by type, direct messages, group mentions, unsubscribing
 // others), tried by members and guests as an attacker would.
 import { MODES, startTestServer, type TestServer } from "../support/server.ts";
@@ -13,6 +13,25 @@ const SETTINGS = [
   "can_create_web_public_channel_group",
   "direct_message_initiator_group",
   "direct_message_permission_group",
+];
+/** Zulip 10.0's Realm.REALM_PERMISSION_GROUP_SETTINGS: the 9.0 ones and 15 more (feature levels 281 to 367). */
+const ALL_SETTINGS = [
+  ...SETTINGS,
+  "can_add_custom_emoji_group",
+  "can_add_subscribers_group",
+  "can_create_bots_group",
+  "can_create_groups",
+  "can_create_write_only_bots_group",
+  "can_delete_any_message_group",
+  "can_delete_own_message_group",
+  "can_invite_users_group",
+  "can_manage_all_groups",
+  "can_manage_billing_group",
+  "can_mention_many_users_group",
+  "can_move_messages_between_channels_group",
+  "can_move_messages_between_topics_group",
+  "can_resolve_topics_group",
+  "can_summarize_topics_group",
 ];
 
 describe.each(MODES)("group-based permissions (%s)", (mode) => {
@@ -57,18 +76,21 @@ describe.each(MODES)("group-based permissions (%s)", (mode) => {
       direct_message_permission_group: ids["role:everyone"],
     });
     const supported = state.server_supported_permission_settings;
-    expect(Object.keys(supported.realm).sort()).toEqual([...SETTINGS].sort());
+    expect(Object.keys(supported.realm).sort()).toEqual([...ALL_SETTINGS].sort());
+    // Feature level 326: no allow_owners_group, no id_field_name.
     expect(supported.realm.can_access_all_users_group).toEqual({
       require_system_group: true,
       allow_internet_group: false,
-      allow_owners_group: false,
       allow_nobody_group: false,
       allow_everyone_group: true,
       default_group_name: "role:everyone",
-      id_field_name: "can_access_all_users_group_id",
       default_for_system_groups: null,
       allowed_system_groups: ["role:everyone", "role:members"],
     });
+    // Zulip 10.0 takes any group, named or anonymous, for the 9.0 settings but these two.
+    for (const name of ALL_SETTINGS) {
+      expect(supported.realm[name].require_system_group).toBe(name === "can_access_all_users_group" || name === "can_create_web_public_channel_group");
+    }
     expect(supported.stream.can_remove_subscribers_group.default_group_name).toBe("role:administrators");
     expect(supported.group.can_mention_group).toMatchObject({ require_system_group: false, default_for_system_groups: "role:nobody" });
     expect(state.can_create_streams).toBe(true);
@@ -89,8 +111,8 @@ describe.each(MODES)("group-based permissions (%s)", (mode) => {
     });
 
     test.each([
-      ["can_create_public_channel_group", "role:nobody", "'can_create_public_channel_group' setting cannot be set to 'role:nobody' group."],
-      ["can_create_public_channel_group", "role:owners", "'can_create_public_channel_group' setting cannot be set to 'role:owners' group."],
+      ["can_create_public_channel_group", "role:everyone", "'can_create_public_channel_group' setting cannot be set to 'role:everyone' group."],
+      ["can_manage_all_groups", "role:nobody", "'can_manage_all_groups' setting cannot be set to 'role:nobody' group."],
       ["can_create_private_channel_group", "role:everyone", "'can_create_private_channel_group' setting cannot be set to 'role:everyone' group."],
       ["direct_message_permission_group", "role:internet", "'direct_message_permission_group' setting cannot be set to 'role:internet' group."],
       ["can_access_all_users_group", "role:moderators", "'can_access_all_users_group' setting cannot be set to 'role:moderators' group."],
@@ -109,13 +131,13 @@ describe.each(MODES)("group-based permissions (%s)", (mode) => {
     test("a group users made, an unknown id, or a non-integer is refused", async () => {
       await member.client.post("/user_groups/create", { name: "crew", description: "x", members: [member.id] });
       const crew = ((await realmState()).realm_user_groups as Array<{ id: number; name: string }>).find((g) => g.name === "crew")!.id;
-      expect((await server.owner.patch("/realm", { direct_message_permission_group: crew })).body).toEqual({
+      expect((await server.owner.patch("/realm", { can_access_all_users_group: crew })).body).toEqual({
         result: "error",
-        msg: "'direct_message_permission_group' must be a system user group.",
+        msg: "'can_access_all_users_group' must be a system user group.",
         code: "BAD_REQUEST",
       });
       expect((await server.owner.patch("/realm", { can_create_public_channel_group: 999999 })).body).toMatchObject({ result: "error", msg: "Invalid user group" });
-      expect((await server.owner.patch("/realm", { can_create_public_channel_group: "members" })).body).toMatchObject({ result: "error", msg: "can_create_public_channel_group is not an integer" });
+      expect((await server.owner.patch("/realm", { can_create_public_channel_group: "members" })).body).toMatchObject({ result: "error", msg: "can_create_public_channel_group is not a valid group-setting change" });
       expect((await server.owner.patch("/realm", { can_create_public_channel_group: "99999999999999999999" })).body.result).toBe("error");
     });
 
@@ -278,8 +300,9 @@ describe.each(MODES)("group-based permissions (%s)", (mode) => {
       const made = await server.owner.post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "removable" }]), principals: JSON.stringify([member.id, other.id]) });
       expect(made.body.result).toBe("success");
       const streamId = (await server.owner.get("/get_stream_id", { stream: "removable" })).body.stream_id;
-      const refuse = await server.owner.patch(`/streams/${streamId}`, { can_remove_subscribers_group: ids["role:nobody"] });
-      expect(refuse.body).toEqual({ result: "error", msg: "'can_remove_subscribers_group' setting cannot be set to 'role:nobody' group.", code: "BAD_REQUEST" });
+      // Zulip 10.0 allows role:nobody here; role:internet never.
+      const refuse = await server.owner.patch(`/streams/${streamId}`, { can_remove_subscribers_group: ids["role:internet"] });
+      expect(refuse.body).toEqual({ result: "error", msg: "'can_remove_subscribers_group' setting cannot be set to 'role:internet' group.", code: "BAD_REQUEST" });
       expect((await member.client.patch(`/streams/${streamId}`, { can_remove_subscribers_group: ids["role:members"] })).body.result).toBe("error");
       const events = await verifyAction(member.client, ["stream", "subscription"], () => server.owner.patch(`/streams/${streamId}`, { can_remove_subscribers_group: ids["role:members"] }));
       expect(events).toEqual([expect.objectContaining({ type: "stream", op: "update", stream_id: streamId, property: "can_remove_subscribers_group", value: ids["role:members"] })]);

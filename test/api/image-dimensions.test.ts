@@ -1,5 +1,5 @@
 // Zulip's data-original-dimensions (feature levels 276, 278): an uploaded image's size, read from its
-// header at upload, rides on the <img> of every preview of it. No thumbnails here: src stays the upload.
+// header at upload, rides on the <img> of every preview of it, with its content type (336). No thumbnails here: src stays the upload.
 import sharp from "sharp";
 import type { ApiClient } from "../support/client.ts";
 import { makeJpeg, makePng } from "../support/images.ts";
@@ -33,7 +33,7 @@ describe.each(MODES)("image dimensions (%s)", (mode) => {
     const uri = await upload(await makePng(37, 21), "wide.png");
     expect(await row(uri)).toMatchObject({ original_width: 37, original_height: 21 });
     const html = await sent(`[wide.png](${uri})`);
-    expect(html).toContain(`<div class="message_inline_image"><a href="${uri}" title="wide.png"><img data-original-dimensions="37x21" src="${uri}" alt="wide.png"></a></div>`);
+    expect(html).toContain(`<div class="message_inline_image"><a href="${uri}" title="wide.png"><img data-original-dimensions="37x21" data-original-content-type="image/png" src="${uri}" alt="wide.png"></a></div>`);
     // An absolute URL on the realm's host gets it too.
     expect(img(await sent(`[w](${uri})`))).toContain('data-original-dimensions="37x21"');
     expect(img(await sent(`http://${server.running.services.ctx.externalHost}${uri}`))).toContain('data-original-dimensions="37x21"');
@@ -43,7 +43,7 @@ describe.each(MODES)("image dimensions (%s)", (mode) => {
     const uri = await upload(await makeJpeg(12, 34), "tall.jpg");
     const res = await alice.post("/messages", { type: "stream", to: "general", topic: "dimensions", content: "soon" });
     expect((await alice.patch(`/messages/${res.body.id}`, { content: `here: [tall.jpg](${uri})` })).body.result).toBe("success");
-    expect(img((await alice.get(`/messages/${res.body.id}`)).body.message.content)).toBe(`<img data-original-dimensions="12x34" src="${uri}" alt="tall.jpg">`);
+    expect(img((await alice.get(`/messages/${res.body.id}`)).body.message.content)).toBe(`<img data-original-dimensions="12x34" data-original-content-type="image/jpeg" src="${uri}" alt="tall.jpg">`);
   });
 
   test("the size is as shown: an EXIF-rotated JPEG's sides are swapped; a WebP past the header read is measured", async () => {

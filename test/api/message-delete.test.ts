@@ -16,9 +16,13 @@ describe.each(MODES)("DELETE /messages/{id} (%s)", (mode) => {
   let realmId: number;
 
   const prisma = () => server.running.services.db.prisma;
-  // The 3.x setting with the policy that replaced it and is enforced (as PATCH /realm keeps them, migration 0030).
-  const setRealm = (data: { allow_message_deleting?: boolean; message_content_delete_limit_seconds?: number | null }) =>
-    prisma().realm.update({ where: { id: realmId }, data: { ...data, ...(data.allow_message_deleting === undefined ? {} : { delete_own_message_policy: data.allow_message_deleting ? 5 : 2 }) } });
+  // The 3.x setting, a shorthand for the group that replaced it and is enforced (Zulip 10.0's
+  // can_delete_own_message_group); the time limit written as it is stored.
+  const setRealm = async (data: { allow_message_deleting?: boolean; message_content_delete_limit_seconds?: number | null }) => {
+    const { allow_message_deleting, ...rest } = data;
+    if (allow_message_deleting !== undefined) expect((await server.owner.patch("/realm", { allow_message_deleting })).body.result).toBe("success");
+    if (Object.keys(rest).length > 0) await prisma().realm.update({ where: { id: realmId }, data: rest });
+  };
   const del = (user: TestUser, id: number) => user.client.delete(`/messages/${id}`);
 
   beforeAll(async () => {

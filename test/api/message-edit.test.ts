@@ -61,7 +61,8 @@ describe.each(MODES)("message editing (%s)", (mode) => {
       const id = await send(alice.client, "content", "first *draft*");
       const before = await stored(id);
       const res = await alice.client.patch(`/messages/${id}`, { content: "second **draft**" });
-      expect(res.body).toEqual({ result: "success", msg: "" });
+      // Feature level 285: the uploads the edit left only in the history (none here).
+      expect(res.body).toEqual({ result: "success", msg: "", detached_uploads: [] });
       const after = await stored(id);
       expect(after).toMatchObject({ content: "second **draft**", rendered_content: "<p>second <strong>draft</strong></p>", subject: "content" });
       expect(after.last_edit_time).not.toBeNull();
@@ -153,13 +154,12 @@ describe.each(MODES)("message editing (%s)", (mode) => {
       expect(await server.running.services.db.prisma.messageEdit.count({ where: { message_id: id } })).toBe(0);
     });
 
-    test("Topic can't be empty, even without mandatory topics; topics are limited to 60 characters", async () => {
+    test("under mandatory topics no message moves to the empty topic (feature level 334); topics are limited to 60 characters", async () => {
       const id = await send(alice.client, "errors", "x");
-      for (const topic of ["", "   "]) {
-        expect((await alice.client.patch(`/messages/${id}`, { topic })).body).toEqual({ result: "error", msg: "Topic can't be empty", code: "BAD_REQUEST" });
-      }
       await server.owner.patch("/realm", { mandatory_topics: true });
-      expect((await alice.client.patch(`/messages/${id}`, { topic: " " })).body.msg).toBe("Topic can't be empty");
+      for (const topic of ["", "   ", "(no topic)", "general chat"]) {
+        expect((await alice.client.patch(`/messages/${id}`, { topic })).body).toEqual({ result: "error", msg: "Topics are required in this organization.", code: "BAD_REQUEST" });
+      }
       expect((await alice.client.patch(`/messages/${id}`, { topic: "t".repeat(61) })).body.msg).toBe("Topic too long (limit: 60 characters)");
       expect((await alice.client.patch(`/messages/${id}`, { topic: "🐙".repeat(60) })).body.result).toBe("success");
     });
@@ -233,7 +233,7 @@ describe.each(MODES)("message editing (%s)", (mode) => {
       expect((await guest.client.patch(`/messages/${recent}`, { topic: "by a guest" })).body.result).toBe("success");
     });
 
-    test("without community topic editing (edit_topic_policy administrators) only admins retitle, the sender neither, but anyone names a (no topic) message", async () => {
+    test("without community topic editing (edit_topic_policy administrators) only admins retitle, the sender neither, but anyone names a message in the empty topic", async () => {
       await server.owner.patch("/realm", { allow_community_topic_editing: false });
       const id = await send(alice.client, "restricted", "x");
       for (const other of [bob, guest, alice]) {
@@ -241,7 +241,7 @@ describe.each(MODES)("message editing (%s)", (mode) => {
       }
       expect((await admin.client.patch(`/messages/${id}`, { topic: "by admin" })).body.result).toBe("success");
       const untitled = await send(alice.client, "", "no topic given");
-      expect((await stored(untitled)).subject).toBe("(no topic)");
+      expect((await stored(untitled)).subject).toBe("");
       expect((await bob.client.patch(`/messages/${untitled}`, { topic: "named by bob" })).body.result).toBe("success");
     });
   });
@@ -330,6 +330,8 @@ describe.each(MODES)("message editing (%s)", (mode) => {
 
   describe("moving to another stream", () => {
     test("only administrators may move, and not while changing content", async () => {
+      // Zulip 10.0's default is role:members (feature level 310): administrators only, as 3.x's policy 2 says.
+      expect((await server.owner.patch("/realm", { move_messages_between_streams_policy: 2 })).body.result).toBe("success");
       const id = await send(alice.client, "move", "x");
       expect((await alice.client.patch(`/messages/${id}`, { stream_id: otherId })).body.msg).toBe("You don't have permission to move this message");
       expect((await admin.client.patch(`/messages/${id}`, { stream_id: otherId, content: "y" })).body.msg).toBe("You don't have permission to edit this message");

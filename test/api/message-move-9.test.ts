@@ -68,7 +68,7 @@ describe.each(MODES)("moving messages, Zulip 9.0 (%s)", (mode) => {
       await send(alice.client, "moves", topic);
       const id = await send(bob.client, "moves", topic);
       const res = await alice.client.patch(`/messages/${id}`, { stream_id: streamIds.landing, propagate_mode: "change_all" });
-      expect(res.body).toEqual({ result: "success", msg: "" });
+      expect(res.body).toEqual({ result: "success", msg: "", detached_uploads: [] });
       expect(await notices("landing", topic)).toEqual([`This topic was moved here from #**moves>${topic}** by ${mention(alice)}.`]);
       expect(await topicMessages("moves", topic)).toEqual([]);
       // The note comes after the moved messages, read for the mover only.
@@ -239,7 +239,7 @@ describe.each(MODES)("moving messages, Zulip 9.0 (%s)", (mode) => {
       const topic = fresh("secret");
       const id = await send(alice.client, "moves", topic);
       const res = await alice.client.patch(`/messages/${id}`, { stream_id: streamIds.hideout, propagate_mode: "change_all" });
-      expect(res.body).toEqual({ result: "success", msg: "" });
+      expect(res.body).toEqual({ result: "success", msg: "", detached_uploads: [] });
       expect((await topicMessages("hideout", topic)).filter((m) => !m.bot).map((m) => m.id)).toEqual([id]);
       const deleted = await waitForEvent(bob.client, queue, (e) => e.type === "delete_message");
       expect(deleted).toMatchObject({ stream_id: streamIds.moves, topic });

@@ -180,46 +180,53 @@ describe.each(MODES)("POST /messages (%s)", (mode) => {
     expect((await server.owner.post("/messages", { type: "stream", to: "secret", topic: "t", content: "member" })).body.result).toBe("success");
   });
 
-  test("the admins-only posting policy refuses members", async () => {
+  /** Points general's can_send_message_group at a system group (Zulip 10.0's stream_post_policy, feature level 333). */
+  const postingGroup = async (name: string) => {
     const { prisma } = server.running.services.db;
     const general = await prisma.stream.findFirstOrThrow({ where: { name: "general" } });
-    await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 2 } });
+    const group = await prisma.userGroup.findFirstOrThrow({ where: { realm_id: general.realm_id, name, is_system_group: true } });
+    await prisma.stream.update({ where: { id: general.id }, data: { can_send_message_group_id: group.id } });
+  };
+
+  test("the admins-only posting policy refuses members", async () => {
+    await postingGroup("role:administrators");
     try {
       const res = await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "x" });
-      expect(res.body).toMatchObject({ result: "error", msg: "Only organization administrators can send to this channel." });
+      expect(res.body).toMatchObject({ result: "error", msg: "You do not have permission to post in this channel." });
       expect((await server.owner.post("/messages", { type: "stream", to: "general", topic: "t", content: "admin" })).body.result).toBe("success");
     } finally {
-      await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 1 } });
+      await postingGroup("role:everyone");
     }
   });
 
   test("the new-members posting policy refuses members within the waiting period", async () => {
     const { prisma } = server.running.services.db;
-    const general = await prisma.stream.findFirstOrThrow({ where: { name: "general" } });
     const joined = (await prisma.userProfile.findUniqueOrThrow({ where: { id: aliceId } })).date_joined;
-    await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 3 } });
+    await postingGroup("role:fullmembers");
     expect((await server.owner.patch("/realm", { waiting_period_threshold: 10 })).body.result).toBe("success");
     try {
       const res = await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "too soon" });
-      expect(res.body).toEqual({ result: "error", msg: "New members cannot send to this channel.", code: "BAD_REQUEST" });
+      expect(res.body).toEqual({ result: "error", msg: "You do not have permission to post in this channel.", code: "BAD_REQUEST" });
       expect((await server.owner.post("/messages", { type: "stream", to: "general", topic: "t", content: "admin" })).body.result).toBe("success");
       await prisma.userProfile.update({ where: { id: aliceId }, data: { date_joined: new Date(Date.now() - 11 * 86_400_000) } });
+      // role:fullmembers follows (as the worker's daily promotion, or a change of the waiting period, does).
+      expect((await server.owner.patch("/realm", { waiting_period_threshold: 9 })).body.result).toBe("success");
       expect((await alice.post("/messages", { type: "stream", to: "general", topic: "t", content: "a full member now" })).body.result).toBe("success");
     } finally {
       await prisma.userProfile.update({ where: { id: aliceId }, data: { date_joined: joined } });
-      await prisma.stream.update({ where: { id: general.id }, data: { stream_post_policy: 1 } });
+      await postingGroup("role:everyone");
       expect((await server.owner.patch("/realm", { waiting_period_threshold: 0 })).body.result).toBe("success");
     }
   });
 
-  test("mandatory_topics refuses an empty topic; without it the message goes to (no topic)", async () => {
+  test("mandatory_topics refuses an empty topic; without it the message goes to the empty topic (feature level 334)", async () => {
     const empty = () => alice.post("/messages", { type: "stream", to: "general", topic: "  ", content: "no topic" });
     const plain = await empty();
     expect(plain.body.result).toBe("success");
-    expect((await server.running.services.db.prisma.message.findUniqueOrThrow({ where: { id: plain.body.id } })).subject).toBe("(no topic)");
+    expect((await server.running.services.db.prisma.message.findUniqueOrThrow({ where: { id: plain.body.id } })).subject).toBe("");
     expect((await server.owner.patch("/realm", { mandatory_topics: true })).body.result).toBe("success");
     try {
-      expect((await empty()).body).toEqual({ result: "error", msg: "Topic can't be empty", code: "BAD_REQUEST" });
+      expect((await empty()).body).toEqual({ result: "error", msg: "Topics are required in this organization", code: "BAD_REQUEST" });
     } finally {
       expect((await server.owner.patch("/realm", { mandatory_topics: false })).body.result).toBe("success");
     }

@@ -111,7 +111,8 @@ describe.each(MODES)("the moderator role (%s)", (mode) => {
     const streamId = (await member.client.get("/get_stream_id", { stream: "announcements" })).body.stream_id;
     expect((await admin.client.patch(`/streams/${streamId}`, { stream_post_policy: 4 })).body.result).toBe("success");
     const post = (user: TestUser) => user.client.post("/messages", { type: "stream", to: "announcements", topic: "news", content: "hi" });
-    expect((await post(member)).body.msg).toBe("Only organization administrators and moderators can send to this channel.");
+    // Zulip 10.0: the policy is can_send_message_group's role:moderators (feature level 333).
+    expect((await post(member)).body.msg).toBe("You do not have permission to post in this channel.");
     expect((await post(moderator)).body.result).toBe("success");
     const stream = (await moderator.client.get(`/streams/${streamId}`)).body.stream;
     expect(stream).toMatchObject({ stream_post_policy: 4, is_announcement_only: false });

@@ -32,7 +32,7 @@ describe.each(MODES)("custom profile field types and flags (%s)", (mode) => {
       expect(res.body.result).toBe("success");
       id = res.body.id;
     });
-    const field = { id, name: "Pronouns", type: 8, hint: "", field_data: "", order: expect.any(Number), required: true, display_in_profile_summary: true };
+    const field = { id, name: "Pronouns", type: 8, hint: "", field_data: "", order: expect.any(Number), required: true, display_in_profile_summary: true, editable_by_user: true };
     expect(events).toEqual([{ id: expect.any(Number), type: "custom_profile_fields", op: "add", fields: [field] }]);
     // A user's pronouns are short text.
     expect((await admin.client.patch(`/users/${member.id}`, { profile_data: [{ id, value: "she/her" }] })).body.result).toBe("success");

@@ -30,7 +30,7 @@ describe.each(MODES)("custom profile fields (%s)", (mode) => {
   test("an administrator creates a field; everyone gets the full list", async () => {
     const queue = (await guest.client.post("/register", { event_types: ["custom_profile_fields"] })).body.queue_id;
     const id = await create({ name: "Phone", hint: "Work phone", field_type: 1 });
-    const field = { id, name: "Phone", type: 1, hint: "Work phone", field_data: "", order: expect.any(Number), required: false };
+    const field = { id, name: "Phone", type: 1, hint: "Work phone", field_data: "", order: expect.any(Number), required: false, editable_by_user: true };
     expect(await fields()).toEqual([field]);
     const event = await waitForEvent(guest.client, queue, (e) => e.type === "custom_profile_fields");
     expect(event).toEqual({ id: expect.any(Number), type: "custom_profile_fields", op: "add", fields: [field] });

@@ -104,12 +104,19 @@ const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
   "POST /user_topics": (f) => ({ stream_id: String(f.streamId), topic: "fuzz", visibility_policy: "3" }),
   "POST /drafts": () => ({ drafts: '[{"type":"","to":[],"topic":"","content":"fuzz"}]' }),
   "PATCH /drafts/:draft_id": () => ({ draft: '{"type":"","to":[],"topic":"","content":"fuzz"}' }),
+  "POST /saved_snippets": () => ({ title: "fuzz", content: "fuzz snippet" }),
+  "PATCH /saved_snippets/:saved_snippet_id": () => ({ title: "fuzz 2" }),
+  "POST /messages/:message_id/report": () => ({ report_type: "spam" }),
+  "PATCH /users/me/profile_data": (f) => ({ data: `[{"id":${f.profileFieldId},"value":"fuzz"}]` }),
   "POST /scheduled_messages": (f) => ({ type: "stream", to: String(f.streamId), topic: "fuzz", content: "fuzz", scheduled_delivery_timestamp: String(Math.floor(Date.now() / 1000) + 86_400) }),
   "PATCH /scheduled_messages/:scheduled_message_id": () => ({ content: "fuzz" }),
   "POST /typing": (f) => ({ op: "start", to: `[${f.memberId}]` }),
+  "POST /messages/:message_id/typing": () => ({ op: "start" }),
+  "POST /message_edit_typing": (f) => ({ message_id: String(f.messageId), op: "stop" }),
   "POST /user_groups/create": (f) => ({ name: "fuzz group new", description: "d", members: `[${f.memberId}]` }),
   "PATCH /user_groups/:group_id": () => ({ description: "d2" }),
   "POST /user_groups/:group_id/members": (f) => ({ add: `[${f.victimId}]` }),
+  "POST /user_groups/:group_id/subgroups": () => ({ delete: "[]", add: "[]" }),
   "POST /users/me/status": () => ({ status_text: "busy" }),
   "GET /users": () => ({ client_gravatar: "true" }),
   "POST /bots": () => {
@@ -120,6 +127,7 @@ const VALID: Record<string, (f: Fixtures) => Record<string, string>> = {
   "POST /users": () => ({ email: "fuzz-new@example.com", password: "member-pass", full_name: "Fuzz New" }),
   "GET /users/:user_id": () => ({ include_custom_profile_fields: "true" }),
   "GET /users/:email": () => ({ include_custom_profile_fields: "true" }),
+  "PATCH /users/:email": () => ({ full_name: "Fuzz Member" }),
   "PATCH /users/:user_id": () => ({ full_name: "Victim Renamed" }),
   "POST /register": () => ({ event_types: '["message"]' }),
   "GET /events": (f) => ({ queue_id: f.queueId, last_event_id: "-1" }),
@@ -151,6 +159,10 @@ const REALM_PARAMS = [
   "new_stream_announcements_stream_id", "signup_announcements_stream_id", "zulip_update_announcements_stream_id",
   "digest_weekday", "message_content_allowed_in_email_notifications", "video_chat_provider", "org_type",
   "want_advertise_in_communities_directory", "jitsi_server_url", "enable_guest_user_indicator", "giphy_rating", "default_code_block_language",
+  // Zulip 10.0's (message-reports.test.ts, settings-10.test.ts).
+  "moderation_request_channel_id", "enable_guest_user_dm_warning",
+  // Feature level 358 (messages-10.test.ts).
+  "message_edit_history_visibility_policy",
 ];
 const REACTION_PARAMS = ["emoji_name", "emoji_code", "reaction_type"];
 /** "forged": hostile Authorization and Host headers (a wrong key, bad base64, unicode, no colon…). */
@@ -168,6 +180,13 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: "/drafts", params: ["drafts"], actors: EVERYONE },
   { method: "PATCH", path: "/drafts/:draft_id", params: ["draft"], pathFixtures: ["message"], actors: EVERYONE },
   { method: "DELETE", path: "/drafts/:draft_id", params: [], pathFixtures: ["message"], actors: EVERYONE },
+  // saved-snippets.ts (no snippet exists under a message's id: the lookup refuses, after the parameters are read)
+  { method: "GET", path: "/saved_snippets", params: [], actors: EVERYONE },
+  { method: "POST", path: "/saved_snippets", params: ["title", "content"], actors: EVERYONE },
+  { method: "PATCH", path: "/saved_snippets/:saved_snippet_id", params: ["title", "content"], pathFixtures: ["message"], actors: EVERYONE },
+  { method: "DELETE", path: "/saved_snippets/:saved_snippet_id", params: [], pathFixtures: ["message"], actors: EVERYONE },
+  // message-reports.ts (the organization has no moderation channel: refused after the parameters are read)
+  { method: "POST", path: "/messages/:message_id/report", params: ["report_type", "description"], pathFixtures: ["message"], actors: EVERYONE },
   // scheduled-messages.ts
   { method: "GET", path: "/scheduled_messages", params: [], actors: EVERYONE },
   { method: "POST", path: "/scheduled_messages", params: ["type", "to", "topic", "subject", "content", "scheduled_delivery_timestamp", "read_by_sender"], actors: EVERYONE },
@@ -202,8 +221,9 @@ const ROUTES: RouteCase[] = [
   { method: "GET", path: "/realm/linkifiers", params: [], actors: EVERYONE },
   { method: "PATCH", path: "/realm/linkifiers", params: ["ordered_linkifier_ids"] },
   // realm-export.ts (a refused or repeated request starts no second export: five a week at most)
-  { method: "POST", path: "/export/realm", params: [] },
+  { method: "POST", path: "/export/realm", params: ["export_type"] },
   { method: "GET", path: "/export/realm", params: [] },
+  { method: "GET", path: "/export/realm/consents", params: [] },
   { method: "DELETE", path: "/export/realm/:export_id", params: [], pathFixtures: ["stream"] },
   { method: "GET", path: "/realm_exports/:realm_id/:token/:filename", params: [], pathFixtures: ["realm", "stream", "stream"], actors: EVERYONE, root: true },
   // realm-playgrounds.ts, realm-user-defaults.ts, topic-delete.ts
@@ -216,7 +236,7 @@ const ROUTES: RouteCase[] = [
   { method: "DELETE", path: "/messages/:message_id", params: [], pathFixtures: ["message"] },
   // message-edit.ts
   { method: "GET", path: "/messages/:message_id", params: ["apply_markdown", "allow_empty_topic_name"], pathFixtures: ["message"], actors: EVERYONE },
-  { method: "GET", path: "/messages/:message_id/history", params: [], pathFixtures: ["message"], actors: EVERYONE },
+  { method: "GET", path: "/messages/:message_id/history", params: ["allow_empty_topic_name"], pathFixtures: ["message"], actors: EVERYONE },
   // read-receipts.ts
   { method: "GET", path: "/messages/:message_id/read_receipts", params: [], pathFixtures: ["message"], actors: EVERYONE },
   // push-devices.ts: accepted, not kept
@@ -229,7 +249,7 @@ const ROUTES: RouteCase[] = [
   {
     method: "GET",
     path: "/messages",
-    params: ["anchor", "include_anchor", "num_before", "num_after", "narrow", "client_gravatar", "apply_markdown", "use_first_unread_anchor", "allow_empty_topic_name"],
+    params: ["anchor", "include_anchor", "num_before", "num_after", "message_ids", "narrow", "client_gravatar", "apply_markdown", "use_first_unread_anchor", "allow_empty_topic_name"],
     actors: EVERYONE,
   },
   // message-flags.ts
@@ -241,14 +261,15 @@ const ROUTES: RouteCase[] = [
   // messages.ts (and its hot route)
   { method: "POST", path: "/messages", params: ["type", "to", "content", "topic", "subject", "queue_id", "local_id", "read_by_sender"], actors: EVERYONE },
   // presence.ts
-  { method: "POST", path: "/users/me/presence", params: ["status", "ping_only", "new_user_input", "slim_presence"], actors: EVERYONE },
+  { method: "POST", path: "/users/me/presence", params: ["status", "ping_only", "new_user_input", "slim_presence", "history_limit_days"], actors: EVERYONE },
   { method: "GET", path: "/realm/presence", params: [] },
   { method: "GET", path: "/users/:user_id_or_email/presence", params: [], pathFixtures: ["email"], actors: EVERYONE },
   // profile-fields.ts
   { method: "GET", path: "/realm/profile_fields", params: [] },
-  { method: "POST", path: "/realm/profile_fields", params: ["name", "hint", "field_type", "field_data", "display_in_profile_summary", "required"] },
+  { method: "POST", path: "/realm/profile_fields", params: ["name", "hint", "field_type", "field_data", "display_in_profile_summary", "required", "editable_by_user"] },
   { method: "PATCH", path: "/realm/profile_fields", params: ["order"] },
-  { method: "PATCH", path: "/realm/profile_fields/:field_id", params: ["name", "hint", "field_data", "display_in_profile_summary", "required"], pathFixtures: ["profileField"] },
+  { method: "PATCH", path: "/realm/profile_fields/:field_id", params: ["name", "hint", "field_data", "display_in_profile_summary", "required", "editable_by_user"], pathFixtures: ["profileField"] },
+  { method: "PATCH", path: "/users/me/profile_data", params: ["data"], actors: EVERYONE },
   { method: "DELETE", path: "/realm/profile_fields/:field_id", params: [], pathFixtures: ["profileField"] },
   // reactions.ts
   { method: "POST", path: "/messages/:message_id/reactions", params: REACTION_PARAMS, pathFixtures: ["message"], actors: EVERYONE },
@@ -276,13 +297,13 @@ const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/invites",
-    params: ["invitee_emails", "invite_expires_in_minutes", "invite_as", "stream_ids", "include_realm_default_subscriptions", "notify_referrer_on_join"],
+    params: ["invitee_emails", "invite_expires_in_minutes", "invite_as", "stream_ids", "include_realm_default_subscriptions", "notify_referrer_on_join", "group_ids"],
     actors: EVERYONE,
   },
   { method: "GET", path: "/invites", params: [], actors: EVERYONE },
   { method: "DELETE", path: "/invites/:invite_id", params: [], pathFixtures: ["stream"], actors: EVERYONE },
   { method: "POST", path: "/invites/:invite_id/resend", params: [], pathFixtures: ["stream"], actors: EVERYONE },
-  { method: "POST", path: "/invites/multiuse", params: ["invite_expires_in_minutes", "invite_as", "stream_ids", "include_realm_default_subscriptions"], actors: EVERYONE },
+  { method: "POST", path: "/invites/multiuse", params: ["invite_expires_in_minutes", "invite_as", "stream_ids", "include_realm_default_subscriptions", "group_ids"], actors: EVERYONE },
   { method: "DELETE", path: "/invites/multiuse/:invite_id", params: [], pathFixtures: ["stream"], actors: EVERYONE },
   // invite-registration.ts: no credentials; the key names no invitation (JSON, then the pages)
   { method: "GET", path: "/invitations/:key", params: [], pathFixtures: ["stream"], actors: ["anonymous", "member", "forged"] },
@@ -349,19 +370,26 @@ const ROUTES: RouteCase[] = [
   {
     method: "PATCH",
     path: "/streams/:stream_id",
-    params: ["description", "new_name", "is_private", "is_announcement_only", "stream_post_policy", "history_public_to_subscribers"],
+    params: [
+      "description", "new_name", "is_private", "is_announcement_only", "stream_post_policy", "history_public_to_subscribers",
+      // Zulip 10.0's channel settings ({new, old} group-setting values).
+      "can_send_message_group", "can_administer_channel_group", "can_add_subscribers_group", "can_subscribe_group", "can_remove_subscribers_group",
+    ],
     pathFixtures: ["stream"],
   },
   { method: "DELETE", path: "/streams/:stream_id", params: [], pathFixtures: ["stream"] },
-  { method: "GET", path: "/users/me/:stream_id/topics", params: [], pathFixtures: ["stream"], actors: EVERYONE },
+  { method: "GET", path: "/users/me/:stream_id/topics", params: ["allow_empty_topic_name"], pathFixtures: ["stream"], actors: EVERYONE },
   { method: "GET", path: "/streams/:stream_id", params: [], pathFixtures: ["stream"], actors: EVERYONE },
-  { method: "GET", path: "/streams/:stream_id/email_address", params: [], pathFixtures: ["stream"], actors: EVERYONE },
+  { method: "GET", path: "/streams/:stream_id/email_address", params: ["sender_id"], pathFixtures: ["stream"], actors: EVERYONE },
   // subscriptions.ts
   { method: "GET", path: "/users/me/subscriptions", params: ["include_subscribers"], actors: EVERYONE },
   {
     method: "POST",
     path: "/users/me/subscriptions",
-    params: ["subscriptions", "principals", "invite_only", "history_public_to_subscribers", "stream_post_policy", "authorization_errors_fatal", "announce"],
+    params: [
+      "subscriptions", "principals", "invite_only", "history_public_to_subscribers", "stream_post_policy", "authorization_errors_fatal", "announce",
+      "can_send_message_group", "can_administer_channel_group", "can_subscribe_group",
+    ],
     actors: EVERYONE,
   },
   { method: "PATCH", path: "/users/me/subscriptions", params: ["add", "delete"] },
@@ -373,12 +401,29 @@ const ROUTES: RouteCase[] = [
   { method: "POST", path: "/user_topics", params: ["stream_id", "topic", "visibility_policy"] },
   // typing.ts
   { method: "POST", path: "/typing", params: ["op", "type", "to", "stream_id", "topic"], actors: EVERYONE },
+  { method: "POST", path: "/messages/:message_id/typing", params: ["op"], pathFixtures: ["message"], actors: EVERYONE },
+  { method: "POST", path: "/message_edit_typing", params: ["message_id", "op"], actors: EVERYONE },
   // user-groups.ts
-  { method: "GET", path: "/user_groups", params: [] },
-  { method: "POST", path: "/user_groups/create", params: ["name", "description", "members"], actors: EVERYONE },
-  { method: "PATCH", path: "/user_groups/:group_id", params: ["name", "description"], pathFixtures: ["userGroup"] },
+  { method: "GET", path: "/user_groups", params: ["include_deactivated_groups", "allow_deactivated"] },
+  {
+    method: "POST",
+    path: "/user_groups/create",
+    params: ["name", "description", "members", "subgroups", "can_add_members_group", "can_join_group", "can_leave_group", "can_manage_group", "can_mention_group", "can_remove_members_group"],
+    actors: EVERYONE,
+  },
+  {
+    method: "PATCH",
+    path: "/user_groups/:group_id",
+    params: ["name", "description", "can_add_members_group", "can_join_group", "can_leave_group", "can_manage_group", "can_mention_group", "can_remove_members_group"],
+    pathFixtures: ["userGroup"],
+  },
   { method: "DELETE", path: "/user_groups/:group_id", params: [], pathFixtures: ["userGroup"] },
-  { method: "POST", path: "/user_groups/:group_id/members", params: ["add", "delete"], pathFixtures: ["userGroup"] },
+  { method: "POST", path: "/user_groups/:group_id/deactivate", params: [], pathFixtures: ["userGroup"] },
+  { method: "POST", path: "/user_groups/:group_id/members", params: ["add", "delete", "add_subgroups", "delete_subgroups"], pathFixtures: ["userGroup"] },
+  { method: "POST", path: "/user_groups/:group_id/subgroups", params: ["add", "delete"], pathFixtures: ["userGroup"] },
+  { method: "GET", path: "/user_groups/:group_id/members", params: ["direct_member_only"], pathFixtures: ["userGroup"] },
+  { method: "GET", path: "/user_groups/:group_id/members/:user_id", params: ["direct_member_only"], pathFixtures: ["userGroup", "victim"] },
+  { method: "GET", path: "/user_groups/:group_id/subgroups", params: ["direct_subgroup_only"], pathFixtures: ["userGroup"] },
   // user-status.ts
   { method: "POST", path: "/users/me/status", params: ["away", "status_text", "emoji_name", "emoji_code", "reaction_type"] },
   { method: "GET", path: "/users/:user_id/status", params: [], pathFixtures: ["victim"], actors: EVERYONE },
@@ -399,7 +444,9 @@ const ROUTES: RouteCase[] = [
   { method: "DELETE", path: "/users/me/avatar", params: [] },
   { method: "GET", path: "/users/:user_id", params: ["client_gravatar", "include_custom_profile_fields"], pathFixtures: ["victim"], actors: EVERYONE },
   { method: "GET", path: "/users/:email", params: ["client_gravatar", "include_custom_profile_fields"], pathFixtures: ["email"], actors: EVERYONE },
-  { method: "PATCH", path: "/users/:user_id", params: ["full_name", "is_admin", "is_guest", "role", "profile_data"], pathFixtures: ["victim"] },
+  { method: "PATCH", path: "/users/:user_id", params: ["full_name", "is_admin", "is_guest", "role", "profile_data", "new_email"], pathFixtures: ["victim"] },
+  // The member by address (feature level 313): only what cannot change their role is fuzzed.
+  { method: "PATCH", path: "/users/:email", params: ["full_name", "new_email"], pathFixtures: ["email"] },
   { method: "DELETE", path: "/users/:user_id", params: [], pathFixtures: ["victim"] },
   // Regenerates whoever sends it: a throwaway user, made again after each success.
   { method: "POST", path: "/users/me/api_key/regenerate", params: [], actors: ["throwaway", "anonymous"] },
@@ -425,7 +472,7 @@ const ROUTES: RouteCase[] = [
   {
     method: "POST",
     path: "/register",
-    params: ["apply_markdown", "client_gravatar", "slim_presence", "all_public_streams", "include_subscribers", "event_types", "fetch_event_types", "narrow", "client_capabilities", "queue_lifespan_secs"],
+    params: ["apply_markdown", "client_gravatar", "slim_presence", "all_public_streams", "include_subscribers", "event_types", "fetch_event_types", "narrow", "client_capabilities", "queue_lifespan_secs", "presence_history_limit_days"],
     actors: EVERYONE,
   },
   // A long poll: dont_block is always sent "true" (EVENT_HEARTBEAT_SECONDS bounds the rest anyway).
@@ -853,6 +900,7 @@ describe.each(MODES)("property-based hostile input (%s)", (mode) => {
     "DELETE /streams/:stream_id": makeStream,
     "DELETE /messages/:message_id": makeMessage,
     "DELETE /user_groups/:group_id": makeUserGroup,
+    "POST /user_groups/:group_id/deactivate": makeUserGroup,
     "DELETE /default_stream_groups/:group_id": makeDefaultStreamGroup,
     "DELETE /realm/filters/:filter_id": makeFilter,
     "POST /streams/:stream_id/delete_topic": makeMessage,

@@ -145,7 +145,9 @@ describe.each(STORAGE_SETUPS)("custom emoji ($mode, $backend storage)", ({ mode,
     test("with add_emoji_by_admins_only (add_custom_emoji_policy 2), members may not add; authors still remove their own (Zulip 9.0)", async () => {
       expect((await add(member, "authored_before", await makePng(32, 32))).json.result).toBe("success");
       const changed = await verifyAction(member.client, ["realm"], () => admin.client.patch("/realm", { add_emoji_by_admins_only: true }));
+      // Zulip 10.0: the boolean sets can_add_custom_emoji_group (feature level 307); a 3.x client hears of the boolean too.
       expect(changed).toEqual([
+        { id: expect.any(Number), type: "realm", op: "update_dict", property: "default", data: { can_add_custom_emoji_group: expect.any(Number) } },
         { id: expect.any(Number), type: "realm", op: "update", property: "add_custom_emoji_policy", value: 2 },
         { id: expect.any(Number), type: "realm", op: "update", property: "add_emoji_by_admins_only", value: true },
       ]);

@@ -52,7 +52,7 @@ describe.each(MODES)("organization data exports (%s)", (mode) => {
 
     const pending = await waitForEvent(server.owner, ownerQueue, (e) => e.type === "realm_export");
     expect(pending.exports).toEqual([
-      { id, acting_user_id: admin.id, export_time: expect.any(Number), deleted_timestamp: null, failed_timestamp: null, export_url: null, pending: true },
+      { id, acting_user_id: admin.id, export_time: expect.any(Number), deleted_timestamp: null, failed_timestamp: null, export_url: null, pending: true, export_type: 1 },
     ]);
     expect(pending.exports[0].export_time).toBeGreaterThanOrEqual(before - 5);
     const done = await waitForEvent(server.owner, ownerQueue, (e) => e.type === "realm_export" && e.exports[0].pending === false, { timeoutMs: 60_000 });
@@ -136,7 +136,7 @@ describe.each(MODES)("organization data exports (%s)", (mode) => {
       const queue = (await admin.client.post("/register", { event_types: ["realm_export", "message"] })).body.queue_id;
       const id = (await admin.client.post("/export/realm")).body.id as number;
       const failed = await waitForExport(admin.client, id);
-      expect(failed).toEqual({ id, acting_user_id: admin.id, export_time: expect.any(Number), deleted_timestamp: null, failed_timestamp: expect.any(Number), export_url: null, pending: false });
+      expect(failed).toEqual({ id, acting_user_id: admin.id, export_time: expect.any(Number), deleted_timestamp: null, failed_timestamp: expect.any(Number), export_url: null, pending: false, export_type: 1 });
       const event = await waitForEvent(admin.client, queue, (e) => e.type === "realm_export" && e.exports.some((x: { id: number; failed_timestamp: number | null }) => x.id === id && x.failed_timestamp !== null));
       expect(event.exports.find((x: { id: number }) => x.id === id)).toEqual(failed);
       const note = await waitForEvent(admin.client, queue, (e) => e.type === "message" && e.message.content.includes("Your data export failed"));

@@ -164,6 +164,8 @@ describe.each(MODES)("realm policies (%s)", (mode) => {
         "Only organization administrators and moderators can send to this channel.",
         "Guests cannot send to this channel.",
         "New members cannot send to this channel.",
+        // Zulip 10.0: the policy is can_send_message_group's system group (feature level 333).
+        "You do not have permission to post in this channel.",
       ];
       for (const [value, admits] of [[1, 5], [2, 2], [3, 3], [4, 4]] as const) {
         expect((await users.admin.client.patch(`/streams/${streamId}`, { stream_post_policy: value })).body.result).toBe("success");
@@ -300,17 +302,22 @@ describe.each(MODES)("realm policies (%s)", (mode) => {
   });
 
   describe("today's clients and 3.x clients", () => {
-    test("/register: today's clients get the policies, in today's encoding; 3.x clients their booleans only", async () => {
+    test("/register: today's clients get the groups the policies set (Zulip 10.0), 3.x clients their booleans only", async () => {
       await setRealm({ edit_topic_policy: 4, delete_own_message_policy: 3, add_custom_emoji_policy: 4, move_messages_between_streams_policy: 6, move_messages_between_streams_limit_seconds: "unlimited" });
+      const groups = Object.fromEntries((await prisma().userGroup.findMany({ where: { realm_id: realmId, is_system_group: true } })).map((g) => [g.name, g.id]));
       const modern = (await registerState(users.member.client, ["realm"], MODERN)).state;
       expect(modern).toMatchObject({
-        realm_edit_topic_policy: 4,
-        realm_delete_own_message_policy: 3,
-        realm_add_custom_emoji_policy: 4,
-        realm_move_messages_between_streams_policy: 6,
+        realm_can_move_messages_between_topics_group: groups["role:moderators"],
+        realm_can_delete_own_message_group: groups["role:fullmembers"],
+        realm_can_add_custom_emoji_group: groups["role:moderators"],
+        realm_can_move_messages_between_channels_group: groups["role:nobody"],
         realm_move_messages_within_stream_limit_seconds: 259_200,
         realm_move_messages_between_streams_limit_seconds: null,
       });
+      // Zulip 10.0 sends none of the integer policies these replaced (feature levels 291 to 316).
+      for (const key of ["realm_edit_topic_policy", "realm_delete_own_message_policy", "realm_add_custom_emoji_policy", "realm_move_messages_between_streams_policy"]) {
+        expect(modern).not.toHaveProperty(key);
+      }
       const legacy = (await registerState(users.member.client, ["realm"])).state;
       expect(legacy).toMatchObject({ realm_allow_community_topic_editing: false, realm_allow_message_deleting: true, realm_add_emoji_by_admins_only: true });
       for (const key of ["realm_edit_topic_policy", "realm_delete_own_message_policy", "realm_add_custom_emoji_policy", "realm_move_messages_between_streams_policy", "realm_move_messages_within_stream_limit_seconds"]) {
@@ -322,13 +329,26 @@ describe.each(MODES)("realm policies (%s)", (mode) => {
     test("a policy change reaches both kinds of client as each reads it (events applied = state fetched)", async () => {
       for (const params of [{}, MODERN]) {
         const events = await verifyAction(users.member.client, ["realm"], () => users.admin.client.patch("/realm", { edit_topic_policy: 1, delete_own_message_policy: 5 }), 5000, params);
+        // Everyone gets the groups' update_dict (feature levels 291, 316).
         expect(events).toEqual(
           expect.arrayContaining([
-            // As Zulip 9.0 announces the message editing settings (feature level 150).
-            expect.objectContaining({ type: "realm", op: "update_dict", property: "default", data: { edit_topic_policy: 1 } }),
-            expect.objectContaining({ type: "realm", op: "update", property: "allow_message_deleting", value: true }),
+            expect.objectContaining({ type: "realm", op: "update_dict", property: "default", data: { can_move_messages_between_topics_group: expect.any(Number) } }),
+            expect.objectContaining({ type: "realm", op: "update_dict", property: "default", data: { can_delete_own_message_group: expect.any(Number) } }),
           ]),
         );
+        if (params === MODERN) {
+          // Zulip 10.0 removed these properties from events.
+          const removed = ["edit_topic_policy", "delete_own_message_policy"];
+          expect(events.filter((e) => removed.includes(e.property) || removed.some((key) => key in (e.data ?? {})))).toEqual([]);
+        } else {
+          expect(events).toEqual(
+            expect.arrayContaining([
+              // As Zulip 9.0 announced the message editing settings (feature level 150).
+              expect.objectContaining({ type: "realm", op: "update_dict", property: "default", data: { edit_topic_policy: 1 } }),
+              expect.objectContaining({ type: "realm", op: "update", property: "allow_message_deleting", value: true }),
+            ]),
+          );
+        }
         await verifyAction(users.member.client, ["realm"], () => users.admin.client.patch("/realm", { edit_topic_policy: 5, delete_own_message_policy: 2 }), 5000, params);
       }
     });

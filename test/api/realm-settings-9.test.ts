@@ -87,7 +87,7 @@ describe.each(MODES)("Zulip 9.0 organization settings (%s)", (mode) => {
   test.each([
     [{ org_type: 5 }, "Invalid org_type"],
     [{ giphy_rating: 9 }, "Invalid giphy_rating"],
-    [{ video_chat_provider: 3 }, "Invalid video_chat_provider"],
+    [{ video_chat_provider: 3 }, "Invalid video_chat_provider 3"],
     [{ digest_weekday: 7 }, "Invalid digest_weekday"],
     [{ jitsi_server_url: JSON.stringify("javascript:alert(1)") }, "jitsi_server_url is not an allowed_type"],
     [{ jitsi_server_url: JSON.stringify("https://" + "a".repeat(300)) }, "jitsi_server_url is too long (limit: 202 characters)"],

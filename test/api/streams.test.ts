@@ -51,8 +51,9 @@ describe.each(MODES)("streams (%s)", (mode) => {
       expect(names(await bob.client.get("/streams", { include_public: false }))).toEqual(["general"]);
       expect(names(await bob.client.get("/streams", { include_public: false, include_subscribed: false, include_default: true }))).toEqual(["default-one", "general"]);
     });
-    test("include_all_active is for administrators only", async () => {
-      expect((await bob.client.get("/streams", { include_all_active: true })).body).toEqual({ result: "error", msg: "User not authorized for this query", code: "BAD_REQUEST" });
+    test("include_all (include_all_active before feature level 356): what the user can see, administrators private streams too", async () => {
+      expect(names(await bob.client.get("/streams", { include_all_active: true }))).toEqual(["default-one", "general", "public-one"]);
+      expect(names(await bob.client.get("/streams", { include_all: true }))).toEqual(["default-one", "general", "public-one"]);
       expect(names(await admin.client.get("/streams", { include_all_active: true }))).toEqual(["default-one", "general", "private-one", "public-one"]);
     });
     test("streams carry the contract's fields", async () => {
@@ -75,6 +76,14 @@ describe.each(MODES)("streams (%s)", (mode) => {
         stream_weekly_traffic: null,
         // Feature levels 142 and 197: role:administrators by default (system-groups.test.ts).
         can_remove_subscribers_group: expect.any(Number),
+        // Zulip 10.0's channel settings (channel-permissions-10.test.ts): the creator administers it.
+        can_add_subscribers_group: expect.any(Number),
+        can_administer_channel_group: { direct_members: [expect.any(Number)], direct_subgroups: [] },
+        can_send_message_group: expect.any(Number),
+        can_subscribe_group: expect.any(Number),
+        // Feature levels 315 and 323 (archived-channels.test.ts).
+        is_archived: false,
+        is_recently_active: expect.any(Boolean),
       });
     });
   });
@@ -125,7 +134,8 @@ describe.each(MODES)("streams (%s)", (mode) => {
     });
 
     test("refuses non-administrators, bad values and unknown streams", async () => {
-      expect((await alice.client.patch(`/streams/${ids["private-one"]}`, { description: "x" })).body.msg).toBe("Must be an organization administrator");
+      // Alice made private-one, so administers it (feature level 325); general she does not.
+      expect((await alice.client.patch(`/streams/${ids["general"]}`, { description: "x" })).body.msg).toBe("You do not have permission to administer this channel.");
       expect((await admin.client.patch(`/streams/${ids["general"]}`, { stream_post_policy: 9 })).body.msg).toBe("Invalid stream_post_policy");
       expect((await admin.client.patch(`/streams/${ids["general"]}`, { new_name: "" })).body.msg).toBe("Stream name can't be empty!");
       expect((await admin.client.patch(`/streams/${ids["general"]}`, { description: "d".repeat(1025) })).body.msg).toBe("Stream description too long (limit: 1024 characters).");
@@ -136,21 +146,24 @@ describe.each(MODES)("streams (%s)", (mode) => {
   });
 
   describe("DELETE /streams/{id}", () => {
-    test("deactivates: those who could see it hear `stream delete`, nobody else; the name is free again", async () => {
+    test("archives (feature level 315): those who could see it hear `stream delete`, nobody else; the name and subscriptions stay", async () => {
       await alice.client.post("/users/me/subscriptions", { subscriptions: [{ name: "doomed-private" }], invite_only: true });
       const doomed = (await alice.client.get("/get_stream_id", { stream: "doomed-private" })).body.stream_id;
       const aliceQueue = (await alice.client.post("/register", { event_types: ["stream"] })).body.queue_id;
       const bobQueue = (await bob.client.post("/register", { event_types: ["stream"] })).body.queue_id;
-      expect((await alice.client.delete(`/streams/${doomed}`)).body.msg).toBe("Must be an organization administrator");
+      expect((await bob.client.delete(`/streams/${doomed}`)).body.msg).toBe("Invalid stream id");
       // Admins manage private streams they are not in.
       expect((await admin.client.delete(`/streams/${doomed}`)).body).toEqual({ result: "success", msg: "" });
       const event = await waitForEvent(alice.client, aliceQueue, (e) => e.op === "delete");
-      expect(event.streams[0]).toMatchObject({ stream_id: doomed, name: "doomed-private" });
+      expect(event).toMatchObject({ stream_ids: [doomed], streams: [expect.objectContaining({ stream_id: doomed, name: "doomed-private", is_archived: true })] });
       expect((await drainEvents(bob.client, bobQueue)).filter((e) => e.op === "delete")).toEqual([]);
       expect((await alice.client.get("/streams")).body.streams.map((s: { name: string }) => s.name)).not.toContain("doomed-private");
-      expect((await alice.client.get("/users/me/subscriptions")).body.subscriptions.map((s: { name: string }) => s.name)).not.toContain("doomed-private");
-      expect((await admin.client.delete(`/streams/${doomed}`)).body.msg).toBe("Invalid stream id");
-      expect((await alice.client.post("/users/me/subscriptions", { subscriptions: [{ name: "doomed-private" }] })).body.subscribed).toEqual({ [alice.email]: ["doomed-private"] });
+      // Subscriptions are kept: GET /users/me/subscriptions lists it, archived.
+      const kept = (await alice.client.get("/users/me/subscriptions")).body.subscriptions.find((s: { name: string }) => s.name === "doomed-private");
+      expect(kept).toMatchObject({ stream_id: doomed, is_archived: true });
+      expect((await admin.client.delete(`/streams/${doomed}`)).body.msg).toBe("Channel is already deactivated");
+      // The name is the archived stream's: subscribing by it finds that stream.
+      expect((await alice.client.post("/users/me/subscriptions", { subscriptions: [{ name: "doomed-private" }] })).body.already_subscribed).toEqual({ [String(alice.id)]: ["doomed-private"] });
     });
   });
 

@@ -59,7 +59,7 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
       const bobQueue = (await bob.client.post("/register", { event_types: ["subscription", "stream"] })).body.queue_id;
       const guestQueue = (await guest.client.post("/register", { event_types: ["stream"] })).body.queue_id;
       const res = await subscribe(alice, ["design"], { subscriptions: [{ name: "design", description: "All things *design*" }] });
-      expect(res.body).toEqual({ result: "success", msg: "", subscribed: { [alice.email]: ["design"] }, already_subscribed: {} });
+      expect(res.body).toEqual({ result: "success", msg: "", subscribed: { [String(alice.id)]: ["design"] }, already_subscribed: {} });
 
       const created = await waitForEvent(bob.client, bobQueue, (e) => e.type === "stream" && e.op === "create");
       expect(created.streams[0]).toMatchObject({ name: "design", description: "All things *design*", rendered_description: "<p>All things <em>design</em></p>", invite_only: false });
@@ -74,13 +74,13 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
       expect((await drainEvents(guest.client, guestQueue)).filter((e) => e.op === "create")).toEqual([]);
 
       const again = await subscribe(alice, ["DESIGN"]);
-      expect(again.body).toMatchObject({ subscribed: {}, already_subscribed: { [alice.email]: ["design"] } });
+      expect(again.body).toMatchObject({ subscribed: {}, already_subscribed: { [String(alice.id)]: ["design"] } });
     });
 
     test("private streams: created invisible to others; others cannot join unless subscribed by a member", async () => {
       const bobQueue = (await bob.client.post("/register", { event_types: ["stream"] })).body.queue_id;
       const res = await subscribe(alice, ["secret-plans"], { invite_only: true });
-      expect(res.body.subscribed).toEqual({ [alice.email]: ["secret-plans"] });
+      expect(res.body.subscribed).toEqual({ [String(alice.id)]: ["secret-plans"] });
       const stream = await server.running.services.db.prisma.stream.findFirstOrThrow({ where: { name: "secret-plans" } });
       expect(stream).toMatchObject({ invite_only: true, history_public_to_subscribers: false });
       expect((await drainEvents(bob.client, bobQueue)).filter((e) => e.streams?.[0]?.name === "secret-plans")).toEqual([]);
@@ -88,13 +88,13 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
       const fatal = await subscribe(bob, ["secret-plans"]);
       expect(fatal.body).toEqual({ result: "error", msg: "Unable to access stream (secret-plans).", code: "BAD_REQUEST" });
       const lenient = await subscribe(bob, ["secret-plans", "general"], { authorization_errors_fatal: false });
-      expect(lenient.body).toMatchObject({ result: "success", unauthorized: ["secret-plans"], already_subscribed: { [bob.email]: ["general"] } });
+      expect(lenient.body).toMatchObject({ result: "success", unauthorized: ["secret-plans"], already_subscribed: { [String(bob.id)]: ["general"] } });
       // Administrators are no exception: a private stream's content belongs to its subscribers.
       expect((await subscribe(admin, ["secret-plans"])).body.msg).toBe("Unable to access stream (secret-plans).");
 
       const bobPms = (await bob.client.post("/register", { event_types: ["message"] })).body.queue_id;
       const invited = await subscribe(alice, ["secret-plans"], { principals: [bob.email] });
-      expect(invited.body.subscribed).toEqual({ [bob.email]: ["secret-plans"] });
+      expect(invited.body.subscribed).toEqual({ [String(bob.id)]: ["secret-plans"] });
       const note = await waitForEvent(bob.client, bobPms, (e) => e.type === "message");
       expect(note.message).toMatchObject({ type: "private", sender_full_name: "Notification Bot" });
       expect(note.message.content).toContain("just subscribed you to the stream #**secret-plans**");
@@ -103,7 +103,7 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
     test("principals may be user ids; an unknown or deactivated principal is refused with 400 (feature level 208)", async () => {
       const res = await subscribe(admin, ["general", "design"], { principals: [guest.id] });
       expect(res.body.result).toBe("success");
-      expect(res.body.subscribed[guest.email]).toEqual(["design"]);
+      expect(res.body.subscribed[String(guest.id)]).toEqual(["design"]);
       const unknown = await subscribe(admin, ["general"], { principals: ["nobody@example.com"] });
       expect(unknown.status).toBe(400);
       expect(unknown.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "No such user" });
@@ -168,7 +168,7 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
 
     test("a guest cannot join a public stream on their own, but can be added by a member", async () => {
       expect((await subscribe(guest, ["announced"])).body.msg).toBe("Unable to access stream (announced).");
-      expect((await subscribe(alice, ["announced"], { principals: [guest.email] })).body.subscribed).toEqual({ [guest.email]: ["announced"] });
+      expect((await subscribe(alice, ["announced"], { principals: [guest.email] })).body.subscribed).toEqual({ [String(guest.id)]: ["announced"] });
     });
 
     test("only administrators may unsubscribe others (the streams' can_remove_subscribers_group)", async () => {
@@ -248,7 +248,7 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
     test("a color asked for is the new subscription's color, in the response's state and the add event", async () => {
       const queue = (await alice.client.post("/register", { event_types: ["subscription"] })).body.queue_id;
       const res = await alice.client.patch("/users/me/subscriptions", { add: [{ name: "colored", color: "#AA00ff" }] });
-      expect(res.body).toMatchObject({ result: "success", subscribed: { [alice.email]: ["colored"] } });
+      expect(res.body).toMatchObject({ result: "success", subscribed: { [String(alice.id)]: ["colored"] } });
       const added = await waitForEvent(alice.client, queue, (e) => e.op === "add");
       expect(added.subscriptions[0]).toMatchObject({ name: "colored", color: "#AA00ff" });
       const listed = (await alice.client.get("/users/me/subscriptions")).body.subscriptions;
@@ -266,7 +266,7 @@ describe.each(MODES)("subscriptions (%s)", (mode) => {
 
     test("PATCH adds and deletes in one request", async () => {
       const res = await alice.client.patch("/users/me/subscriptions", { add: [{ name: "patched" }], delete: ["announced"] });
-      expect(res.body).toEqual({ result: "success", msg: "", subscribed: { [alice.email]: ["patched"] }, already_subscribed: {}, removed: ["announced"], not_removed: [] });
+      expect(res.body).toEqual({ result: "success", msg: "", subscribed: { [String(alice.id)]: ["patched"] }, already_subscribed: {}, removed: ["announced"], not_removed: [] });
       expect((await alice.client.patch("/users/me/subscriptions", {})).body.result).toBe("error");
     });
   });

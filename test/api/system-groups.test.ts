@@ -101,10 +101,13 @@ describe.each(MODES)("system groups (%s)", (mode) => {
     expect(guestNow.get("role:moderators")!.members).not.toContain(target.id);
   });
 
-  test("a deactivated user keeps their memberships (as Zulip 9.0)", async () => {
+  test("a deactivated user is in no group, and back in theirs when reactivated (feature level 303)", async () => {
     const leaving = await createTestUser(server, "Lea Leaving");
     expect((await server.owner.delete(`/users/${leaving.id}`)).body.result).toBe("success");
+    expect((await groups()).get("role:members")!.members).not.toContain(leaving.id);
+    expect((await server.owner.post(`/users/${leaving.id}/reactivate`)).body.result).toBe("success");
     expect((await groups()).get("role:members")!.members).toContain(leaving.id);
+    expect((await server.owner.delete(`/users/${leaving.id}`)).body.result).toBe("success");
   });
 
   test("verifyAction: a longer waiting period takes new members out of role:fullmembers, a shorter one puts them back", async () => {

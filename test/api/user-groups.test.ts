@@ -18,12 +18,17 @@ describe.each(MODES)("user groups (%s)", (mode) => {
 
   async function createGroup(name: string, members: number[]): Promise<number> {
     const res = await server.owner.post("/user_groups/create", { name, description: `${name} team`, members });
-    expect(res.body).toEqual({ result: "success", msg: "" });
-    return (await groupNamed(name)).id;
+    expect(res.body).toEqual({ result: "success", msg: "", group_id: expect.any(Number) });
+    expect((await groupNamed(name)).id).toBe(res.body.group_id);
+    return res.body.group_id;
   }
 
+  /** Zulip 10.0's realm can_create_groups and can_manage_all_groups (feature level 299) replace user_group_edit_policy: 1 members, 2 administrators. */
   async function setPolicy(value: number): Promise<void> {
-    await server.running.services.db.prisma.realm.updateMany({ data: { user_group_edit_policy: value } });
+    const { prisma } = server.running.services.db;
+    const realmId = (await prisma.userProfile.findUniqueOrThrow({ where: { id: ownerId } })).realm_id;
+    const group = await prisma.userGroup.findFirstOrThrow({ where: { realm_id: realmId, is_system_group: true, name: value === 2 ? "role:administrators" : "role:members" } });
+    await prisma.realm.update({ where: { id: realmId }, data: { user_group_edit_policy: value, can_create_groups_id: group.id, can_manage_all_groups_id: group.id } });
   }
 
   beforeAll(async () => {
@@ -41,9 +46,25 @@ describe.each(MODES)("user groups (%s)", (mode) => {
     test("creates a group that everyone in the realm hears about", async () => {
       const queues = await Promise.all([member, guest].map(async (u) => (await u.client.post("/register", { event_types: ["user_group"] })).body.queue_id));
       const res = await member.client.post("/user_groups/create", { name: "backend", description: "Backend team", members: [other.id, member.id] });
-      expect(res.body).toEqual({ result: "success", msg: "" });
+      expect(res.body).toEqual({ result: "success", msg: "", group_id: expect.any(Number) });
       const group = await groupNamed("backend");
-      expect(group).toEqual({ id: expect.any(Number), name: "backend", description: "Backend team", members: [member.id, other.id], direct_subgroup_ids: [], is_system_group: false, deactivated: false, can_mention_group: expect.any(Number) });
+      expect(group).toEqual({
+        id: res.body.group_id,
+        name: "backend",
+        description: "Backend team",
+        members: [member.id, other.id],
+        direct_subgroup_ids: [],
+        is_system_group: false,
+        deactivated: false,
+        creator_id: member.id,
+        date_created: expect.any(Number),
+        can_add_members_group: { direct_members: [member.id], direct_subgroups: [] },
+        can_join_group: expect.any(Number),
+        can_leave_group: expect.any(Number),
+        can_manage_group: { direct_members: [member.id], direct_subgroups: [] },
+        can_mention_group: expect.any(Number),
+        can_remove_members_group: expect.any(Number),
+      });
       for (const [i, user] of [member, guest].entries()) {
         const event = await waitForEvent(user.client, queues[i], (e) => e.type === "user_group");
         expect(event).toEqual({ id: expect.any(Number), type: "user_group", op: "add", group });
@@ -89,7 +110,7 @@ describe.each(MODES)("user groups (%s)", (mode) => {
       expect(await groupNamed("guests")).toBeUndefined();
     });
 
-    test("with user_group_edit_policy = administrators, members cannot create groups but admins can", async () => {
+    test("with can_create_groups = administrators, members cannot create groups but admins can", async () => {
       await setPolicy(2);
       const res = await member.client.post("/user_groups/create", { name: "admins-only", description: "x", members: [] });
       expect(res.body).toEqual({ result: "error", msg: "Insufficient permission", code: "BAD_REQUEST" });
@@ -136,6 +157,8 @@ describe.each(MODES)("user groups (%s)", (mode) => {
     });
   });
 
+  // Removed in Zulip 10.0 (feature level 294) but in the 3.x contract: it deactivates the group,
+  // which 3.x clients no longer see (test/api/user-groups-10.test.ts).
   describe("DELETE /user_groups/{id}", () => {
     test("deletes a group and sends remove to the realm", async () => {
       const id = await createGroup("doomed", [member.id]);
@@ -179,7 +202,7 @@ describe.each(MODES)("user groups (%s)", (mode) => {
         [{ delete: [other.id] }, `There is no member '${other.id}' in this user group`],
         [{ add: [987654] }, "Invalid user ID: 987654"],
         [{ add: [other.id], delete: [ownerId] }, `There is no member '${ownerId}' in this user group`],
-        [{}, 'Nothing to do. Specify at least one of "add" or "delete".'],
+        [{}, 'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".'],
       ];
       for (const [params, msg] of cases) {
         expect((await server.owner.post(`/user_groups/${id}/members`, params)).body).toEqual({ result: "error", msg, code: "BAD_REQUEST" });

@@ -24,7 +24,9 @@ const USER_SETTINGS_TYPES: Record<string, string> = {
       "presence_enabled", "enable_followed_topic_desktop_notifications", "enable_followed_topic_email_notifications",
       "enable_followed_topic_push_notifications", "enable_followed_topic_audible_notifications", "enable_followed_topic_wildcard_mentions_notify",
       "automatically_follow_topics_where_mentioned", "send_stream_typing_notifications", "send_private_typing_notifications", "send_read_receipts",
-      "receives_typing_notifications",
+      "receives_typing_notifications", "allow_private_data_export",
+      // Zulip 10.0 (feature levels 329, 350).
+      "web_suggest_update_timezone", "hide_ai_features",
     ].map((key) => [key, "boolean"]),
   ),
   ...Object.fromEntries(

@@ -165,7 +165,6 @@ describe.each(MODES)("topic visibility policies (%s)", (mode) => {
     [{ stream_id: 1, topic: "t", visibility_policy: "muted" }, "visibility_policy is not an integer"],
     [{ stream_id: "one", topic: "t", visibility_policy: 1 }, "stream_id is not an integer"],
     [{ stream_id: 1, topic: "x".repeat(61), visibility_policy: 1 }, "topic is too long (limit: 60 characters)"],
-    [{ stream_id: 1, topic: "   ", visibility_policy: 1 }, "Topic can't be empty"],
     [{ stream_id: 1, topic: "t\u0000", visibility_policy: 1 }, "topic contains NULL (0x00) characters."],
     [{ stream_id: 1, topic: "t" }, "Missing 'visibility_policy' argument"],
     [{ topic: "t", visibility_policy: 1 }, "Missing 'stream_id' argument"],

@@ -116,13 +116,16 @@ describe.each(MODES)("web-public streams (%s)", (mode) => {
     expect(stream).toMatchObject({ invite_only: true, is_web_public: false, history_public_to_subscribers: false });
   });
 
-  test("a deleted stream is no longer web-public", async () => {
+  test("an archived stream keeps its privacy (feature level 315), but spectators no longer read it", async () => {
     const name = newName();
     ok(await create(server.owner, name));
     const id = await streamId(server.owner, name);
     ok(await server.owner.delete(`/streams/${id}`));
     const row = await server.running.services.db.prisma.stream.findUniqueOrThrow({ where: { id } });
-    expect(row).toMatchObject({ deactivated: true, is_web_public: false });
+    expect(row).toMatchObject({ deactivated: true, is_web_public: true });
+    // Spectators read only active web-public streams (lib/web-public.ts's webPublicStreamCondition).
+    const page = await server.anonymous.get("/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify([{ operator: "stream", operand: id }]) });
+    expect(page.body.result).toBe("error");
   });
 
   test("guests read a web-public stream's history, and no other public stream's", async () => {

@@ -130,7 +130,8 @@ describe.each(MODES)("Zulip 9.0 API changes (%s)", (mode) => {
     expect(created.body.result).toBe("success");
     const botId = created.body.user_id as number;
     const other = await createTestUser(server, "Otto Other");
-    await subscribeTo(member.client, ["bot room"], { principals: JSON.stringify([botId, other.id, member.id]) });
+    // The owner makes the room: its creator would administer it (feature level 325), and so could unsubscribe anyone.
+    await subscribeTo(server.owner, ["bot room"], { principals: JSON.stringify([botId, other.id, member.id]) });
     const res = await member.client.delete("/users/me/subscriptions", { subscriptions: JSON.stringify(["bot room"]), principals: JSON.stringify([botId]) });
     expect(res.body).toMatchObject({ result: "success", removed: ["bot room"], not_removed: [] });
     const refused = await member.client.delete("/users/me/subscriptions", { subscriptions: JSON.stringify(["bot room"]), principals: JSON.stringify([botId, other.id]) });

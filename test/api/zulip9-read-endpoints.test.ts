@@ -178,8 +178,8 @@ describe.each(MODES)("Zulip 9.0 read endpoints (%s)", (mode) => {
       }
     });
 
-    test("refuses deleted streams, other organizations' and ids that are not ids", async () => {
-      refused(await server.owner.get(`/streams/${deletedId}`), "Invalid stream id");
+    test("an archived stream with is_archived (feature level 315); refuses other organizations' and ids that are not ids", async () => {
+      expect((await server.owner.get(`/streams/${deletedId}`)).body.stream).toMatchObject({ stream_id: deletedId, is_archived: true });
       refused(await alice.client.get(`/streams/${acmeStreamId}`), "Invalid stream id");
       refused(await alice.client.get("/streams/zr%20public"), "Endpoint not found", 404);
       expect((await alice.client.get("/streams/99999999999")).status).toBe(400);

@@ -14,6 +14,8 @@ import { createTestUser, type TestUser } from "../support/users.ts";
 
 /** lib/api/core.dart kMinAllowedZulipFeatureLevel: below it the app refuses the server. */
 const MIN_ALLOWED_FEATURE_LEVEL = 277;
+/** lib/api/core.dart kMinSupportedZulipFeatureLevel: below it the app shows an "unsupported server" banner. */
+const MIN_SUPPORTED_FEATURE_LEVEL = 371;
 const MEMBER_PASSWORD = "member-pass"; // support/users.ts createMember
 
 type Json = Record<string, any>;
@@ -685,6 +687,128 @@ describe.each(MODES)("zulip-flutter contract (%s)", (mode) => {
     });
 
     test("every other event the queue delivered parses too (a failure would make the app re-register)", () => {
+      expect(events().strayFailures).toEqual([]);
+    });
+  });
+
+  // From feature level 371 on the app takes Zulip 10.0's paths: empty topics (I5), permissions read
+  // from group-setting values (I2, I4), deactivated groups, saved snippets, archived channels and
+  // the narrower edit timestamps. The app ignores realm events, so it sees a changed setting when
+  // it registers again.
+  describe("Zulip 10.0's paths (feature level 371)", () => {
+    /** The app's group-setting membership test (lib/model/user_group.dart): a group id, or an anonymous group. */
+    const appHasPermission = (snap: Json, userId: number, value: unknown): boolean => {
+      const groups: Json[] = snap.realm_user_groups ?? [];
+      const inGroup = (groupId: number, seen = new Set<number>()): boolean => {
+        const group = groups.find((g) => g.id === groupId);
+        if (!group || seen.has(groupId)) return false;
+        seen.add(groupId);
+        return group.members.includes(userId) || group.direct_subgroup_ids.some((sub: number) => inGroup(sub, seen));
+      };
+      if (typeof value === "number") return inGroup(value);
+      const anonymous = value as { direct_members: number[]; direct_subgroups: number[] };
+      return anonymous.direct_members.includes(userId) || anonymous.direct_subgroups.some((sub) => inGroup(sub));
+    };
+    const register = async (): Promise<Json> => expectParses(await app.post("register", REGISTER_PARAMS), "InitialSnapshot");
+    const systemGroup = (snap: Json, name: string): number => (snap.realm_user_groups as Json[]).find((g) => g.name === name)!.id;
+    const refusedOrAccepted = (res: FlutterResponse) => (res.status === 200 ? "accepted" : res.status >= 400 && res.status < 500 ? "refused" : `HTTP ${res.status}`);
+
+    test("no 'unsupported server' banner: /server_settings and /register report feature level 371 and Zulip 10.0", async () => {
+      const settings = expectParses(await new FlutterConnection(server.baseUrl, null).get("server_settings", null), "GetServerSettingsResult");
+      expect({ settings: settings.zulip_feature_level >= MIN_SUPPORTED_FEATURE_LEVEL, register: snapshot.zulip_feature_level >= MIN_SUPPORTED_FEATURE_LEVEL }).toEqual({ settings: true, register: true });
+      expect(snapshot.zulip_version).toBe("10.0");
+    });
+
+    test("empty topics (FL 334, I5): the app sends topic \"\" and, with empty_topic_name, reads \"\" back in events, fetches and topic lists", async () => {
+      expect(typeof snapshot.realm_empty_topic_display_name).toBe("string");
+      const id = expectParses(await app.post("messages", { type: raw("channel"), to: channelId, topic: raw(""), content: raw("in the general chat"), read_by_sender: true }), "SendMessageResult").id;
+      const event = await events().until((e) => e.type === "message" && e.message?.id === id);
+      expectEvent(event, "MessageEvent");
+      expect(event.message.subject).toBe("");
+      expect(expectParses(await app.get(`messages/${id}`, { apply_markdown: true, allow_empty_topic_name: true }), "GetMessageResult").message.subject).toBe("");
+      const topics = expectParses(await app.get(`users/me/${channelId}/topics`, { allow_empty_topic_name: true }), "GetChannelTopicsResult").topics as Json[];
+      expect(topics.map((t) => t.name)).toContain("");
+    });
+
+    test("\"(no topic)\" and the display name sent as the topic mean the empty topic (FL 370)", async () => {
+      for (const topic of ["(no topic)", snapshot.realm_empty_topic_display_name as string]) {
+        const id = expectParses(await app.post("messages", { type: raw("channel"), to: channelId, topic: raw(topic), content: raw(`sent as ${topic}`), read_by_sender: true }), "SendMessageResult").id;
+        expect({ topic, subject: (await ok("fetch", owner.get(`/messages/${id}`, { allow_empty_topic_name: true }))).message.subject }).toEqual({ topic, subject: "" });
+      }
+    });
+
+    test("deleting one's own message as realm_can_delete_own_message_group says, for a named and an anonymous group (FL 291, I2)", async () => {
+      const outcomes: Json[] = [];
+      const base = await register();
+      const values = [{ direct_members: [alice.id], direct_subgroups: [] }, systemGroup(base, "role:nobody"), { direct_members: [bob.id], direct_subgroups: [systemGroup(base, "role:administrators")] }];
+      for (const value of values) {
+        await ok("setting the group", owner.patch("/realm", { can_delete_own_message_group: JSON.stringify({ new: value }) }));
+        const snap = await register();
+        const allowed = appHasPermission(snap, alice.id, snap.realm_can_delete_own_message_group);
+        const id = expectParses(await app.post("messages", { type: raw("channel"), to: channelId, topic: raw("greetings"), content: raw("second thoughts"), read_by_sender: true }), "SendMessageResult").id;
+        outcomes.push({ value, allowed, server: refusedOrAccepted(await app.delete(`messages/${id}`)) });
+      }
+      await ok("restoring", owner.patch("/realm", { can_delete_own_message_group: JSON.stringify({ new: systemGroup(base, "role:everyone") }) }));
+      expect(outcomes.map((o) => o.allowed)).toEqual([true, false, false]);
+      expect(outcomes.map((o) => o.server)).toEqual(outcomes.map((o) => (o.allowed ? "accepted" : "refused")));
+    });
+
+    test("posting in a channel as its can_send_message_group says (FL 333, I4)", async () => {
+      await ok("creating", owner.post("/users/me/subscriptions", { subscriptions: [{ name: "flutter announcements" }], principals: [OWNER_EMAIL, alice.email] }));
+      const streamId = (await ok("get_stream_id", owner.get("/get_stream_id", { stream: "flutter announcements" }))).stream_id;
+      const outcomes: Json[] = [];
+      for (const name of ["role:administrators", "role:members"]) {
+        const groupId = systemGroup(snapshot, name);
+        await ok("setting who may post", owner.patch(`/streams/${streamId}`, { can_send_message_group: JSON.stringify({ new: groupId }) }));
+        const snap = await register();
+        const channel = (snap.subscriptions as Json[]).find((sub) => sub.stream_id === streamId)!;
+        const allowed = appHasPermission(snap, alice.id, channel.can_send_message_group);
+        const res = await app.post("messages", { type: raw("channel"), to: streamId, topic: raw("news"), content: raw("may I?"), read_by_sender: true });
+        outcomes.push({ name, allowed, server: refusedOrAccepted(res) });
+      }
+      expect(outcomes).toEqual([
+        { name: "role:administrators", allowed: false, server: "refused" },
+        { name: "role:members", allowed: true, server: "accepted" },
+      ]);
+    });
+
+    test("a deactivated user group (FL 290, include_deactivated_groups): user_group update event with deactivated, then in realm_user_groups", async () => {
+      const groupId = (await ok("creating a group", owner.post("/user_groups/create", { name: "flutter readers", description: "", members: JSON.stringify([bob.id]) }))).group_id as number;
+      expect(typeof groupId).toBe("number");
+      await events().until((e) => e.type === "user_group" && e.op === "add" && e.group?.id === groupId);
+      await ok("deactivating", owner.post(`/user_groups/${groupId}/deactivate`));
+      const event = await events().until((e) => e.type === "user_group" && e.op === "update" && e.group_id === groupId);
+      expectEvent(event, "UserGroupUpdateEvent");
+      expect(event.data).toEqual({ deactivated: true });
+      expect(((await register()).realm_user_groups as Json[]).find((g) => g.id === groupId)?.deactivated).toBe(true);
+    });
+
+    test("saved snippets (FL 297, 368): the snapshot's saved_snippets and the saved_snippets add, update and remove events", async () => {
+      expect(Array.isArray(snapshot.saved_snippets)).toBe(true);
+      const id = (await ok("creating", alice.client.post("/saved_snippets", { title: "greeting", content: "Hello there!" }))).saved_snippet_id as number;
+      expectEvent(await events().until((e) => e.type === "saved_snippets" && e.op === "add"), "SavedSnippetsAddEvent");
+      await ok("editing", alice.client.patch(`/saved_snippets/${id}`, { content: "Hello again!" }));
+      expectEvent(await events().until((e) => e.type === "saved_snippets" && e.op === "update"), "SavedSnippetsUpdateEvent");
+      await ok("deleting", alice.client.delete(`/saved_snippets/${id}`));
+      expectEvent(await events().until((e) => e.type === "saved_snippets" && e.op === "remove"), "SavedSnippetsRemoveEvent");
+    });
+
+    test("a moved message carries last_moved_timestamp and no last_edit_timestamp (FL 365)", async () => {
+      const id = expectParses(await app.post("messages", { type: raw("channel"), to: channelId, topic: raw("before the move"), content: raw("moving soon"), read_by_sender: true }), "SendMessageResult").id;
+      expectAccepted(await app.patch(`messages/${id}`, { topic: raw("after the move"), propagate_mode: raw("change_one"), send_notification_to_old_thread: false, send_notification_to_new_thread: false }));
+      const moved = expectParses(await app.get(`messages/${id}`, { apply_markdown: true, allow_empty_topic_name: true }), "GetMessageResult").message as Json;
+      expect({ moved: typeof moved.last_moved_timestamp, edited: moved.last_edit_timestamp }).toEqual({ moved: "number", edited: undefined });
+    });
+
+    test("archiving a channel (FL 315, 343): a stream delete event with stream_ids, parsed as ChannelDeleteEvent", async () => {
+      await ok("creating", owner.post("/users/me/subscriptions", { subscriptions: [{ name: "flutter archive" }], principals: [OWNER_EMAIL, alice.email] }));
+      const streamId = (await ok("get_stream_id", owner.get("/get_stream_id", { stream: "flutter archive" }))).stream_id;
+      await ok("archiving", owner.delete(`/streams/${streamId}`));
+      const event = await events().until((e) => e.type === "stream" && e.op === "delete" && (e.stream_ids ?? []).includes(streamId));
+      expectEvent(event, "ChannelDeleteEvent");
+    });
+
+    test("every event of these paths parses too", () => {
       expect(events().strayFailures).toEqual([]);
     });
   });

@@ -423,7 +423,9 @@ describe.each(MODES)("importing an export in Zulip's format (%s)", (mode) => {
     expect(history[0].rendered_content).toContain(`data-user-id="${kimId}"`);
     expect(history[1].prev_rendered_content).toBe(history[0].rendered_content);
     expect(JSON.stringify(history)).not.toContain("<script>");
-    expect(hello.last_edit_timestamp).toBe(Math.floor(T0 + 1200));
+    // Feature level 365: the content's last edit, and the last move, each from the history.
+    expect(hello.last_edit_timestamp).toBe(Math.floor(T0 + 1100));
+    expect(hello.last_moved_timestamp).toBe(Math.floor(T0 + 1200));
     // The secret stream's history is not Kim's.
     const kimMessages = (await kim.get("/messages", { anchor: "oldest", num_before: 0, num_after: 100 })).body.messages as Array<Record<string, any>>;
     expect(kimMessages.some((m) => m.content.includes("Secret stuff"))).toBe(false);
@@ -569,7 +571,7 @@ async function view(baseUrl: string, eventsUrl: string, client: ApiClient) {
   const realmScalars = Object.fromEntries(
     Object.entries(state)
       .filter(([key, value]) => key.startsWith("realm_") && (typeof value !== "object" || value === null) && !/(_id|_url|_uri|url_template|date_created|realm_icon|realm_logo|night_logo)/.test(key))
-      .map(([key, value]) => [key, key.endsWith("_group") && typeof value === "number" ? groupName.get(value) : value])
+      .map(([key, value]) => [key, /_groups?$/.test(key) && typeof value === "number" ? groupName.get(value) : value])
       .sort(),
   );
   return {
@@ -582,7 +584,7 @@ async function view(baseUrl: string, eventsUrl: string, client: ApiClient) {
     groups: (state.realm_user_groups as Array<Record<string, any>>).map((g) => ({ name: g.name, description: g.description, members: g.members.map((id: number) => email.get(id)).sort() })).sort((a, b) => a.name.localeCompare(b.name)),
     fields: state.custom_profile_fields.map((f: Record<string, unknown>) => ({ name: f.name, hint: f.hint, type: f.type })),
     default_streams: state.realm_default_streams.map((s: { name: string }) => s.name).sort(),
-    // A public export (Zulip's, what POST /export/realm makes): the public streams' messages.
+    // The stream messages, but for those of streams named "private…".
     unread: state.unread_msgs.streams.map((u: { topic: string; unread_message_ids: number[] }) => `${u.topic}:${u.unread_message_ids.length}`).sort(),
     messages: messages.filter((m) => m.type === "stream" && !streamName.get(m.stream_id)!.startsWith("private")).map((m) => ({
       sender: m.sender_email,
@@ -597,9 +599,35 @@ async function view(baseUrl: string, eventsUrl: string, client: ApiClient) {
   };
 }
 
+/** A user's private data (which only an export with their consent holds), ids replaced by what they name. */
+async function privateView(eventsUrl: string, client: ApiClient) {
+  const users = (await client.get("/users")).body.members as Array<{ user_id: number; email: string }>;
+  const email = new Map(users.map((u) => [u.user_id, u.email]));
+  const streams = (await client.get("/streams")).body.streams as Array<{ name: string; stream_id: number }>;
+  const streamName = new Map(streams.map((s) => [s.stream_id, s.name]));
+  const onEvents = new ApiClient(eventsUrl, client.credentials, client.host);
+  const state = (await onEvents.post("/register", { fetch_event_types: ["alert_words", "muted_users", "user_topic"] })).body;
+  return {
+    alert_words: state.alert_words,
+    muted_users: (state.muted_users as Array<{ id: number }>).map((m) => email.get(m.id)),
+    user_topics: (state.user_topics as Array<{ stream_id: number; topic_name: string; visibility_policy: number }>).map((t) => [streamName.get(t.stream_id), t.topic_name, t.visibility_policy]),
+  };
+}
+
 async function roundTrip(origin: Origin, createUser: Parameters<typeof populate>[1]["createUser"], clientAt: (email: string, host?: string) => Promise<ApiClient>) {
-  const { bob, uploadUrl, edited } = await populate(origin, { createUser });
-  const requested = await origin.owner.post("/export/realm");
+  const { ann, bob, cat, uploadUrl, edited } = await populate(origin, { createUser });
+  // A full export with every member's consent (export_type 2): a public one holds none of their
+  // private data (subscriptions' colours and muting, personal settings), which the copy is
+  // compared on (test/api/realm-export-privacy.test.ts checks what a public one leaves out).
+  for (const client of [origin.owner, ann.client, bob.client, cat.client]) {
+    expect((await client.patch("/settings", { allow_private_data_export: true })).body.result).toBe("success");
+  }
+  // Private data of Bob's that such an export carries.
+  const designId = ((await bob.client.get("/streams")).body.streams as Array<{ name: string; stream_id: number }>).find((s) => s.name === "design")!.stream_id;
+  expect((await bob.client.post("/users/me/alert_words", { alert_words: JSON.stringify(["quarterly"]) })).body.result).toBe("success");
+  expect((await bob.client.post(`/users/me/muted_users/${cat.id}`)).body.result).toBe("success");
+  expect((await bob.client.post("/user_topics", { stream_id: designId, topic: "batch 1", visibility_policy: 1 })).body.result).toBe("success");
+  const requested = await origin.owner.post("/export/realm", { export_type: 2 });
   expect(requested.body.result).toBe("success");
   const done = await waitForExport(origin.owner, requested.body.id, 120_000);
   expect(done.failed_timestamp).toBeNull();
@@ -618,11 +646,14 @@ async function roundTrip(origin: Origin, createUser: Parameters<typeof populate>
   const copyHost = `copy.${ZULIP_HOST}`;
   const bobThere = await clientAt(bob.email, copyHost);
   const bobHere = await clientAt(bob.email);
+  const privateBefore = await privateView(origin.eventsUrl, bobHere);
+  expect(privateBefore).toEqual({ alert_words: ["quarterly"], muted_users: [cat.email], user_topics: expect.arrayContaining([["design", "batch 1", 1]]) });
+  expect(await privateView(origin.eventsUrl, bobThere)).toEqual(privateBefore);
   const before = await view(origin.baseUrl, origin.eventsUrl, bobHere);
   const after = await view(origin.baseUrl, origin.eventsUrl, bobThere);
   expect(after).toEqual(before);
   expect(before.messages.length).toBeGreaterThanOrEqual(28);
-  // Edit histories (of the stream messages: the public export has no others): the same edits, by
+  // Edit histories (of the stream messages): the same edits, by
   // the same users, between the same streams, ids mapped; the
   // export wrote them in Zulip's form, and each edited message has its last_edit_time.
   const hereIds = ((await bobHere.get("/messages", { anchor: "oldest", num_before: 0, num_after: 1000 })).body.messages as Array<{ id: number; type: string }>).filter((m) => m.type === "stream").map((m) => m.id);

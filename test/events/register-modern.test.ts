@@ -141,8 +141,11 @@ describe.each(MODES)("/register for today's clients (%s)", (mode) => {
       expect(body.realm_message_content_edit_limit_seconds).toBeNull();
       expect(body.realm_message_content_delete_limit_seconds).toBeNull();
       expect(body.realm_message_retention_days).toBe(-1);
-      // allow_message_deleting: senders (guests too) delete their own messages.
-      expect(body.realm_delete_own_message_policy).toBe(5);
+      // allow_message_deleting: senders (guests too) delete their own messages: Zulip 10.0's
+      // can_delete_own_message_group is role:everyone (feature level 291 removed the integer).
+      expect(body).not.toHaveProperty("realm_delete_own_message_policy");
+      const everyone = (body.realm_user_groups as Array<{ id: number; name: string }> | undefined)?.find((g) => g.name === "role:everyone")?.id;
+      expect(body.realm_can_delete_own_message_group).toBe(everyone ?? expect.any(Number));
     });
 
     test("users: every User field, delivery_email present (null where not visible), system bots marked", () => {
@@ -246,11 +249,11 @@ describe.each(MODES)("/register for today's clients (%s)", (mode) => {
     });
 
     test("a realm change reaches a flutter queue in today's encoding", async () => {
-      const events = async (queueId: string) => {
+      const events = async (queueId: string, count: number) => {
         for (;;) {
           const res = await me.client.get("/events", { queue_id: queueId, last_event_id: -1, dont_block: true });
           const found = (res.body.events as Array<Record<string, any>>).filter((e) => e.type === "realm");
-          if (found.length >= 6) return found;
+          if (found.length >= count) return found;
           await new Promise((r) => setTimeout(r, 50));
         }
       };
@@ -258,15 +261,15 @@ describe.each(MODES)("/register for today's clients (%s)", (mode) => {
       const legacy = (await register(me, { event_types: ["realm"] })).queue_id as string;
       await admin.client.patch("/realm", { allow_message_deleting: false, wildcard_mention_policy: 5 });
       await admin.client.patch("/realm", { wildcard_mention_policy: 4, allow_message_deleting: true });
-      const modernEvents = await events(modern);
-      // 3.x's allow_message_deleting sets the policy that replaced it (migration 0030), announced on its own.
-      expect(modernEvents).toContainEqual(expect.objectContaining({ op: "update", property: "delete_own_message_policy", value: 2 }));
-      expect(modernEvents).toContainEqual(expect.objectContaining({ op: "update", property: "delete_own_message_policy", value: 5 }));
-      expect(modernEvents).toContainEqual(expect.objectContaining({ op: "update", property: "wildcard_mention_policy", value: 5 }));
-      expect(modernEvents.filter((e) => e.property === "wildcard_mention_policy").map((e) => e.value)).toEqual([5, 5]);
-      const legacyEvents = await events(legacy);
-      expect(legacyEvents).toContainEqual(expect.objectContaining({ op: "update", property: "allow_message_deleting", value: false }));
-      expect(legacyEvents.filter((e) => e.property === "wildcard_mention_policy").map((e) => e.value)).toEqual([5, 4]);
+      // 3.x's allow_message_deleting is a shorthand for can_delete_own_message_group (Zulip 10.0,
+      // feature level 291); wildcard_mention_policy 5 and 3.x's 4 are both role:administrators,
+      // which it already was: no change, no event.
+      const modernEvents = await events(modern, 4);
+      // The group, and the boolean /register still has; no integer Zulip 10.0 removed.
+      expect(modernEvents.map((e) => Object.keys(e.data ?? { [e.property]: e.value }))).toEqual([["can_delete_own_message_group"], ["allow_message_deleting"], ["can_delete_own_message_group"], ["allow_message_deleting"]]);
+      const legacyEvents = await events(legacy, 6);
+      expect(legacyEvents.filter((e) => e.property === "allow_message_deleting").map((e) => e.value)).toEqual([false, true]);
+      expect(legacyEvents.filter((e) => e.property === "wildcard_mention_policy")).toEqual([]);
     });
   });
 
@@ -313,7 +316,8 @@ describe.each(MODES)("/register for today's clients (%s)", (mode) => {
 
     test("3.x encodings stay for clients that declare no capability", () => {
       expect(body.realm_message_retention_days).toBeNull();
-      expect(body.realm_wildcard_mention_policy).toBe(4);
+      // 3.x's 4 (stream administrators) was enforced as administrators: role:administrators now, read back as 5.
+      expect(body.realm_wildcard_mention_policy).toBe(5);
       expect(body.realm_message_content_edit_limit_seconds).toBe(0);
       expect(body).not.toHaveProperty("realm_delete_own_message_policy");
       // delivery_email only where it may be seen, as in 3.x.
@@ -330,7 +334,7 @@ describe.each(MODES)("/register for today's clients (%s)", (mode) => {
       for (const key of ["realm_users", "subscriptions", "streams", "unread_msgs", "presences", "muted_topics", "muted_users", "realm_emoji", "realm_user_groups", "custom_profile_fields", "recent_private_conversations", "starred_messages", "alert_words", "user_status", "server_emoji_data_url"]) {
         expect(all).toHaveProperty(key);
       }
-      expect(all.realm_wildcard_mention_policy).toBe(4);
+      expect(all.realm_wildcard_mention_policy).toBe(5);
     });
   });
 });

@@ -132,6 +132,17 @@ export async function seedRealm(db: SeedSql, options: SeedRealmOptions): Promise
     `UPDATE stream s SET recipient_id = r.id FROM recipient r WHERE r.type = 2 AND r.type_id = s.id AND s.id = ANY($1::int[]) RETURNING s.id, s.name, s.recipient_id`,
     [created.map((s) => s.id)],
   );
+  // Zulip 10.0's channel settings, as createStream gives a stream made with the organization.
+  await db.query(
+    `UPDATE stream s SET
+       can_send_message_group_id = (SELECT id FROM user_group WHERE realm_id = s.realm_id AND is_system_group AND name = 'role:everyone'),
+       can_remove_subscribers_group_id = (SELECT id FROM user_group WHERE realm_id = s.realm_id AND is_system_group AND name = 'role:administrators'),
+       can_administer_channel_group_id = (SELECT id FROM user_group WHERE realm_id = s.realm_id AND is_system_group AND name = 'role:nobody'),
+       can_add_subscribers_group_id = (SELECT id FROM user_group WHERE realm_id = s.realm_id AND is_system_group AND name = 'role:nobody'),
+       can_subscribe_group_id = (SELECT id FROM user_group WHERE realm_id = s.realm_id AND is_system_group AND name = 'role:nobody')
+     WHERE s.id = ANY($1::int[])`,
+    [created.map((s) => s.id)],
+  );
   const streams: SeededStream[] = [
     { id: general.id, name: general.name, recipientId: general.recipient_id },
     ...linked.sort((a, b) => a.id - b.id).map((s) => ({ id: s.id, name: s.name, recipientId: s.recipient_id })),

@@ -34,6 +34,13 @@ function userListIncomplete(registerParams: Record<string, unknown>): boolean {
   return (JSON.parse(capabilities) as Record<string, unknown>).user_list_incomplete === true;
 }
 
+/** Whether the registration declares archived_channels (feature level 315), which changes how stream delete applies. */
+function archivedChannels(registerParams: Record<string, unknown>): boolean {
+  const capabilities = registerParams.client_capabilities;
+  if (typeof capabilities !== "string") return false;
+  return (JSON.parse(capabilities) as Record<string, unknown>).archived_channels === true;
+}
+
 /**
  * Runs `action` and returns the events `client` received for it, after checking that applying them
  * to the state from before gives the state from after. Fails if they never agree within the timeout.
@@ -66,7 +73,7 @@ export async function verifyAction(
     if (fakeEmailDomain === undefined && received.some((e) => e.type === "realm_user" && e.op === "remove")) {
       fakeEmailDomain = (await client.post("/register", { fetch_event_types: ["realm"] })).body.realm_bot_domain as string;
     }
-    applied = applyEvents(structuredClone(state), received, userId, null, { userListIncomplete: userListIncomplete(registerParams), fakeEmailDomain });
+    applied = applyEvents(structuredClone(state), received, userId, null, { userListIncomplete: userListIncomplete(registerParams), fakeEmailDomain, archivedChannels: archivedChannels(registerParams) });
     expected = (await registerState(client, eventTypes, registerParams)).state;
     if (received.length > 0 && canonical(applied) === canonical(expected)) return received;
     await new Promise((r) => setTimeout(r, 50));

@@ -12,6 +12,8 @@ import { userTopicEndpoints, userTopicRoutes } from "./routes/user-topics.ts";
 import { userEndpoints, userRoutes } from "./routes/users.ts";
 import { alertWordEndpoints, alertWordRoutes } from "./routes/alert-words.ts";
 import { draftEndpoints, draftRoutes } from "./routes/drafts.ts";
+import { savedSnippetEndpoints, savedSnippetRoutes } from "./routes/saved-snippets.ts";
+import { messageReportEndpoints, messageReportRoutes } from "./routes/message-reports.ts";
 import { scheduledMessageEndpoints, scheduledMessageRoutes } from "./routes/scheduled-messages.ts";
 import { mutedUserEndpoints, mutedUserRoutes } from "./routes/muted-users.ts";
 import { presenceEndpoints, presenceRoutes } from "./routes/presence.ts";
@@ -78,6 +80,8 @@ export function apiRouter(services: ApiServices): Router {
   api.use(messageRoutes(services));
   api.use(messageEditRoutes(services));
   api.use(draftRoutes(services));
+  api.use(savedSnippetRoutes(services));
+  api.use(messageReportRoutes(services));
   api.use(scheduledMessageRoutes(services));
   api.use(subscriptionRoutes(services));
   api.use(userTopicRoutes(services));
@@ -138,6 +142,8 @@ export const apiEndpoints: Endpoint[] = [
   messageEditEndpoints,
   scheduledMessageEndpoints,
   draftEndpoints,
+  savedSnippetEndpoints,
+  messageReportEndpoints,
   messageDeleteEndpoints,
   readReceiptEndpoints,
   messageFlagEndpoints,

@@ -12,7 +12,7 @@ import {
   type QueueStore,
   type StreamPosition,
 } from "@chat/bus";
-import { END_QUEUES_EVENT, finalizeMessage, INACCESSIBLE_USER_KEY, INHERITED_NOTIFICATION_SETTINGS_KEY, LEGACY_SETTING_EVENT_KEY, modernRealmEvent, normalizedColor, resolveLegacyShape, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
+import { DEACTIVATED_GROUP_EVENT_KEY, defaultStreamGroupsWithIds, defaultStreamIdsOf, END_QUEUES_EVENT, eventWithEmptyTopicShown, finalizeMessage, INACCESSIBLE_USER_KEY, INHERITED_NOTIFICATION_SETTINGS_KEY, LEGACY_SETTING_EVENT_KEY, modernRealmEvent, normalizedColor, resolveLegacyShape, resolveNullNotificationSettings, type WireMessage } from "@chat/core";
 import { httpLogging, logger } from "@chat/logger";
 import { fanoutBatches, fanoutLag } from "@chat/metrics";
 import { queueSettings, type QueueSettings } from "./queue-settings.ts";
@@ -70,6 +70,23 @@ function localEchoOf(event: EventPayload): { queueId: string; senderId: number; 
   return sender_queue_id === undefined || local_id === undefined ? null : { queueId: sender_queue_id, senderId: sender_id, localId: local_id };
 }
 
+/** A one-to-one direct message: its sender, and the recipient_id its receiver sees. */
+function incomingRecipientOf(event: EventPayload): { senderId: number; recipientId: number } | null {
+  if (event.type !== "message") return null;
+  const { sender_recipient_id, sender_id } = event.message as WireMessage;
+  return sender_recipient_id === undefined ? null : { senderId: sender_id, recipientId: sender_recipient_id };
+}
+
+/** `stream create`/`occupy` and `subscription add` without archived streams; null when none is left. */
+function withoutArchivedStreams(event: EventPayload): EventPayload | null {
+  const key = event.type === "stream" && (event.op === "create" || event.op === "occupy") ? "streams" : event.type === "subscription" && event.op === "add" ? "subscriptions" : null;
+  if (key === null) return event;
+  const items = event[key] as Array<{ is_archived?: boolean }>;
+  if (!items.some((item) => item.is_archived === true)) return event;
+  const kept = items.filter((item) => item.is_archived !== true);
+  return kept.length === 0 ? null : ({ ...event, [key]: kept } as EventPayload);
+}
+
 /** One event as one queue's client should see it, or null if that client should not get it. */
 export function shapeEvent(recorded: EventPayload, settings: QueueSettings, flags: string[] | null): EventPayload | null {
   if (!wantsType(settings, recorded.type)) return null;
@@ -80,8 +97,28 @@ export function shapeEvent(recorded: EventPayload, settings: QueueSettings, flag
     const { [INACCESSIBLE_USER_KEY]: _marker, ...placeholder } = recorded;
     recorded = placeholder as EventPayload;
   }
+  // Deactivated groups (feature level 294): a group's deactivation is `remove`, and nothing more
+  // about it, for clients without include_deactivated_groups.
+  if (recorded.type === "user_group") {
+    const { [DEACTIVATED_GROUP_EVENT_KEY]: aboutDeactivated, ...groupEvent } = recorded;
+    const deactivation = groupEvent.op === "update" && (groupEvent.data as Record<string, unknown> | undefined)?.deactivated === true;
+    if (settings.includeDeactivatedGroups !== true) {
+      if (deactivation) return { type: "user_group", op: "remove", group_id: groupEvent.group_id };
+      if (aboutDeactivated === true) return null;
+    }
+    recorded = groupEvent as EventPayload;
+  }
+  // Archived streams (feature level 315) only for clients with archived_channels, as their
+  // /register: a subscription to one, or one coming into sight, is nothing to the others.
+  if (settings.archivedChannels !== true) {
+    const shown = withoutArchivedStreams(recorded);
+    if (shown === null) return null;
+    recorded = shown;
+  }
   // Queues stored before modernClient existed have none: they get 3.x's shapes.
-  const event = resolveLegacyShape(recorded, settings.modernClient === true);
+  const resolved = resolveLegacyShape(recorded, settings.modernClient === true);
+  // Without empty_topic_name, the empty topic by its display name (feature level 334).
+  const event = settings.emptyTopicName === true ? resolved : eventWithEmptyTopicShown(resolved);
   if (event.type === "message") {
     const message = event.message as WireMessage;
     if (!matchesNarrow(settings, message, flags ?? [])) return null;
@@ -125,6 +162,9 @@ export function shapeEvent(recorded: EventPayload, settings: QueueSettings, flag
   if (settings.modernClient === true && event.type === "subscription" && event.property === "color" && typeof event.value === "string") {
     return { ...event, value: normalizedColor(event.value) };
   }
+  // Default channels as ids for today's clients (feature level 330); 3.x-era clients read whole streams.
+  if (settings.modernClient === true && event.type === "default_streams") return { ...event, default_streams: defaultStreamIdsOf(event.default_streams) };
+  if (settings.modernClient === true && event.type === "default_stream_groups") return { ...event, default_stream_groups: defaultStreamGroupsWithIds(event.default_stream_groups) };
   if (event.type === "presence" && (settings.slimPresence || settings.modernClient === true)) {
     // slim_presence clients key presence by user id; the deprecated email is left out.
     const { email: _email, ...slim } = event;
@@ -286,12 +326,17 @@ function batchAppends(
       return events;
     };
     const echo = localEchoOf(routed.event);
+    const incoming = incomingRecipientOf(routed.event);
     const add = (queue: QueueTarget, flags: string[] | null) => {
       reached?.add(queue.id);
       let events = shapeFor(queueSettings(queue), flags);
       // Only the sender's own queue: a queue id named by someone else echoes nothing.
       if (echo !== null && echo.queueId === queue.id && queue.userId === echo.senderId) {
         events = events.map((event) => (event.type === "message" ? { ...event, local_message_id: echo.localId } : event));
+      }
+      // A one-to-one message's receiver sees the recipient_id their reply would have (feature level 327).
+      if (incoming !== null && queue.userId !== incoming.senderId) {
+        events = events.map((event) => (event.type === "message" ? { ...event, message: { ...(event.message as object), recipient_id: incoming.recipientId } } : event));
       }
       const gathered = appends.get(queue.id);
       if (gathered !== undefined) gathered.add(events);

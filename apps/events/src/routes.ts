@@ -89,6 +89,8 @@ function capabilityOptions(capabilities: Record<string, boolean>) {
     includeDeactivatedGroups: has("include_deactivated_groups"),
     userListIncomplete: has("user_list_incomplete"),
     linkifierUrlTemplate: has("linkifier_url_template"),
+    emptyTopicName: has("empty_topic_name"),
+    archivedChannels: has("archived_channels"),
     modernClient: MODERN_CAPABILITIES.some(has),
   };
 }
@@ -106,6 +108,7 @@ export const eventEndpoints = {
       client_gravatar: params.bool().default(false),
       slim_presence: params.bool().default(false),
       presence_last_update_id: params.int().optional().describe("Only the presences changed after this update id (feature level 263); implies `slim_presence`."),
+      presence_history_limit_days: params.int().optional().describe("Only presences reported within this many days (feature level 288); 14 when not given, none for 0."),
       all_public_streams: params.bool().optional().describe("Unset, a bot's own default."),
       include_subscribers: params.bool().default(false),
       event_types: params.json<string[]>(STRING_LIST, { maxItems: MAX_EVENT_TYPES, maxStringLength: 100 }).optional().describe("The events the queue gets (all, unset)."),
@@ -202,6 +205,7 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
         // Feature level 263's incremental presence is in the modern form only.
         slimPresence: p.slim_presence || p.presence_last_update_id !== undefined,
         presenceLastUpdateId: p.presence_last_update_id,
+        presenceHistoryLimitDays: p.presence_history_limit_days,
         allPublicStreams,
         includeSubscribers: p.include_subscribers,
         narrow: parseEventsNarrow(narrow),
@@ -223,6 +227,8 @@ export function eventRoutes(services: EventServices, waiters: LongPollWaiters, a
         includeDeactivatedGroups: options.includeDeactivatedGroups,
         userListIncomplete: options.userListIncomplete,
         linkifierUrlTemplate: options.linkifierUrlTemplate,
+        archivedChannels: options.archivedChannels,
+        emptyTopicName: options.emptyTopicName,
         modernClient: options.modernClient,
         apiVersion: apiVersionKey(),
       };

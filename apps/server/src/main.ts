@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import express, { Router, type Express } from "express";
-import { apiHotRoutes, apiRouter, fileRoutes } from "@chat/app-api";
+import { apiHotRoutes, apiRouter, fileRoutes, tusRoutes } from "@chat/app-api";
 import { startEventTier, type EventTier } from "@chat/app-events";
 import { startWorker, type WorkerTier } from "@chat/app-worker";
 import { ConfigError, loadConfig, serverVersion, type Config } from "@chat/config";
@@ -131,7 +131,9 @@ async function startServerOwning(config: Config, lock: DataDirLock | null): Prom
     // Files are served outside /api/v1, at the paths Zulip gives them (/user_uploads, /user_avatars).
     const root = role === "events" ? undefined : fileRoutes(apiServices);
     const sessions = { prisma: services.db.prisma, externalHost: services.ctx.externalHost, rateLimits: services.rateLimits };
-    expressApp = createHttpApp({ api, root, sessions, trustedProxies: config.trustedProxies, readiness, endpoints: servedEndpoints(role) });
+    // Resumable uploads (tus, /api/v1/tus) wherever the API tier is: they answer their own OPTIONS and read their own bodies.
+    const early = role === "events" ? undefined : tusRoutes(apiServices);
+    expressApp = createHttpApp({ api, root, early, sessions, trustedProxies: config.trustedProxies, readiness, endpoints: servedEndpoints(role) });
     const app = withHotRoutes(expressApp, hotRoutes);
     const tracking = { measure: observing };
     server = createJsonHttpServer((req, res) => {

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import type { Bus } from "@chat/bus";
 import type { MailConfig, OutgoingWebhookConfig } from "@chat/config";
 import type { PrismaClient } from "@chat/db";
-import { promoteNewFullMembers, refreshStreamWeeklyTraffic, sweepBrowserSessions, sweepOutbox, sweepPasswordResetTokens, sweepUnclaimedUploads, type ActionRunner, type ServerContext } from "@chat/core";
+import { promoteNewFullMembers, refreshStreamRecentActivity, refreshStreamWeeklyTraffic, sweepBrowserSessions, sweepOutbox, sweepPasswordResetTokens, sweepStaleTusUploads, sweepUnclaimedUploads, type ActionRunner, type ServerContext } from "@chat/core";
 import type { FileStorage } from "@chat/storage";
 import { logger } from "@chat/logger";
 import { every } from "./periodic.ts";
@@ -59,10 +59,18 @@ export function startWorker(services: WorkerServices): WorkerTier {
       const deleted = await sweepUnclaimedUploads(prisma, services.storage, services.unclaimedUploadGraceHours);
       if (deleted > 0) logger.info("deleted uploads no message links", { files: deleted });
     }),
+    // Resumable uploads (tus) nobody continued for a day: rows and pieces (tus-uploads.ts).
+    every("stale resumable upload sweep", 10 * 60_000, async () => {
+      const deleted = await sweepStaleTusUploads(prisma, services.storage);
+      if (deleted > 0) logger.info("deleted unfinished resumable uploads", { uploads: deleted });
+    }),
     every("password reset link sweep", 60 * 60_000, () => sweepPasswordResetTokens(prisma)),
     every("browser session sweep", 60 * 60_000, () => sweepBrowserSessions(prisma)),
     // Streams' stream_weekly_traffic (feature level 199), which changes slowly: hourly.
     every("stream weekly traffic", 60 * 60_000, () => refreshStreamWeeklyTraffic(prisma)),
+    // Streams' is_recently_active (feature level 323): Zulip's daily pass, and a stream that got a
+    // message again, hourly (stream-activity.ts).
+    every("stream recent activity", 60 * 60_000, () => refreshStreamRecentActivity(prisma, services.actions)),
     // Members past their realm's waiting period join role:fullmembers (Zulip's daily
     // promote_new_full_members; hourly here, so a member waits at most an hour past it).
     every("full member promotion", 60 * 60_000, async () => {

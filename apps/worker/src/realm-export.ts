@@ -7,6 +7,8 @@ import type { JobQueue, Stoppable } from "@chat/bus";
 import type { PrismaClient } from "@chat/db";
 import {
   completeRealmExport,
+  consentedUserIds,
+  EXPORT_FULL_WITH_CONSENT,
   failRealmExport,
   newRealmExportPath,
   realmExportById,
@@ -40,7 +42,10 @@ export async function runRealmExport(services: RealmExportServices, exportId: nu
   const key = realmExportStorageKey(exportPath);
   const started = Date.now();
   try {
-    const size = await writeRealmExport(prisma, storage, realm.id, key, { publicOnly });
+    // A full export with consent (feature level 304): the consents as they are when it is written, as Zulip's.
+    const options =
+      row.export_type === EXPORT_FULL_WITH_CONSENT ? { publicOnly: false, consentedUserIds: await consentedUserIds(prisma, realm.id) } : { publicOnly };
+    const size = await writeRealmExport(prisma, storage, realm.id, key, options);
     const done = await actions.run(realm.id, (tx, events) => completeRealmExport(tx, events, ctx, exportId, exportPath, size));
     // Deleted or given up while it was written: nobody will download it.
     if (!done) await storage.delete([key]);

@@ -23,6 +23,14 @@ export class JsonableError extends Error {
   }
 }
 
+/** Zulip's IncompatibleParametersError: parameters that cannot be sent together, named in `parameters`. */
+export class IncompatibleParametersError extends JsonableError {
+  constructor(parameters: string[]) {
+    const names = parameters.join(", ");
+    super(`Unsupported parameter combination: ${names}`, { extra: { parameters: names } });
+  }
+}
+
 export class MissingArgumentError extends JsonableError {
   constructor(varName: string) {
     super(`Missing '${varName}' argument`, { code: "REQUEST_VARIABLE_MISSING", extra: { var_name: varName } });

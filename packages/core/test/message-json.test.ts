@@ -2,8 +2,8 @@
 // finalizeMessage (which events use) says of the same message, for every client option.
 import { cachedMessageFromRow, cachedSenderFromRow, finalizeMessage, messageJson, type MessageRow, type SenderRow, type WireMessage } from "../src/index.ts";
 
-const alice: SenderRow = { id: 7, realm_id: 2, email: "alice@example.com", full_name: "Alice \"Quotes\" Ü", short_name: "alice", avatar_source: "G", avatar_version: 3 };
-const bob: SenderRow = { id: 8, realm_id: 2, email: "bob@example.com", full_name: "Bob", short_name: "bob", avatar_source: "U", avatar_version: 5 };
+const alice: SenderRow = { id: 7, realm_id: 2, email: "alice@example.com", full_name: "Alice \"Quotes\" Ü", short_name: "alice", avatar_source: "G", avatar_version: 3, recipient_id: 17 };
+const bob: SenderRow = { id: 8, realm_id: 2, email: "bob@example.com", full_name: "Bob", short_name: "bob", avatar_source: "U", avatar_version: 5, recipient_id: 18 };
 
 const row: MessageRow = {
   id: 101,
@@ -16,6 +16,7 @@ const row: MessageRow = {
   timestamp: 1_700_000_000,
   sending_client: "website",
   last_edit_timestamp: 1_700_000_100,
+  last_moved_timestamp: 1_700_000_200,
   is_me_message: false,
   reactions: [{ emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji", user_id: bob.id }],
   submessages: [
@@ -49,6 +50,7 @@ function wire(overrides: Partial<WireMessage>): WireMessage {
     reactions: [{ emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji", user_id: bob.id, user: { user_id: bob.id, email: bob.email, full_name: bob.full_name } }],
     submessages: row.submessages!,
     last_edit_timestamp: row.last_edit_timestamp!,
+    last_moved_timestamp: row.last_moved_timestamp!,
     ...overrides,
   };
 }
@@ -68,7 +70,7 @@ describe.each([
 
   test("a private message, never edited, read from history, with search highlights", () => {
     const participants = [alice, bob].map(({ id, email, full_name, short_name }) => ({ id, email, full_name, short_name, is_mirror_dummy: false }));
-    const unedited = cachedMessageFromRow({ ...row, last_edit_timestamp: null, reactions: null, submessages: null, sender_id: bob.id });
+    const unedited = cachedMessageFromRow({ ...row, last_edit_timestamp: null, last_moved_timestamp: null, reactions: null, submessages: null, sender_id: bob.id });
     const json = messageJson(unedited, { streamId: null, displayRecipientJson: JSON.stringify(participants), topicLinksJson: "[]" }, null, context, { match_content: "<p>x</p>", match_subject: "y" });
     const expected = finalizeMessage(
       wire({
@@ -85,6 +87,7 @@ describe.each([
         reactions: [],
         submessages: [],
         last_edit_timestamp: undefined,
+        last_moved_timestamp: undefined,
       }),
       options,
     );

@@ -147,6 +147,11 @@ export interface HttpAppOptions {
   sessions?: AuthOptions;
   /** Mounted at the root, before the API (health checks, uploads). */
   root?: Router;
+  /**
+   * Mounted first, before OPTIONS answers and body parsing: protocols that answer their own
+   * OPTIONS and read their own bodies (tus resumable uploads at /api/v1/tus).
+   */
+  early?: Router;
   /** Proxies whose X-Forwarded-For and -Proto are believed (TRUSTED_PROXIES; loopback unless given); none when empty. */
   trustedProxies?: string[];
   /** Whether the process should take traffic (GET /health/ready): ready unless given. */
@@ -170,6 +175,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set("trust proxy", trustedProxies.length === 0 ? false : trustedProxies);
   app.set("query parser", "simple");
   app.use(sendRequestId);
+  if (options.early) app.use(options.early);
   // Before the body parser: an OPTIONS answer reads nothing but the path.
   app.use(optionsRouter([...healthEndpoints, ...(options.endpoints ?? [])], sendNotFound));
   app.use(express.urlencoded({ extended: false, limit: "5mb", parameterLimit: 10_000 }));

@@ -14,6 +14,9 @@ const integerList = s.array(integer);
 const stringList = s.array(string);
 const ref = s.ref;
 
+/** A group-setting value (/api/group-setting-values): a named group's id, or an anonymous group. */
+const GROUP_SETTING_VALUE = s.anyOf(integer, s.object({ direct_members: integerList, direct_subgroups: integerList }));
+
 /** A property's value in an update event: settings are booleans, integers, strings or null. */
 const SCALAR = s.anyOf(boolean, integer, string, s.null());
 
@@ -29,6 +32,10 @@ function opEvent(type: string, op: string, required: Record<string, JsonSchema>,
 
 const STREAMS = { streams: s.array(ref("Stream")) };
 const USER_REF = s.object({ user_id: integer, email: string });
+const TYPING_EDIT_RECIPIENT = s.anyOf(
+  s.object({ type: s.const("channel"), channel_id: integer, topic: string }),
+  s.object({ type: s.const("direct"), user_ids: integerList }),
+);
 const TYPING_FIELDS = { message_type: s.enum("direct", "stream"), recipients: s.array(USER_REF), stream_id: integer, topic: string };
 
 /** realm_user update: the user's id and what changed. */
@@ -108,6 +115,7 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
       new_stream_id: integer,
       orig_content: string,
       orig_rendered_content: nullableString,
+      // Only 3.x clients still get it (gone at feature level 284).
       prev_rendered_content_version: nullableInteger,
       content: string,
       rendered_content: string,
@@ -149,12 +157,24 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
     start: opEvent("typing", "start", { sender: USER_REF }, TYPING_FIELDS),
     stop: opEvent("typing", "stop", { sender: USER_REF }, TYPING_FIELDS),
   },
+  // Feature level 351: someone started or stopped editing a message, to a stream message's
+  // subscribers or a direct message's participants.
+  typing_edit_message: {
+    start: opEvent("typing_edit_message", "start", { sender_id: integer, message_id: integer, recipient: TYPING_EDIT_RECIPIENT }),
+    stop: opEvent("typing_edit_message", "stop", { sender_id: integer, message_id: integer, recipient: TYPING_EDIT_RECIPIENT }),
+  },
   alert_words: event("alert_words", { alert_words: stringList }),
   // Feature level 87: the user's synchronised drafts.
   drafts: {
     add: opEvent("drafts", "add", { drafts: s.array(ref("Draft")) }),
     update: opEvent("drafts", "update", { draft: ref("Draft") }),
     remove: opEvent("drafts", "remove", { draft_id: integer }),
+  },
+  // Feature levels 297 and 368: the user's saved snippets.
+  saved_snippets: {
+    add: opEvent("saved_snippets", "add", { saved_snippet: ref("SavedSnippet") }),
+    update: opEvent("saved_snippets", "update", { saved_snippet: ref("SavedSnippet") }),
+    remove: opEvent("saved_snippets", "remove", { saved_snippet_id: integer }),
   },
   // Feature level 179: the user's scheduled messages (remove when sent or deleted; update when edited or failed).
   scheduled_messages: {
@@ -187,8 +207,10 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
     create: opEvent("stream", "create", STREAMS),
     occupy: opEvent("stream", "occupy", STREAMS),
     vacate: opEvent("stream", "vacate", STREAMS),
-    delete: opEvent("stream", "delete", STREAMS),
-    update: opEvent("stream", "update", { stream_id: integer, name: string, property: string, value: SCALAR }, { rendered_description: string, history_public_to_subscribers: boolean, is_web_public: boolean }),
+    // `stream_ids` (feature level 343) beside the deprecated `streams`; archiving sends it too (315).
+    delete: opEvent("stream", "delete", { ...STREAMS, stream_ids: integerList }),
+    // A permission setting's value is a group-setting value (feature levels 320 to 357).
+    update: opEvent("stream", "update", { stream_id: integer, name: string, property: string, value: s.anyOf(SCALAR, GROUP_SETTING_VALUE) }, { rendered_description: string, history_public_to_subscribers: boolean, is_web_public: boolean }),
   },
   subscription: {
     add: opEvent("subscription", "add", { subscriptions: s.array(ref("Subscription")) }),
@@ -204,7 +226,8 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
   },
   realm: {
     update: opEvent("realm", "update", { property: string, value: SCALAR }),
-    update_dict: opEvent("realm", "update_dict", { property: string, data: s.dict(SCALAR) }),
+    // A group setting's value is a group-setting value (feature levels 280 to 367).
+    update_dict: opEvent("realm", "update_dict", { property: string, data: s.dict(s.anyOf(SCALAR, GROUP_SETTING_VALUE)) }),
   },
   realm_user: {
     add: opEvent("realm_user", "add", { person: ref("User") }),
@@ -230,9 +253,13 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
         failed_timestamp: s.nullable(s.number()),
         export_url: nullableString,
         pending: boolean,
+        // Feature level 304: 1 public data, 2 full with members' consent.
+        export_type: s.enum(1, 2),
       }),
     ),
   }),
+  // Feature level 312: a user's consent to private data exports changed, to the administrators.
+  realm_export_consent: event("realm_export_consent", { user_id: integer, consented: boolean }),
   realm_linkifiers: event("realm_linkifiers", { realm_linkifiers: s.array(s.object({ id: integer, pattern: string, url_template: string })) }),
   realm_playgrounds: event("realm_playgrounds", { realm_playgrounds: s.array(s.object({ id: integer, name: string, pygments_language: string, url_template: string })) }),
   onboarding_steps: event("onboarding_steps", { onboarding_steps: s.array(s.object({ type: string, name: string })) }),
@@ -244,14 +271,34 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
     change: opEvent("realm_domains", "change", { realm_domain: s.object({ domain: string, allow_subdomains: boolean }) }),
     remove: opEvent("realm_domains", "remove", { domain: string }),
   },
-  default_streams: event("default_streams", { default_streams: s.array(ref("Stream")) }),
+  // Ids for today's clients (feature level 330), whole streams for 3.x-era ones.
+  default_streams: event("default_streams", { default_streams: s.anyOf(s.array(ref("Stream")), s.array(integer)) }),
   default_stream_groups: event("default_stream_groups", { default_stream_groups: s.array(ref("DefaultStreamGroup")) }),
   user_group: {
     add: opEvent("user_group", "add", { group: ref("UserGroup") }),
-    update: opEvent("user_group", "update", { group_id: integer, data: s.object({}, { name: string, description: string, can_mention_group: integer }) }),
+    update: opEvent("user_group", "update", {
+      group_id: integer,
+      data: s.object(
+        {},
+        {
+          name: string,
+          description: string,
+          deactivated: boolean,
+          can_add_members_group: GROUP_SETTING_VALUE,
+          can_join_group: GROUP_SETTING_VALUE,
+          can_leave_group: GROUP_SETTING_VALUE,
+          can_manage_group: GROUP_SETTING_VALUE,
+          can_mention_group: GROUP_SETTING_VALUE,
+          can_remove_members_group: GROUP_SETTING_VALUE,
+        },
+      ),
+    }),
     remove: opEvent("user_group", "remove", { group_id: integer }),
     add_members: opEvent("user_group", "add_members", { group_id: integer, user_ids: integerList }),
     remove_members: opEvent("user_group", "remove_members", { group_id: integer, user_ids: integerList }),
+    // Feature level 311's nesting changes.
+    add_subgroups: opEvent("user_group", "add_subgroups", { group_id: integer, direct_subgroup_ids: integerList }),
+    remove_subgroups: opEvent("user_group", "remove_subgroups", { group_id: integer, direct_subgroup_ids: integerList }),
   },
 };
 

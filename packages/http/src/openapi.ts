@@ -37,12 +37,18 @@ const ERROR_SCHEMA: JsonSchema = {
       items: { type: "array", prefixItems: [{ type: "string" }, { type: "string" }, { type: "boolean" }], minItems: 3, maxItems: 3 },
       description: "INVITATION_FAILED: each address refused, why, and whether it is a deactivated account's.",
     },
+    parameters: { type: "string", description: "BAD_REQUEST for parameters sent together that cannot be (Zulip's IncompatibleParametersError): their names, comma-separated." },
     sent_invitations: { type: "boolean", description: "INVITATION_FAILED: whether the other addresses were invited." },
     license_limit_reached: { type: "boolean", description: "INVITATION_FAILED: always false (no licenses here)." },
     daily_limit_reached: { type: "boolean", description: "INVITATION_FAILED: the organization's daily limit of invitations refused them all." },
     first_message_id_allowed_to_move: { type: ["integer", "null"], description: "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: the oldest message of the topic still within the time limit (null: none is)." },
     total_messages_in_topic: { type: "integer", description: "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: the topic's messages (those the user can read)." },
     total_messages_allowed_to_move: { type: "integer", description: "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: how many of them are within the time limit." },
+    objections: {
+      type: "array",
+      items: { type: "object", required: ["type"], properties: { type: { enum: ["subgroup", "channel", "user_group", "realm"] } } },
+      description: "CANNOT_DEACTIVATE_GROUP_IN_USE: where the group is in use (a supergroup's, a channel's, a user group's or the organization's settings).",
+    },
   },
   additionalProperties: false,
   allOf: [
@@ -51,6 +57,7 @@ const ERROR_SCHEMA: JsonSchema = {
     { if: { properties: { code: { const: "STREAM_DOES_NOT_EXIST" } }, required: ["code"] }, then: { anyOf: [{ required: ["stream"] }, { required: ["stream_id"] }] } },
     { if: { properties: { code: { const: "RATE_LIMIT_HIT" } }, required: ["code"] }, then: { required: ["retry-after"] } },
     { if: { properties: { code: { const: "INVITATION_FAILED" } }, required: ["code"] }, then: { required: ["errors", "sent_invitations", "license_limit_reached", "daily_limit_reached"] } },
+    { if: { properties: { code: { const: "CANNOT_DEACTIVATE_GROUP_IN_USE" } }, required: ["code"] }, then: { required: ["objections"] } },
     {
       if: { properties: { code: { const: "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED" } }, required: ["code"] },
       then: { required: ["first_message_id_allowed_to_move", "total_messages_in_topic", "total_messages_allowed_to_move"] },

@@ -68,7 +68,10 @@ const MESSAGE_FIELDS = {
   optional: {
     stream_id: integer,
     flags: stringList,
+    /** When the content was last edited (a move alone no longer sets it, feature level 365). */
     last_edit_timestamp: integer,
+    /** When the message was last moved to another channel or topic; not for resolving a topic (feature level 365). */
+    last_moved_timestamp: integer,
     /** With a search narrow: the content and topic with the matches marked. */
     match_content: string,
     match_subject: string,
@@ -131,10 +134,21 @@ const STREAM_FIELDS = {
   date_created: integer,
   // Who created it (feature level 254), null if unknown.
   creator_id: nullableInteger,
+  // Archived (feature level 315); messages in the last 180 days (feature level 323).
+  is_archived: boolean,
+  is_recently_active: boolean,
+  // Zulip 10.0's channel permissions, each a group-setting value: who may subscribe others (342),
+  // administer it (325), unsubscribe others (any group since 320), post (333; stream_post_policy
+  // is the integer policy closest to it that lets no fewer post), subscribe themselves (357).
+  can_add_subscribers_group: GROUP_SETTING_VALUE,
+  can_administer_channel_group: GROUP_SETTING_VALUE,
+  can_remove_subscribers_group: GROUP_SETTING_VALUE,
+  can_send_message_group: GROUP_SETTING_VALUE,
+  can_subscribe_group: GROUP_SETTING_VALUE,
 };
 
 /** Messages a week, on streams since feature level 199 (null: too new to say; this server does not count). */
-const STREAM_OPTIONAL_FIELDS = { stream_weekly_traffic: nullableInteger, can_remove_subscribers_group: integer };
+const STREAM_OPTIONAL_FIELDS = { stream_weekly_traffic: nullableInteger };
 
 const STREAM = s.object(STREAM_FIELDS, STREAM_OPTIONAL_FIELDS);
 
@@ -157,7 +171,7 @@ const SUBSCRIPTION = s.object(
     stream_weekly_traffic: nullableInteger,
   },
   // User ids in /register and events, emails from GET /users/me/subscriptions.
-  { subscribers: s.anyOf(integerList, stringList), can_remove_subscribers_group: integer },
+  { subscribers: s.anyOf(integerList, stringList) },
 );
 
 const ATTACHMENT = s.object({
@@ -197,30 +211,47 @@ const REALM_EMOJI = s.object({
 
 const CUSTOM_PROFILE_FIELD = s.object(
   { id: integer, name: string, type: integer, hint: string, field_data: string, order: integer },
-  // Feature levels 244 and 146 (display_in_profile_summary only when true, as Zulip).
-  { required: boolean, display_in_profile_summary: s.const(true) },
+  // Feature levels 244, 146 (display_in_profile_summary only when true, as Zulip) and 296.
+  { required: boolean, display_in_profile_summary: s.const(true), editable_by_user: boolean },
 );
 
 const USER_GROUP = s.object(
-  { id: integer, name: string, description: string, members: integerList, direct_subgroup_ids: integerList, is_system_group: boolean, deactivated: boolean },
-  // Who may mention the group (feature levels 191, 197): a group id.
-  { can_mention_group: integer },
+  {
+    id: integer,
+    name: string,
+    description: string,
+    // Active users only (feature level 303).
+    members: integerList,
+    direct_subgroup_ids: integerList,
+    is_system_group: boolean,
+    deactivated: boolean,
+    // Feature level 292: null for groups older than the fields.
+    creator_id: nullableInteger,
+    date_created: nullableInteger,
+    // Zulip 10.0's group settings (feature levels 283-324), each a group-setting value.
+    can_add_members_group: GROUP_SETTING_VALUE,
+    can_join_group: GROUP_SETTING_VALUE,
+    can_leave_group: GROUP_SETTING_VALUE,
+    can_manage_group: GROUP_SETTING_VALUE,
+    can_mention_group: GROUP_SETTING_VALUE,
+    can_remove_members_group: GROUP_SETTING_VALUE,
+  },
+  {},
 );
 
-/** Zulip's GroupPermissionSetting (feature level 221). */
+/** Zulip's GroupPermissionSetting (feature level 221; 326 removed allow_owners_group and id_field_name). */
 const GROUP_PERMISSION_SETTING = s.object({
   require_system_group: boolean,
   allow_internet_group: boolean,
-  allow_owners_group: boolean,
   allow_nobody_group: boolean,
   allow_everyone_group: boolean,
   default_group_name: string,
-  id_field_name: string,
   default_for_system_groups: nullableString,
   allowed_system_groups: stringList,
 });
 
-const DEFAULT_STREAM_GROUP = s.object({ id: integer, name: string, description: string, streams: s.array(s.ref("Stream")) });
+// Its streams as ids for today's clients (feature level 330), whole streams for 3.x-era ones (lib/default-stream-ids.ts).
+const DEFAULT_STREAM_GROUP = s.object({ id: integer, name: string, description: string, streams: s.anyOf(s.array(s.ref("Stream")), integerList) });
 
 /** GET /bots. */
 const BOT = s.object({
@@ -295,6 +326,9 @@ const MUTED_TOPIC = { type: "array", prefixItems: [string, string, integer], min
 /** A synchronised draft (feature level 87): `to` the stream's id or the people's; type "" goes nowhere yet. */
 const DRAFT = s.object({ id: integer, type: s.enum("", "stream", "private"), to: integerList, topic: string, content: string, timestamp: integer });
 
+/** A saved snippet (feature level 297): `date_created` in Unix seconds. */
+const SAVED_SNIPPET = s.object({ id: integer, title: string, content: string, date_created: integer });
+
 /** A scheduled message not yet sent (feature level 179): a stream's `to` is its id, a direct message's the people's. */
 const SCHEDULED_MESSAGE_COMMON = { scheduled_message_id: integer, content: string, rendered_content: string, scheduled_delivery_timestamp: integer, failed: boolean };
 const SCHEDULED_MESSAGE = s.oneOf(
@@ -316,11 +350,13 @@ const REGISTER_RESPONSE = s.object(
     // drafts (feature level 87), scheduled_messages (feature level 179)
     drafts: s.array(s.ref("Draft")),
     scheduled_messages: s.array(s.ref("ScheduledMessage")),
+    // saved_snippets (feature level 297)
+    saved_snippets: s.array(s.ref("SavedSnippet")),
     // custom_profile_fields
     custom_profile_fields: s.array(s.ref("CustomProfileField")),
     custom_profile_field_types: s.dict(s.object({ id: integer, name: string })),
     // default streams and groups
-    realm_default_streams: s.array(s.ref("Stream")),
+    realm_default_streams: s.anyOf(s.array(s.ref("Stream")), integerList),
     realm_default_stream_groups: s.array(s.ref("DefaultStreamGroup")),
     // hotspots, invites, ...
     hotspots: s.array(s.object({ name: string, title: string, description: string, delay: s.number() })),
@@ -363,6 +399,8 @@ const REGISTER_RESPONSE = s.object(
     realm_create_stream_policy: integer,
     realm_invite_to_stream_policy: integer,
     realm_invite_to_realm_policy: integer,
+    // Deprecated since feature levels 299 and 352: the superset of the group setting that best
+    // approximates it (lib/permissions.ts's legacyRealmPolicies); 3.x clients read them all.
     realm_user_group_edit_policy: integer,
     realm_private_message_policy: integer,
     realm_wildcard_mention_policy: integer,
@@ -396,6 +434,8 @@ const REGISTER_RESPONSE = s.object(
         "realm_send_welcome_emails",
       ].map((name) => [name, boolean]),
     ),
+    // Feature level 358: who sees messages' edit history (realm_allow_edit_history: not "none").
+    realm_message_edit_history_visibility_policy: s.enum("all", "moves", "none"),
     max_stream_name_length: integer,
     max_stream_description_length: integer,
     max_topic_length: integer,
@@ -403,28 +443,24 @@ const REGISTER_RESPONSE = s.object(
     max_file_upload_size_mib: integer,
     realm_url: string,
     realm_date_created: integer,
-    // Zulip 9.0's integer policies (migration 0030; lib/permissions.ts), for clients of today's API.
-    realm_delete_own_message_policy: s.enum(1, 2, 3, 4, 5),
-    realm_edit_topic_policy: s.enum(1, 2, 3, 4, 5, 6),
-    realm_move_messages_between_streams_policy: s.enum(1, 2, 3, 4, 6),
-    realm_add_custom_emoji_policy: s.enum(1, 2, 3, 4),
+    // Deprecated (feature levels 102 and 280): the superset of each stream-creation group setting
+    // that best approximates it, for clients of today's API.
+    realm_create_public_stream_policy: s.enum(1, 2, 3, 4),
+    realm_create_private_stream_policy: s.enum(1, 2, 3, 4),
+    realm_create_web_public_stream_policy: s.enum(2, 4, 6, 7),
     realm_move_messages_within_stream_limit_seconds: nullableInteger,
     realm_move_messages_between_streams_limit_seconds: nullableInteger,
     realm_upload_quota_mib: nullableInteger,
     realm_enable_spectator_access: boolean,
     server_web_public_streams_enabled: boolean,
     realm_org_type: integer,
-    // Group-based permission settings (feature levels 209, 225, 264, 266, 270, 280): system group ids.
-    realm_create_multiuse_invite_group: integer,
-    realm_can_access_all_users_group: integer,
-    realm_can_create_public_channel_group: integer,
-    realm_can_create_private_channel_group: integer,
-    realm_can_create_web_public_channel_group: integer,
-    realm_direct_message_initiator_group: integer,
-    realm_direct_message_permission_group: integer,
-    // Zulip 10.0's realm group settings (feature levels 281 to 367), group-setting values.
+    // Every realm group setting as a group-setting value (feature levels 209 to 367; 314 for
+    // create_multiuse_invite_group and can_access_all_users_group).
     ...Object.fromEntries(
       [
+        "create_multiuse_invite_group", "can_access_all_users_group", "can_create_public_channel_group",
+        "can_create_private_channel_group", "can_create_web_public_channel_group", "direct_message_initiator_group",
+        "direct_message_permission_group",
         "can_add_custom_emoji_group", "can_add_subscribers_group", "can_create_bots_group", "can_create_groups",
         "can_create_write_only_bots_group", "can_delete_any_message_group", "can_delete_own_message_group",
         "can_invite_users_group", "can_manage_all_groups", "can_manage_billing_group", "can_mention_many_users_group",
@@ -444,6 +480,15 @@ const REGISTER_RESPONSE = s.object(
     realm_new_stream_announcements_stream_id: integer,
     realm_signup_announcements_stream_id: integer,
     realm_zulip_update_announcements_stream_id: integer,
+    // Zulip 10.0 (feature levels 331, 338, 348, 350, 363, 369).
+    realm_moderation_request_channel_id: integer,
+    realm_enable_guest_user_dm_warning: boolean,
+    password_max_length: integer,
+    server_can_summarize_topics: boolean,
+    navigation_tour_video_url: nullableString,
+    // Feature level 334: what the empty topic shows as (clients without empty_topic_name get it instead of "").
+    realm_empty_topic_display_name: string,
+    realm_billing: s.object({ has_pending_sponsorship_request: boolean }),
     realm_plan_type: integer,
     zulip_plan_is_not_limited: boolean,
     realm_push_notifications_enabled_end_timestamp: nullableInteger,
@@ -459,6 +504,8 @@ const REGISTER_RESPONSE = s.object(
     server_avatar_changes_disabled: boolean,
     server_name_changes_disabled: boolean,
     server_needs_upgrade: boolean,
+    server_min_deactivated_realm_deletion_days: s.nullable(integer),
+    server_max_deactivated_realm_deletion_days: s.nullable(integer),
     server_jitsi_server_url: nullableString,
     jitsi_server_url: nullableString,
     max_avatar_file_size_mib: integer,
@@ -500,6 +547,7 @@ const REGISTER_RESPONSE = s.object(
     avatar_url: nullableString,
     avatar_url_medium: nullableString,
     can_create_streams: boolean,
+    // 3.x clients only since feature level 341.
     can_subscribe_other_users: boolean,
     can_invite_others_to_realm: boolean,
     delivery_email: string,
@@ -509,7 +557,6 @@ const REGISTER_RESPONSE = s.object(
     is_owner: boolean,
     is_guest: boolean,
     is_moderator: boolean,
-    is_billing_admin: boolean,
     role: ROLE,
     user_id: integer,
     // realm_user_groups
@@ -577,7 +624,8 @@ const REGISTER_RESPONSE = s.object(
     user_status: s.dict(s.object({}, { away: boolean, status_text: string, emoji_name: string, emoji_code: string, reaction_type: string })),
     // embedded bots and incoming webhooks a bot can be
     realm_embedded_bots: s.array(s.object({ name: string, config: s.dict(string) })),
-    realm_incoming_webhook_bots: s.array(s.object({ name: string, config: s.dict(string) })),
+    // `config` was renamed `config_options`, a list (feature level 318).
+    realm_incoming_webhook_bots: s.array(s.object({ name: string }, { config: s.dict(string), config_options: s.array(s.object({ key: string, label: string, validator: string })) })),
   },
 );
 
@@ -609,6 +657,7 @@ export const API_SCHEMAS: Record<string, JsonSchema> = {
   ExternalAuthenticationMethod: EXTERNAL_AUTHENTICATION_METHOD,
   UnreadMessages: UNREAD_MSGS,
   Draft: DRAFT,
+  SavedSnippet: SAVED_SNIPPET,
   ScheduledMessage: SCHEDULED_MESSAGE,
   RegisterResponse: REGISTER_RESPONSE,
   ...EVENT_SCHEMAS,

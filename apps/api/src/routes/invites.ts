@@ -8,6 +8,7 @@ import {
   InvitationError,
   listInvites,
   MAX_INVITE_EXPIRES_IN_MINUTES,
+  MAX_INVITE_GROUPS,
   queueEmail,
   resendUserInvite,
   revokeMultiuseInvite,
@@ -18,6 +19,10 @@ import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
 const STREAM_IDS = { type: "array", items: { type: "integer" } };
+const GROUP_IDS = params
+  .json<number[] | null>({ anyOf: [{ type: "array", items: { type: "integer" }, maxItems: MAX_INVITE_GROUPS }, { type: "null" }] })
+  .default(null)
+  .describe("User groups the new user joins (feature level 322): groups the inviter may add members to.");
 const EXPIRES = params
   .json<number | null>({ anyOf: [{ type: "integer", minimum: 1, maximum: MAX_INVITE_EXPIRES_IN_MINUTES }, { type: "null" }] })
   .default(INVITATION_LINK_VALIDITY_MINUTES)
@@ -55,6 +60,7 @@ export const inviteEndpoints = {
       stream_ids: params.json<number[]>(STREAM_IDS).default([]).describe("Channels the new user is subscribed to."),
       include_realm_default_subscriptions: DEFAULT_SUBSCRIPTIONS,
       notify_referrer_on_join: params.bool().default(true).describe("Send the inviter a direct message when the invitation is accepted (feature level 267)."),
+      group_ids: GROUP_IDS,
     },
     response: EMPTY_SUCCESS,
     errors: ["INVITATION_FAILED", "UNAUTHORIZED_PRINCIPAL"],
@@ -97,6 +103,7 @@ export const inviteEndpoints = {
       invite_as: INVITE_AS,
       stream_ids: params.json<number[]>(STREAM_IDS).default([]).describe("Channels each new user is subscribed to."),
       include_realm_default_subscriptions: DEFAULT_SUBSCRIPTIONS,
+      group_ids: GROUP_IDS,
     },
     response: successBody({ invite_link: schema.string() }),
     errors: ["UNAUTHORIZED_PRINCIPAL"],
@@ -133,6 +140,7 @@ export function inviteRoutes(services: ApiServices): Router {
           streamIds: p.stream_ids,
           includeRealmDefaultSubscriptions: p.include_realm_default_subscriptions,
           notifyReferrerOnJoin: p.notify_referrer_on_join,
+          groupIds: p.group_ids ?? [],
         }),
       );
       for (const email of emails) await queueEmail(services.jobs, email);
@@ -186,6 +194,7 @@ export function inviteRoutes(services: ApiServices): Router {
           inviteAs: p.invite_as,
           streamIds: p.stream_ids,
           includeRealmDefaultSubscriptions: p.include_realm_default_subscriptions,
+          groupIds: p.group_ids ?? [],
         }),
       );
       success(res, { invite_link: link });

@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from "express";
 import { fetchOneMessage, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH, messageEditHistory, messageRawContent, PROPAGATE_MODES, realmHost, realmUri, updateMessage } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, ignoredParametersOf, originOf, params, parseParams, rawParam, requestProtocol, route, schema, serve, success, successBody, successJsonText } from "@chat/http";
+import { actorOf, endpoint, ignoredParametersOf, originOf, params, parseParams, rawParam, requestProtocol, route, schema, serve, success, successBody, successJsonText } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /**
@@ -32,8 +32,7 @@ export const messageEditEndpoints = {
     summary: "A message, and its Markdown source",
     params: {
       apply_markdown: params.bool().default(true).describe("Whether `message.content` is HTML (else the Markdown source)."),
-      // zulip-flutter sends it always (feature level 334); topics are never empty here.
-      allow_empty_topic_name: params.bool().default(false),
+      allow_empty_topic_name: params.bool().default(false).describe("Whether the empty topic reads as `\"\"`; else as `realm_empty_topic_display_name` (feature level 334)."),
     },
     response: successBody({ raw_content: schema.string(), message: schema.ref("Message") }),
   }),
@@ -43,7 +42,9 @@ export const messageEditEndpoints = {
     tag: "messages",
     auth: "basic",
     summary: "A message's edit history, oldest first",
-    params: {},
+    params: {
+      allow_empty_topic_name: params.bool().default(false).describe("Whether the empty topic reads as `\"\"` in `topic` and `prev_topic`; else as `realm_empty_topic_display_name` (feature level 334)."),
+    },
     response: successBody({ message_history: schema.array(schema.ref("EditHistorySnapshot")) }),
   }),
   update: endpoint({
@@ -61,7 +62,11 @@ export const messageEditEndpoints = {
       send_notification_to_new_thread: params.bool().default(true).describe("Whether the Notification Bot says in the topic moved to where its messages came from."),
     },
     otherParams: TOPIC_PARAMS,
-    response: EMPTY_SUCCESS,
+    response: successBody({
+      detached_uploads: schema.array(schema.ref("Attachment"), {
+        description: "The sender's uploads the new content no longer links and no other message does: reachable only through the edit history now (feature level 285).",
+      }),
+    }),
     errors: ["STREAM_WILDCARD_MENTION_NOT_ALLOWED", "TOPIC_WILDCARD_MENTION_NOT_ALLOWED", "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED"],
   }),
 };
@@ -80,7 +85,7 @@ export function messageEditRoutes(services: ApiServices): Router {
       const p = parseParams(req, E.rawContent.params);
       const id = messageIdOf(req)!;
       // raw_content for clients before feature level 120 (zulip-terminal reads it), message for later ones.
-      const [rawContent, message] = await Promise.all([messageRawContent(prisma, actor, id), fetchOneMessage(prisma, services.messageCache, actor, id, p.apply_markdown)]);
+      const [rawContent, message] = await Promise.all([messageRawContent(prisma, actor, id), fetchOneMessage(prisma, services.messageCache, actor, id, p.apply_markdown, p.allow_empty_topic_name)]);
       res.type("json").send(successJsonText({ raw_content: rawContent, ...ignoredParametersOf(req) }, { message }));
     }),
   );
@@ -91,7 +96,8 @@ export function messageEditRoutes(services: ApiServices): Router {
     numericOnly,
     route(async (req, res) => {
       const actor = actorOf(res);
-      success(res, { message_history: await messageEditHistory(prisma, actor, messageIdOf(req)!) });
+      const p = parseParams(req, E.history.params);
+      success(res, { message_history: await messageEditHistory(prisma, actor, messageIdOf(req)!, p.allow_empty_topic_name) });
     }),
   );
 
@@ -104,7 +110,7 @@ export function messageEditRoutes(services: ApiServices): Router {
       const p = parseParams(req, E.update.params);
       // `subject` is what clients before Zulip 2.0 send.
       const topic = rawParam(req, "topic") ?? rawParam(req, "subject");
-      await actions.run(originOf(req, actor), (tx, events) =>
+      const result = await actions.run(originOf(req, actor), (tx, events) =>
         updateMessage(tx, events, actor, messageIdOf(req)!, {
           content: p.content,
           topic,
@@ -117,7 +123,7 @@ export function messageEditRoutes(services: ApiServices): Router {
           realmUrl: realmUri(actor.realm.string_id, services.ctx.externalHost, requestProtocol(req)),
         }),
       );
-      success(res);
+      success(res, { detached_uploads: result.detachedUploads });
     }),
   );
   return router;

@@ -4,6 +4,8 @@ import {
   fetchMessages,
   fetchWebPublicMessages,
   getRealmForSubdomain,
+  IncompatibleParametersError,
+  MAX_MESSAGES_PER_FETCH,
   MAX_INT,
   MissingArgumentError,
   NotLoggedInError,
@@ -13,6 +15,7 @@ import {
   type ActorVersion,
   type Anchor,
   type FetchResult,
+  type RangeRequest,
 } from "@chat/core";
 import {
   actorOf,
@@ -25,6 +28,7 @@ import {
   ignoredParametersField,
   params,
   type ParamSource,
+  type ParsedParams,
   parseParams,
   requestSubdomain,
   requireUserKeepingCopy,
@@ -62,44 +66,62 @@ export const messageFetchEndpoints = {
         .optional()
         .describe("A message id, or `newest`, `oldest`, `first_unread`. Required unless `use_first_unread_anchor`."),
       include_anchor: params.bool().default(true).describe("Whether the anchor message itself is returned (feature level 155)."),
-      num_before: params.int(),
-      num_after: params.int(),
+      num_before: params.int().default(0),
+      num_after: params.int().default(0),
+      message_ids: params
+        .json<number[]>({ type: "array", items: { type: "integer", minimum: 0 } }, { maxItems: 2 * MAX_MESSAGES_PER_FETCH, ownIntegerRange: true })
+        .optional()
+        .describe(`Instead of an anchor and counts: these messages (at most ${MAX_MESSAGES_PER_FETCH}), those of them the narrow selects (feature level 300). The answer then has no \`anchor\`, and its \`found_*\` are false.`),
       narrow: params.json<unknown>({}).default([]).describe("A list of `{operator, operand}` dicts, or of `[operator, operand]` pairs."),
-      // zulip-flutter sends it always (feature level 334); topics are never empty here, so nothing changes.
-      allow_empty_topic_name: params.bool().default(false),
+      allow_empty_topic_name: params.bool().default(false).describe("Whether the empty topic reads as `\"\"`; else as `realm_empty_topic_display_name` (feature level 334)."),
       client_gravatar: params.bool().default(false),
       apply_markdown: params.bool().default(true),
       use_first_unread_anchor: params.bool().default(false).describe("Deprecated: `anchor=first_unread`."),
     },
     response: successBody(
       {
-        anchor: schema.integer(),
         found_newest: schema.boolean(),
         found_oldest: schema.boolean(),
         found_anchor: schema.boolean(),
         history_limited: schema.boolean(),
         messages: schema.array(schema.ref("Message")),
       },
+      // Absent when the request named its messages (message_ids).
+      { anchor: schema.integer() },
     ),
     errors: ["BAD_NARROW"],
   }),
 };
 
+type FetchParams = ParsedParams<typeof messageFetchEndpoints.fetch.params>;
+
+/**
+ * Which messages: an anchor and counts, or named ones (message_ids, feature level 300), never both
+ * (Zulip's get_messages_backend: counts of 0 and include_anchor alone do not count).
+ */
+function rangeOf(p: FetchParams): Omit<RangeRequest, "narrow"> {
+  if (p.message_ids !== undefined) {
+    if (p.num_before !== 0 || p.num_after !== 0 || p.anchor !== undefined || p.use_first_unread_anchor) {
+      throw new IncompatibleParametersError(["num_before", "num_after", "anchor", "message_ids", "include_anchor", "use_first_unread_anchor"]);
+    }
+    return { anchor: 0, includeAnchor: false, numBefore: 0, numAfter: 0, messageIds: p.message_ids };
+  }
+  // The deprecated flag wins, as in Zulip; without it, an anchor is required.
+  if (p.anchor === undefined && !p.use_first_unread_anchor) throw new MissingArgumentError("anchor");
+  const anchor = p.use_first_unread_anchor ? "first_unread" : parseAnchor(p.anchor!);
+  return { anchor, includeAnchor: p.include_anchor, numBefore: p.num_before, numAfter: p.num_after };
+}
+
 function fetcher(services: ApiServices) {
   const { prisma, messageCache } = services;
   return async (source: ParamSource, actor: Actor, version: ActorVersion | null): Promise<FetchResult> => {
     const p = parseParams(source, messageFetchEndpoints.fetch.params);
-    // The deprecated flag wins, as in Zulip; without it, an anchor is required.
-    if (p.anchor === undefined && !p.use_first_unread_anchor) throw new MissingArgumentError("anchor");
-    const anchor = p.use_first_unread_anchor ? "first_unread" : parseAnchor(p.anchor!);
     return fetchMessages(prisma, messageCache, actor, {
-      anchor,
-      includeAnchor: p.include_anchor,
-      numBefore: p.num_before,
-      numAfter: p.num_after,
+      ...rangeOf(p),
       narrow: parseNarrow(p.narrow),
       applyMarkdown: p.apply_markdown,
       clientGravatar: p.client_gravatar,
+      allowEmptyTopicName: p.allow_empty_topic_name,
     }, version);
   };
 }
@@ -114,16 +136,12 @@ function spectatorFetch(services: ApiServices): RequestHandler {
   return spectatorRoute(services, async (req, res) => {
     const realm = await spectatorRealm(prisma, await getRealmForSubdomain(prisma, requestSubdomain(req, ctx.externalHost)), ctx);
     const p = parseParams(req, messageFetchEndpoints.fetch.params);
-    if (p.anchor === undefined && !p.use_first_unread_anchor) throw new MissingArgumentError("anchor");
-    const anchor = p.use_first_unread_anchor ? "first_unread" : parseAnchor(p.anchor!);
     const result = await fetchWebPublicMessages(prisma, messageCache, realm, {
-      anchor,
-      includeAnchor: p.include_anchor,
-      numBefore: p.num_before,
-      numAfter: p.num_after,
+      ...rangeOf(p),
       narrow: parseNarrow(withoutInHome(p.narrow)),
       applyMarkdown: p.apply_markdown,
       clientGravatar: false,
+      allowEmptyTopicName: p.allow_empty_topic_name,
     });
     res.type("json").send(responseBody(result, req));
   });

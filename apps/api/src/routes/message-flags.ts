@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { badRequest, fetchMessageIds, markAllAsReadInBatches, markStreamAsRead, markTopicAsRead, parseNarrow, updateMessageFlags } from "@chat/core";
+import { badRequest, changeMessageFlags, fetchMessageIds, markAllAsReadInBatches, markStreamAsRead, markTopicAsRead, parseNarrow } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import { parseAnchor } from "./message-fetch.ts";
 import type { ApiServices } from "../services.ts";
@@ -10,6 +10,11 @@ const MAX_MESSAGES_PER_UPDATE = 5000;
 const MESSAGE_IDS = { type: "array", items: { type: "integer" } };
 
 const common = { tag: "messages", auth: "basic", response: EMPTY_SUCCESS } as const;
+
+/** Feature level 355 (Zulip sends it with every answer, empty unless marking unread skipped some). */
+const IGNORED_CHANNELS = schema.array(schema.integer(), {
+  description: "The channels whose messages stayed read because the user is not subscribed to them (feature level 355).",
+});
 
 export const messageFlagEndpoints = {
   update: endpoint({
@@ -23,7 +28,7 @@ export const messageFlagEndpoints = {
       op: params.string().describe("`add` or `remove`."),
       flag: params.string().describe("`read`, `starred`, `collapsed`, ..."),
     },
-    response: successBody({ messages: schema.array(schema.integer()) }),
+    response: successBody({ messages: schema.array(schema.integer()), ignored_because_not_subscribed_channels: IGNORED_CHANNELS }),
   }),
   updateForNarrow: endpoint({
     ...common,
@@ -48,6 +53,7 @@ export const messageFlagEndpoints = {
       last_processed_id: schema.nullable(schema.integer()),
       found_oldest: schema.boolean(),
       found_newest: schema.boolean(),
+      ignored_because_not_subscribed_channels: IGNORED_CHANNELS,
     }),
     errors: ["BAD_NARROW"],
   }),
@@ -81,8 +87,8 @@ export function messageFlagRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.update.params);
-      const messages = await actions.run(originOf(req, actor), (tx, events) => updateMessageFlags(tx, events, actor, p.op, p.flag, p.messages));
-      success(res, { messages });
+      const change = await actions.run(originOf(req, actor), (tx, events) => changeMessageFlags(tx, events, actor, p.op, p.flag, p.messages));
+      success(res, { messages: change.messages, ignored_because_not_subscribed_channels: change.ignoredBecauseNotSubscribedChannels });
     }),
   );
 
@@ -98,14 +104,15 @@ export function messageFlagRoutes(services: ApiServices): Router {
       const numAfter = Math.min(p.num_after, MAX_MESSAGES_PER_UPDATE - numBefore);
       const range = { anchor: parseAnchor(p.anchor), includeAnchor: p.include_anchor, numBefore, numAfter, narrow: parseNarrow(p.narrow) };
       const found = await fetchMessageIds(prisma, actor, range, MAX_MESSAGES_PER_UPDATE);
-      const updated = await actions.run(originOf(req, actor), (tx, events) => updateMessageFlags(tx, events, actor, p.op, p.flag, found.ids));
+      const change = await actions.run(originOf(req, actor), (tx, events) => changeMessageFlags(tx, events, actor, p.op, p.flag, found.ids));
       success(res, {
         processed_count: found.ids.length,
-        updated_count: updated.length,
+        updated_count: change.messages.length,
         first_processed_id: found.ids[0] ?? null,
         last_processed_id: found.ids.at(-1) ?? null,
         found_oldest: found.found_oldest,
         found_newest: found.found_newest,
+        ignored_because_not_subscribed_channels: change.ignoredBecauseNotSubscribedChannels,
       });
     }),
   );

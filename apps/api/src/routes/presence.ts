@@ -22,6 +22,7 @@ export const presenceEndpoints = {
       new_user_input: params.bool().default(false),
       slim_presence: params.bool().default(false).describe("Presences keyed by user id rather than email."),
       last_update_id: params.int().optional().describe("Only the presences changed after this update id, -1 for all (feature level 263); implies `slim_presence`."),
+      history_limit_days: params.int().optional().describe("Only presences reported within this many days (feature level 288); 14 when not given, none for 0."),
     },
     response: successBody({}, { ...REALM_PRESENCES, presence_last_update_id: schema.integer() }),
   }),
@@ -61,10 +62,10 @@ export function presenceRoutes(services: ApiServices): Router {
       await actions.run(originOf(req, actor), (tx, events) => updatePresence(tx, events, actor, clientName(req), p.status));
       if (p.ping_only) return success(res);
       if (p.last_update_id !== undefined) {
-        const since = await getRealmPresencesSince(prisma, actor.realm_id, p.last_update_id);
+        const since = await getRealmPresencesSince(prisma, actor.realm_id, p.last_update_id, p.history_limit_days);
         return success(res, { presences: since.presences, server_timestamp: Date.now() / 1000, presence_last_update_id: since.lastUpdateId });
       }
-      success(res, { presences: await getRealmPresences(prisma, actor.realm_id, p.slim_presence), server_timestamp: Date.now() / 1000 });
+      success(res, { presences: await getRealmPresences(prisma, actor.realm_id, p.slim_presence, p.history_limit_days), server_timestamp: Date.now() / 1000 });
     }),
   );
 

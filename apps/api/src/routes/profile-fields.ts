@@ -4,8 +4,10 @@ import {
   deleteProfileField,
   getCustomProfileFields,
   reorderProfileFields,
+  updateProfileData,
   updateProfileField,
   type FieldData,
+  type ProfileDataChange,
 } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
@@ -13,6 +15,16 @@ import { pathId } from "./path-ids.ts";
 
 const FIELD_DATA = { type: "object" };
 const FIELD_IDS = { type: "array", items: { type: "integer" } };
+/** Zulip's ProfileDataElementUpdateDict: a field's id and its value (text, or user ids). */
+const OWN_PROFILE_DATA = {
+  type: "array",
+  items: {
+    type: "object",
+    required: ["id", "value"],
+    properties: { id: { type: "integer" }, value: { type: ["string", "array"], items: { type: "integer" } } },
+    additionalProperties: false,
+  },
+};
 
 const common = { tag: "server_and_organizations", auth: "basic", response: EMPTY_SUCCESS } as const;
 /** Changes an administrator (for some, an owner) may have to make: UNAUTHORIZED_PRINCIPAL for anyone else. */
@@ -40,6 +52,7 @@ export const profileFieldEndpoints = {
       field_data: params.json<FieldData>(FIELD_DATA).optional(),
       display_in_profile_summary: params.bool().default(false).describe("Shown in the profile summary (feature level 146): at most 2 fields, not long text or users."),
       required: params.bool().default(false).describe("Users are asked to fill it in (feature level 244)."),
+      editable_by_user: params.bool().default(true).describe("Users may edit their own value (feature level 296)."),
     },
     response: successBody({ id: schema.integer() }),
   }),
@@ -56,9 +69,19 @@ export const profileFieldEndpoints = {
       field_data: params.json<FieldData>(FIELD_DATA).optional(),
       display_in_profile_summary: params.bool().optional(),
       required: params.bool().optional(),
+      editable_by_user: params.bool().optional(),
     },
   }),
   remove: endpoint({ ...common, ...ADMIN, method: "delete", path: "/realm/profile_fields/{field_id}", summary: "Delete a custom profile field", params: {} }),
+  // Zulip's update_user_custom_profile_data: one's own values; fields not editable_by_user (feature level 296) are administrators' only.
+  updateOwn: endpoint({
+    ...common,
+    tag: "users",
+    method: "patch",
+    path: "/users/me/profile_data",
+    summary: "Set one's own custom profile field values",
+    params: { data: params.json<ProfileDataChange[]>(OWN_PROFILE_DATA).describe("A JSON list of {id, value}.") },
+  }),
 };
 
 export function profileFieldRoutes(services: ApiServices): Router {
@@ -88,6 +111,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
           fieldData: p.field_data,
           displayInProfileSummary: p.display_in_profile_summary,
           required: p.required,
+          editableByUser: p.editable_by_user,
         }),
       );
       success(res, { id });
@@ -119,6 +143,7 @@ export function profileFieldRoutes(services: ApiServices): Router {
           fieldData: p.field_data,
           required: p.required,
           displayInProfileSummary: p.display_in_profile_summary,
+          editableByUser: p.editable_by_user,
         }),
       );
       success(res);
@@ -132,6 +157,17 @@ export function profileFieldRoutes(services: ApiServices): Router {
       const actor = actorOf(res);
       const fieldId = pathId(req, "field_id");
       await actions.run(originOf(req, actor), (tx, events) => deleteProfileField(tx, events, actor, fieldId));
+      success(res);
+    }),
+  );
+
+  serve(
+    router,
+    E.updateOwn,
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, E.updateOwn.params);
+      await actions.run(originOf(req, actor), (tx, events) => updateProfileData(tx, events, actor, actor, p.data));
       success(res);
     }),
   );

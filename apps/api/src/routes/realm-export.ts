@@ -6,7 +6,11 @@
 import { Router, type Request } from "express";
 import {
   deleteRealmExport,
+  EXPORT_PUBLIC,
+  EXPORT_TYPES,
   failRealmExport,
+  listExportConsents,
+  type ExportType,
   JsonableError,
   listRealmExports,
   queueRealmExport,
@@ -14,7 +18,7 @@ import {
   requestRealmExport,
   isAdmin,
 } from "@chat/core";
-import { actorOf, endpoint, originOf, requireUser, route, schema, serve, success, successBody, EMPTY_SUCCESS } from "@chat/http";
+import { actorOf, endpoint, originOf, params, parseParams, requireUser, route, schema, serve, success, successBody, EMPTY_SUCCESS } from "@chat/http";
 import { logger } from "@chat/logger";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
@@ -31,6 +35,7 @@ export const REALM_EXPORT = schema.object({
   failed_timestamp: nullableNumber,
   export_url: schema.nullable(schema.string({ description: "Where the finished tarball is downloaded (administrators only)." })),
   pending: schema.boolean(),
+  export_type: { enum: [...EXPORT_TYPES], description: "1 public data, 2 full data with members' consent (feature level 304)." },
 });
 
 const EXPORT_ID = { export_id: { schema: { type: "integer" }, description: "The export's id." } };
@@ -41,8 +46,13 @@ export const realmExportEndpoints = {
     path: "/export/realm",
     tag: "server_and_organizations",
     auth: "basic",
-    summary: "Ask for a public data export of the organization (administrators; five in seven days)",
-    params: {},
+    summary: "Ask for a data export of the organization (administrators; five in seven days)",
+    params: {
+      export_type: params
+        .json<number>({ enum: [...EXPORT_TYPES] })
+        .default(EXPORT_PUBLIC)
+        .describe("1 public data (the default), or 2 full data with the consent of members (their direct messages and private channels only if they allow it: allow_private_data_export); feature level 304."),
+    },
     response: successBody({ id: schema.integer({ description: "The export's id (feature level 182)." }) }),
     errors: ["UNAUTHORIZED_PRINCIPAL"],
   }),
@@ -54,6 +64,16 @@ export const realmExportEndpoints = {
     summary: "The organization's data exports (administrators)",
     params: {},
     response: successBody({ exports: schema.array(REALM_EXPORT) }),
+    errors: ["UNAUTHORIZED_PRINCIPAL"],
+  }),
+  consents: endpoint({
+    method: "get",
+    path: "/export/realm/consents",
+    tag: "server_and_organizations",
+    auth: "basic",
+    summary: "Whether each active user lets administrators export their private data (administrators; feature level 295)",
+    params: {},
+    response: successBody({ export_consents: schema.array(schema.object({ user_id: schema.integer(), consented: schema.boolean() })) }),
     errors: ["UNAUTHORIZED_PRINCIPAL"],
   }),
   remove: endpoint({
@@ -101,7 +121,8 @@ export function realmExportRoutes(services: ApiServices): Router {
     E.request,
     route(async (req, res) => {
       const actor = actorOf(res);
-      const id = await actions.run(originOf(req, actor), (tx, events) => requestRealmExport(tx, events, ctx, actor));
+      const p = parseParams(req, E.request.params);
+      const id = await actions.run(originOf(req, actor), (tx, events) => requestRealmExport(tx, events, ctx, actor, p.export_type as ExportType));
       try {
         await queueRealmExport(services.jobs, id);
       } catch (error) {
@@ -119,6 +140,14 @@ export function realmExportRoutes(services: ApiServices): Router {
     E.list,
     route(async (_req, res) => {
       success(res, { exports: await listRealmExports(prisma, ctx, actorOf(res)) });
+    }),
+  );
+
+  serve(
+    router,
+    E.consents,
+    route(async (_req, res) => {
+      success(res, { export_consents: await listExportConsents(prisma, actorOf(res)) });
     }),
   );
 

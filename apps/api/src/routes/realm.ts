@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { fitsPostgresInteger, InvalidArgumentError, parseTimeLimit, MAX_CODE_BLOCK_LANGUAGE_LENGTH, MAX_JITSI_SERVER_URL_LENGTH, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
+import { EDIT_HISTORY_POLICY_NAMES, fitsPostgresInteger, InvalidArgumentError, parseGroupSettingChange, parseTimeLimit, REALM_GROUP_SETTING_NAMES, type GroupSettingChange, MAX_CODE_BLOCK_LANGUAGE_LENGTH, MAX_JITSI_SERVER_URL_LENGTH, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
 import { actorOf, changedSettingsBody, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -12,6 +12,42 @@ function timeLimit() {
     .describe("Seconds, or `unlimited`.");
 }
 const NULLABLE_SECONDS = { anyOf: [{ type: "integer" }, { type: "null" }] };
+
+/** A group-setting value: a group's id, or an anonymous group's direct members and subgroups. */
+const GROUP_SETTING_VALUE_SCHEMA = {
+  anyOf: [
+    { type: "integer" },
+    {
+      type: "object",
+      properties: { direct_members: { type: "array", items: { type: "integer" } }, direct_subgroups: { type: "array", items: { type: "integer" } } },
+      required: ["direct_members", "direct_subgroups"],
+      additionalProperties: false,
+    },
+  ],
+};
+
+/**
+ * A realm group setting's change (feature levels 280 to 367): `{"new": value, "old": value}`, old
+ * optional; a bare value (Zulip 9.0's form, a group id) is taken as `{"new": value}`.
+ */
+function groupSettingChange() {
+  return params
+    .custom<GroupSettingChange>(
+      (raw, name) => {
+        let value: unknown = raw;
+        try {
+          value = JSON.parse(raw);
+        } catch {
+          // parseGroupSettingChange says what is wrong with it.
+        }
+        return typeof value === "number" ? parseGroupSettingChange({ new: value }, name) : parseGroupSettingChange(value, name);
+      },
+      { anyOf: [{ type: "integer" }, { type: "object", properties: { new: GROUP_SETTING_VALUE_SCHEMA, old: GROUP_SETTING_VALUE_SCHEMA }, required: ["new"], additionalProperties: false }] },
+    )
+    .maxLength(40_000)
+    .optional()
+    .describe('A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id.');
+}
 
 const REALM_SETTINGS = {
   name: params.jsonOrPlainString().optional(),
@@ -38,7 +74,8 @@ const REALM_SETTINGS = {
   add_custom_emoji_policy: params.int().optional(),
   move_messages_within_stream_limit_seconds: timeLimit(),
   move_messages_between_streams_limit_seconds: timeLimit(),
-  allow_edit_history: params.bool().optional(),
+  allow_edit_history: params.bool().optional().describe("Zulip 3.x's switch, kept in step with `message_edit_history_visibility_policy` (false: `none`)."),
+  message_edit_history_visibility_policy: params.oneOf(EDIT_HISTORY_POLICY_NAMES).optional().describe("Who sees messages' edit history: `all`, `moves` (only moves), `none` (feature level 358)."),
   mandatory_topics: params.bool().optional(),
   default_language: params.jsonOrPlainString().optional(),
   default_twenty_four_hour_time: params.bool().optional(),
@@ -63,6 +100,9 @@ const REALM_SETTINGS = {
   new_stream_announcements_stream_id: params.int().optional(),
   signup_announcements_stream_id: params.int().optional(),
   zulip_update_announcements_stream_id: params.int().optional(),
+  // Feature level 331: the private channel message reports go to (-1: none).
+  moderation_request_channel_id: params.int().optional(),
+  enable_guest_user_dm_warning: params.bool().optional(),
   emails_restricted_to_domains: params.bool().optional(),
   disallow_disposable_email_addresses: params.bool().optional(),
   digest_weekday: params.int().optional(),
@@ -75,14 +115,8 @@ const REALM_SETTINGS = {
   require_unique_names: params.bool().optional(),
   giphy_rating: params.int().optional(),
   default_code_block_language: params.jsonOrPlainString().maxLength(MAX_CODE_BLOCK_LANGUAGE_LENGTH + 2).optional(),
-  // Group-based permission settings (Zulip 9.0): the id of a system group each allows.
-  create_multiuse_invite_group: params.int().optional(),
-  can_access_all_users_group: params.int().optional(),
-  can_create_public_channel_group: params.int().optional(),
-  can_create_private_channel_group: params.int().optional(),
-  can_create_web_public_channel_group: params.int().optional(),
-  direct_message_initiator_group: params.int().optional(),
-  direct_message_permission_group: params.int().optional(),
+  // Zulip 10.0's group-based permission settings: each a group-setting change.
+  ...(Object.fromEntries(REALM_GROUP_SETTING_NAMES.map((name) => [name, groupSettingChange()])) as Record<(typeof REALM_GROUP_SETTING_NAMES)[number], ReturnType<typeof groupSettingChange>>),
 };
 
 export const realmEndpoints = {
@@ -101,8 +135,13 @@ export const realmEndpoints = {
       move_messages_within_stream_limit_seconds: NULLABLE_SECONDS,
       move_messages_between_streams_limit_seconds: NULLABLE_SECONDS,
       jitsi_server_url: { anyOf: [{ type: "string" }, { type: "null" }] },
+      // A group setting's new value as the API shows it.
+      ...Object.fromEntries(REALM_GROUP_SETTING_NAMES.map((name) => [name, GROUP_SETTING_VALUE_SCHEMA])),
+      // As Zulip's update_realm answers it: the stored integer (1 all, 2 moves, 3 none).
+      message_edit_history_visibility_policy: { type: "integer", enum: [1, 2, 3] },
     }),
-    errors: ["UNAUTHORIZED_PRINCIPAL"],
+    // EXPECTATION_MISMATCH: a group setting's `old` is not its value (feature level 280 on).
+    errors: ["UNAUTHORIZED_PRINCIPAL", "EXPECTATION_MISMATCH"],
   }),
 };
 

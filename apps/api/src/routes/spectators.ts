@@ -23,7 +23,7 @@ export function spectatorRoutes(services: ApiServices): Router {
     spectatorRoute(services, async (req, res) => {
       const realm = await realmOf(req);
       const p = parseParams(req, messageEditEndpoints.rawContent.params);
-      const { rawContent, message } = await fetchWebPublicMessage(prisma, services.messageCache, realm, Number(req.params.message_id), p.apply_markdown);
+      const { rawContent, message } = await fetchWebPublicMessage(prisma, services.messageCache, realm, Number(req.params.message_id), p.apply_markdown, p.allow_empty_topic_name);
       res.type("json").send(successJsonText({ raw_content: rawContent, ...ignoredParametersOf(req) }, { message }));
     }),
   );
@@ -33,7 +33,8 @@ export function spectatorRoutes(services: ApiServices): Router {
     streamEndpoints.topics,
     spectatorRoute(services, async (req, res) => {
       const realm = await realmOf(req);
-      success(res, { topics: await webPublicStreamTopics(prisma, realm, pathId(req, "stream_id")) });
+      const p = parseParams(req, streamEndpoints.topics.params);
+      success(res, { topics: await webPublicStreamTopics(prisma, realm, pathId(req, "stream_id"), p.allow_empty_topic_name) });
     }),
   );
   return router;

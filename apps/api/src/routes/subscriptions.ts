@@ -2,6 +2,12 @@ import { Router } from "express";
 import {
   accessStreamById,
   badRequest,
+  parseGroupSettingValue,
+  STREAM_GROUP_SETTING_NAMES,
+  streamGroupValues,
+  type GroupSettingValue,
+  type StreamGroupSettingName,
+  emptyTopicFromDisplayName,
   getReadableUserInRealm,
   isSubscribed,
   MAX_STREAMS_PER_REQUEST,
@@ -19,7 +25,16 @@ import {
 } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
+import { clientName } from "../client-name.ts";
 import { pathId } from "./path-ids.ts";
+import { streamGroupSettingParam, streamGroupSettingParams } from "./streams.ts";
+
+/** The channel settings a subscribe request gives the streams it creates, parsed (feature levels 320 to 357). */
+function groupSettingValuesOf(p: Partial<Record<StreamGroupSettingName, unknown>>): Partial<Record<StreamGroupSettingName, GroupSettingValue>> {
+  const values: Partial<Record<StreamGroupSettingName, GroupSettingValue>> = {};
+  for (const name of STREAM_GROUP_SETTING_NAMES) if (p[name] !== undefined) values[name] = parseGroupSettingValue(p[name], name);
+  return values;
+}
 
 const STREAM_REQUESTS = {
   type: "array",
@@ -43,8 +58,20 @@ const PROPERTY_CHANGES = {
 
 type StreamRequest = { name: string; description?: string; color?: string };
 
-/** Stream names by the email of the user subscribed. */
-const NAMES_BY_EMAIL = schema.dict(schema.array(schema.string()));
+/** Stream names by the id of the user subscribed (feature level 289), or by email for older clients. */
+const NAMES_BY_USER = schema.dict(schema.array(schema.string()));
+
+/**
+ * Clients every release of which predates feature level 289, and which read `subscribed` and
+ * `already_subscribed` by email (the Python library's examples do): by their User-Agent's product
+ * token (client-name.ts). The Python library (and the bots and the terminal client built on it)
+ * and zulip-js. Everything else gets Zulip 10.0's user ids.
+ */
+const EMAIL_KEYED_CLIENTS = /^Zulip(Python|Terminal|JS|[A-Za-z0-9]*Bot)$/i;
+
+export function subscribeResultUsersBy(req: Parameters<typeof clientName>[0]): "id" | "email" {
+  return EMAIL_KEYED_CLIENTS.test(clientName(req)) ? "email" : "id";
+}
 const STREAM_NAMES = schema.array(schema.string());
 
 export const subscriptionEndpoints = {
@@ -69,14 +96,15 @@ export const subscriptionEndpoints = {
       invite_only: params.bool().default(false),
       is_web_public: params.bool().default(false).describe("New streams are readable by people who are not logged in (feature level 98; organization owners)."),
       is_default_stream: params.bool().default(false).describe("Streams this request creates become default streams for new users (feature level 200; administrators)."),
-      can_remove_subscribers_group: params.int().optional().describe("Who may unsubscribe others from the streams this request creates: a system group's id (feature level 161)."),
+      ...streamGroupSettingParams(streamGroupSettingParam),
       message_retention_days: params.jsonOrPlainString().maxLength(40).optional().describe("`realm_default`, `unlimited`, or days, for the streams this request creates (feature level 17; owners)."),
       history_public_to_subscribers: params.bool().optional(),
-      stream_post_policy: params.int().default(1),
+      stream_post_policy: params.int().optional().describe("Deprecated (removed in Zulip 10.0): `can_send_message_group` as the system group the policy means."),
+      is_announcement_only: params.bool().optional().describe("Deprecated (3.x): `stream_post_policy` 2 (true) or 1 (false)."),
       authorization_errors_fatal: params.bool().default(true),
       announce: params.bool().default(false),
     },
-    response: successBody({ subscribed: NAMES_BY_EMAIL, already_subscribed: NAMES_BY_EMAIL }, { unauthorized: STREAM_NAMES }),
+    response: successBody({ subscribed: NAMES_BY_USER, already_subscribed: NAMES_BY_USER }, { unauthorized: STREAM_NAMES }),
     errors: ["STREAM_DOES_NOT_EXIST", "UNAUTHORIZED_PRINCIPAL"],
     errorStatuses: [403],
   }),
@@ -90,7 +118,7 @@ export const subscriptionEndpoints = {
       add: params.json<StreamRequest[]>(STREAM_REQUESTS).default([]),
       delete: params.json<string[]>(STRING_LIST).default([]),
     },
-    response: successBody({ subscribed: NAMES_BY_EMAIL, already_subscribed: NAMES_BY_EMAIL, removed: STREAM_NAMES, not_removed: STREAM_NAMES }),
+    response: successBody({ subscribed: NAMES_BY_USER, already_subscribed: NAMES_BY_USER, removed: STREAM_NAMES, not_removed: STREAM_NAMES }),
     errors: ["STREAM_DOES_NOT_EXIST"],
   }),
   unsubscribe: endpoint({
@@ -151,11 +179,13 @@ export function subscriptionRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const { include_subscribers } = parseParams(req, E.list.params);
-      const subscriptions = await subscriptionsOf(prisma, actor.id, { activeOnly: true });
+      // Archived streams' subscriptions too, with is_archived (feature level 315).
+      const subscriptions = await subscriptionsOf(prisma, actor.id, { activeOnly: true, includeArchived: true });
       const subscribers = include_subscribers ? await subscribersByRecipient(prisma, subscriptions.map((s) => s.stream.recipient_id!), "emails") : null;
+      const groupValues = await streamGroupValues(prisma, subscriptions.map((s) => s.stream));
       success(res, {
         subscriptions: subscriptions.map(({ subscription, stream }) =>
-          formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers: subscribers ? (subscribers.get(stream.recipient_id!) ?? []) : undefined }),
+          formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers: subscribers ? (subscribers.get(stream.recipient_id!) ?? []) : undefined, groupValues }),
         ),
       });
     }),
@@ -174,12 +204,13 @@ export function subscriptionRoutes(services: ApiServices): Router {
           inviteOnly: p.invite_only,
           isWebPublic: p.is_web_public,
           isDefaultStream: p.is_default_stream,
-          canRemoveSubscribersGroup: p.can_remove_subscribers_group,
+          groupSettings: groupSettingValuesOf(p),
           messageRetentionDays: p.message_retention_days === undefined ? undefined : parseStreamRetentionDays(actor, p.message_retention_days),
           historyPublicToSubscribers: p.history_public_to_subscribers,
-          streamPostPolicy: p.stream_post_policy,
+          streamPostPolicy: p.stream_post_policy ?? (p.is_announcement_only ? 2 : 1),
           authorizationErrorsFatal: p.authorization_errors_fatal,
           announce: p.announce,
+          usersBy: subscribeResultUsersBy(req),
         }),
       );
       success(res, { ...result });
@@ -195,7 +226,7 @@ export function subscriptionRoutes(services: ApiServices): Router {
       if (p.add.length === 0 && p.delete.length === 0) throw badRequest('Nothing to do. Specify at least one of "add" or "delete".');
       const result = await actions.run(originOf(req, actor), async (tx, events) => {
         const added: SubscribeResult = p.add.length
-          ? await subscribeByName(tx, events, ctx, actor, { streams: p.add, inviteOnly: false, streamPostPolicy: 1, authorizationErrorsFatal: true, announce: false })
+          ? await subscribeByName(tx, events, ctx, actor, { streams: p.add, inviteOnly: false, streamPostPolicy: 1, authorizationErrorsFatal: true, announce: false, usersBy: subscribeResultUsersBy(req) })
           : { subscribed: {}, already_subscribed: {} };
         const removed = p.delete.length ? await unsubscribeByName(tx, events, actor, p.delete) : { removed: [], not_removed: [] };
         return { ...added, ...removed };
@@ -245,8 +276,9 @@ export function subscriptionRoutes(services: ApiServices): Router {
       const p = parseParams(req, E.mutedTopics.params);
       if (p.stream === undefined && p.stream_id === undefined) throw badRequest("Please supply 'stream'.");
       if (p.stream !== undefined && p.stream_id !== undefined) throw badRequest("Please choose one: 'stream' or 'stream_id'.");
-      const topic = p.topic.trim();
-      if (topic === "") throw badRequest("Topic can't be empty");
+      // A 3.x client names the empty topic by its display name (feature level 334), never by "".
+      if (p.topic.trim() === "") throw badRequest("Topic can't be empty");
+      const topic = emptyTopicFromDisplayName(p.topic.trim());
       const stream = p.stream_id !== undefined ? { id: p.stream_id } : { name: p.stream! };
       await actions.run(originOf(req, actor), (tx, events) => setTopicMuted(tx, events, actor, stream, topic, p.op));
       success(res);

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { checkCanDeleteTopic, deleteTopic } from "@chat/core";
+import { checkCanDeleteTopic, deleteTopic, emptyTopicFromDisplayName } from "@chat/core";
 import { actorOf, endpoint, originOf, params, parseParams, route, schema, serve, success, successBody } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
@@ -31,7 +31,7 @@ export function topicDeleteRoutes(services: ApiServices): Router {
       checkCanDeleteTopic(actor);
       const streamId = pathId(req, "stream_id");
       const p = parseParams(req, topicDeleteEndpoints.remove.params);
-      const complete = await deleteTopic(actions, originOf(req, actor), actor, streamId, p.topic_name);
+      const complete = await deleteTopic(actions, originOf(req, actor), actor, streamId, emptyTopicFromDisplayName(p.topic_name));
       success(res, { complete });
     }),
   );

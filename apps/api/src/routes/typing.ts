@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { badRequest, fitsPostgresInteger, MAX_TOPIC_LENGTH, sendStreamTypingNotification, sendTypingNotification } from "@chat/core";
+import { badRequest, fitsPostgresInteger, MAX_TOPIC_LENGTH, sendMessageEditTypingNotification, sendStreamTypingNotification, sendTypingNotification, TYPING_OPS } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, rawParam, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 import { parsePrivateRecipients } from "./messages.ts";
@@ -39,6 +39,25 @@ export const typingEndpoints = {
     },
     response: EMPTY_SUCCESS,
   }),
+  // Feature level 361's form of feature level 351's POST /message_edit_typing.
+  editing: endpoint({
+    method: "post",
+    path: "/messages/{message_id}/typing",
+    tag: "users",
+    auth: "basic",
+    summary: "Tell whoever can see a message that the user started or stopped editing it",
+    params: { op: params.oneOf(TYPING_OPS).describe("`start` or `stop`.") },
+    response: EMPTY_SUCCESS,
+  }),
+  editingByParam: endpoint({
+    method: "post",
+    path: "/message_edit_typing",
+    tag: "users",
+    auth: "basic",
+    summary: "Feature levels 351 to 360's name for POST /messages/{message_id}/typing",
+    params: { message_id: params.int(), op: params.oneOf(TYPING_OPS).describe("`start` or `stop`.") },
+    response: EMPTY_SUCCESS,
+  }),
 };
 
 export function typingRoutes(services: ApiServices): Router {
@@ -59,6 +78,30 @@ export function typingRoutes(services: ApiServices): Router {
         const to = p.to === undefined ? [] : parsePrivateRecipients(p.to);
         await actions.run(originOf(req, actor), (tx, events) => sendTypingNotification(tx, events, actor, to, p.op));
       }
+      success(res);
+    }),
+  );
+
+  serve(
+    router,
+    typingEndpoints.editing,
+    (req, _res, next) => next(/^\d+$/.test(String(req.params.message_id)) ? undefined : "route"),
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, typingEndpoints.editing.params);
+      const messageId = Number(req.params.message_id);
+      await actions.run(originOf(req, actor), (tx, events) => sendMessageEditTypingNotification(tx, events, actor, messageId, p.op));
+      success(res);
+    }),
+  );
+
+  serve(
+    router,
+    typingEndpoints.editingByParam,
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      const p = parseParams(req, typingEndpoints.editingByParam.params);
+      await actions.run(originOf(req, actor), (tx, events) => sendMessageEditTypingNotification(tx, events, actor, p.message_id, p.op));
       success(res);
     }),
   );

@@ -138,6 +138,8 @@ export const uploadEndpoints = {
     tag: "messages",
     auth: "basic",
     summary: "Upload a file to link in a message",
+    description:
+      "Large files may instead be uploaded in pieces, resumably, with the tus protocol 1.0.0 at `/api/v1/tus` (feature level 295; creation, termination and expiration extensions): the same credentials (or the browser session), the same size limit and quota; the last PATCH answers with this endpoint's `url` and `filename`. An upload nobody continues for a day is removed; a user has at most 10 unfinished ones.",
     params: {},
     file: { name: "file", description: "One file (any field name).", required: true },
     response: successBody({

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { badRequest, InvalidArgumentError, MAX_USER_TOPIC_LENGTH, setUserTopicPolicy, VISIBILITY_POLICIES, type VisibilityPolicyValue } from "@chat/core";
+import { emptyTopicFromDisplayName, InvalidArgumentError, MAX_USER_TOPIC_LENGTH, setUserTopicPolicy, VISIBILITY_POLICIES, type VisibilityPolicyValue } from "@chat/core";
 import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
@@ -38,9 +38,9 @@ export function userTopicRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.update.params);
-      // Messages' topics are stored trimmed, so a policy for another spelling would match none.
-      const topic = p.topic.trim();
-      if (topic === "") throw badRequest("Topic can't be empty");
+      // Messages' topics are stored trimmed, so a policy for another spelling would match none; ""
+      // (or its display name) is the empty topic (feature level 334).
+      const topic = emptyTopicFromDisplayName(p.topic.trim());
       await actions.run(originOf(req, actor), (tx, events) => setUserTopicPolicy(tx, events, actor, p.stream_id, topic, p.visibility_policy));
       success(res);
     }),

@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { Router } from "express";
+import { Router, type Request } from "express";
 import {
+  type Actor,
+  type UserProfile,
   accessibleUserIdsIfRestricted,
   AdministratorRequiredError,
   avatarUrl,
@@ -34,6 +36,9 @@ const MAX_DEACTIVATION_COMMENT_LENGTH = 2000;
 import type { ApiServices } from "../services.ts";
 import { pathId } from "./path-ids.ts";
 
+/** Zulip's email bound (EmailField, 254), with room for surrounding whitespace. */
+const MAX_EMAIL_PARAM_LENGTH = 320;
+
 const PROFILE_DATA_SCHEMA = {
   type: "array",
   items: {
@@ -41,6 +46,15 @@ const PROFILE_DATA_SCHEMA = {
     required: ["id", "value"],
     properties: { id: { type: "integer" }, value: { type: ["string", "array", "null"], items: { type: "integer" } } },
   },
+};
+
+const UPDATE_USER_PARAMS = {
+  full_name: params.jsonOrPlainString().optional(),
+  is_admin: params.bool().optional(),
+  is_guest: params.bool().optional(),
+  role: params.int().optional(),
+  profile_data: params.json<ProfileDataChange[]>(PROFILE_DATA_SCHEMA).optional(),
+  new_email: params.string().maxLength(MAX_EMAIL_PARAM_LENGTH).optional().describe("Feature level 313: needs the can_change_user_emails special permission, which no one has on this server."),
 };
 
 const readOptions = {
@@ -93,13 +107,17 @@ export const userEndpoints = {
     method: "patch",
     path: "/users/{user_id}",
     summary: "Change a user (administrators)",
-    params: {
-      full_name: params.jsonOrPlainString().optional(),
-      is_admin: params.bool().optional(),
-      is_guest: params.bool().optional(),
-      role: params.int().optional(),
-      profile_data: params.json<ProfileDataChange[]>(PROFILE_DATA_SCHEMA).optional(),
-    },
+    params: UPDATE_USER_PARAMS,
+  }),
+  // Feature level 313: PATCH /users/{user_id} with the user named as GET /users/{email} names them.
+  updateByEmail: endpoint({
+    ...common,
+    ...ADMIN,
+    method: "patch",
+    path: "/users/{email}",
+    summary: "Change a user named by email (administrators)",
+    params: UPDATE_USER_PARAMS,
+    pathParams: { email: { schema: { type: "string" }, description: "The `email` clients are shown, or the real address where the caller may see it." } },
   }),
   deactivate: endpoint({
     ...common,
@@ -243,20 +261,42 @@ export function userRoutes(services: ApiServices): Router {
     }),
   );
 
-  serve(
-    router,
-    E.update,
+  /** PATCH /users/{user_id} and /users/{email}: the same change, the target found its own way. */
+  type ActionTx = Parameters<Parameters<typeof actions.run>[1]>[0];
+  const updateTarget = (findTarget: (tx: ActionTx, actor: Actor, req: Request) => Promise<UserProfile>) =>
     route(async (req, res) => {
       const actor = actorOf(res);
-      const userId = pathId(req, "user_id");
       const p = parseParams(req, E.update.params);
       await actions.run(originOf(req, actor), async (tx, events) => {
-        const target = await getUserInRealm(tx, actor.realm, userId);
+        const target = await findTarget(tx, actor, req);
+        // Zulip gives new_email only to holders of the can_change_user_emails special
+        // permission (feature level 313); this server grants it to no one.
+        if (p.new_email !== undefined && p.new_email.trim().toLowerCase() !== target.delivery_email.toLowerCase()) {
+          throw new JsonableError("User not authorized to change user emails");
+        }
         await updateUser(tx, events, actor, target, { fullName: p.full_name, isAdmin: p.is_admin, isGuest: p.is_guest, role: p.role });
         if (p.profile_data) await updateProfileData(tx, events, actor, target, p.profile_data);
       });
       success(res);
+    });
+
+  // Before PATCH /users/{user_id}, which takes the path when it is an id.
+  serve(
+    router,
+    E.updateByEmail,
+    (req, _res, next) => (/^\d+$/.test(String(req.params.email)) ? next("route") : next()),
+    updateTarget(async (tx, actor, req) => {
+      const email = String(req.params.email);
+      const user = (await usersByEmail(tx, actor, [email])).get(email.trim().toLowerCase());
+      if (!user || !(await mayAccessUser(tx, actor, user.id))) throw badRequest("No such user");
+      return getUserInRealm(tx, actor.realm, user.id);
     }),
+  );
+
+  serve(
+    router,
+    E.update,
+    updateTarget((tx, actor, req) => getUserInRealm(tx, actor.realm, pathId(req, "user_id"))),
   );
 
   serve(

@@ -337,6 +337,71 @@ export interface paths {
         patch: operations["patchDraftsDraftId"];
         trace?: never;
     };
+    "/api/v1/saved_snippets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's saved snippets, oldest first */
+        get: operations["getSavedSnippets"];
+        put?: never;
+        /** Create a saved snippet */
+        post: operations["postSavedSnippets"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1SavedSnippets"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/saved_snippets/{saved_snippet_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a saved snippet */
+        delete: operations["deleteSavedSnippetsSavedSnippetId"];
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1SavedSnippetsSavedSnippetId"];
+        head?: never;
+        /** Edit a saved snippet's title or content (feature level 368) */
+        patch: operations["patchSavedSnippetsSavedSnippetId"];
+        trace?: never;
+    };
+    "/api/v1/messages/{message_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report a message to the organization's moderators (Zulip's feature level 382) */
+        post: operations["postMessagesMessageIdReport"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1MessagesMessageIdReport"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/messages/{message_id}/read_receipts": {
         parameters: {
             query?: never;
@@ -518,7 +583,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload a file to link in a message */
+        /**
+         * Upload a file to link in a message
+         * @description Large files may instead be uploaded in pieces, resumably, with the tus protocol 1.0.0 at `/api/v1/tus` (feature level 295; creation, termination and expiration extensions): the same credentials (or the browser session), the same size limit and quota; the last PATCH answers with this endpoint's `url` and `filename`. An upload nobody continues for a day is removed; a user has at most 10 unfinished ones.
+         */
         post: operations["postUserUploads"];
         delete?: never;
         /**
@@ -646,7 +714,7 @@ export interface paths {
         get: operations["getStreamsStreamId"];
         put?: never;
         post?: never;
-        /** Delete a stream (administrators) */
+        /** Archive a stream (administrators; feature level 315) */
         delete: operations["deleteStreamsStreamId"];
         /**
          * The methods this path serves
@@ -1046,7 +1114,8 @@ export interface paths {
          */
         options: operations["optionsApiV1UsersEmail"];
         head?: never;
-        patch?: never;
+        /** Change a user named by email (administrators) */
+        patch: operations["patchUsersEmail"];
         trace?: never;
     };
     "/api/v1/users/{user_id}/reactivate": {
@@ -1286,6 +1355,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/messages/{message_id}/typing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Tell whoever can see a message that the user started or stopped editing it */
+        post: operations["postMessagesMessageIdTyping"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1MessagesMessageIdTyping"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/message_edit_typing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Feature levels 351 to 360's name for POST /messages/{message_id}/typing */
+        post: operations["postMessageEditTyping"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1MessageEditTyping"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/me/status": {
         parameters: {
             query?: never;
@@ -1380,7 +1491,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a user group */
+        /** Delete a user group (Zulip 3.x): removed in Zulip 10.0, kept for 3.x clients; deactivates the group */
         delete: operations["deleteUserGroupsGroupId"];
         /**
          * The methods this path serves
@@ -1388,8 +1499,29 @@ export interface paths {
          */
         options: operations["optionsApiV1UserGroupsGroupId"];
         head?: never;
-        /** Rename a user group or change its description */
+        /** Rename a user group, change its description or its settings */
         patch: operations["patchUserGroupsGroupId"];
+        trace?: never;
+    };
+    "/api/v1/user_groups/{group_id}/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deactivate a user group */
+        post: operations["postUserGroupsGroupIdDeactivate"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1UserGroupsGroupIdDeactivate"];
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/user_groups/{group_id}/members": {
@@ -1399,9 +1531,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** A user group's members (active users only; feature level 303) */
+        get: operations["getUserGroupsGroupIdMembers"];
         put?: never;
-        /** Add members to a user group and remove others */
+        /** Add members to a user group and remove others, and its subgroups */
         post: operations["postUserGroupsGroupIdMembers"];
         delete?: never;
         /**
@@ -1409,6 +1542,49 @@ export interface paths {
          * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
          */
         options: operations["optionsApiV1UserGroupsGroupIdMembers"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user_groups/{group_id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether a user is in a user group */
+        get: operations["getUserGroupsGroupIdMembersUserId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1UserGroupsGroupIdMembersUserId"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user_groups/{group_id}/subgroups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user group's subgroups */
+        get: operations["getUserGroupsGroupIdSubgroups"];
+        put?: never;
+        /** Add subgroups to a user group and remove others */
+        post: operations["postUserGroupsGroupIdSubgroups"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1UserGroupsGroupIdSubgroups"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1799,7 +1975,7 @@ export interface paths {
         /** The organization's data exports (administrators) */
         get: operations["getExportRealm"];
         put?: never;
-        /** Ask for a public data export of the organization (administrators; five in seven days) */
+        /** Ask for a data export of the organization (administrators; five in seven days) */
         post: operations["postExportRealm"];
         delete?: never;
         /**
@@ -1807,6 +1983,27 @@ export interface paths {
          * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
          */
         options: operations["optionsApiV1ExportRealm"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/export/realm/consents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether each active user lets administrators export their private data (administrators; feature level 295) */
+        get: operations["getExportRealmConsents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1ExportRealmConsents"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1875,6 +2072,27 @@ export interface paths {
         head?: never;
         /** Change a custom profile field */
         patch: operations["patchRealmProfileFieldsFieldId"];
+        trace?: never;
+    };
+    "/api/v1/users/me/profile_data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1UsersMeProfileData"];
+        head?: never;
+        /** Set one's own custom profile field values */
+        patch: operations["patchUsersMeProfileData"];
         trace?: never;
     };
     "/api/v1/invites": {
@@ -2628,7 +2846,7 @@ export interface components {
             result: "error";
             msg: string;
             /** @enum {unknown} */
-            code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "BAD_EVENT_QUEUE_ID" | "STREAM_DOES_NOT_EXIST" | "BAD_NARROW" | "BAD_IMAGE" | "REACTION_ALREADY_EXISTS" | "REACTION_DOES_NOT_EXIST" | "UNAUTHORIZED_PRINCIPAL" | "UNAUTHORIZED" | "USER_DEACTIVATED" | "REALM_DEACTIVATED" | "AUTHENTICATION_FAILED" | "NONEXISTENT_SUBDOMAIN" | "RATE_LIMIT_HIT" | "CSRF_FAILED" | "SERVICE_UNAVAILABLE" | "INTERNAL_SERVER_ERROR" | "INVITATION_FAILED" | "INVALID_PUSH_DEVICE_TOKEN" | "STREAM_WILDCARD_MENTION_NOT_ALLOWED" | "TOPIC_WILDCARD_MENTION_NOT_ALLOWED" | "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED";
+            code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "BAD_EVENT_QUEUE_ID" | "STREAM_DOES_NOT_EXIST" | "BAD_NARROW" | "BAD_IMAGE" | "REACTION_ALREADY_EXISTS" | "REACTION_DOES_NOT_EXIST" | "UNAUTHORIZED_PRINCIPAL" | "UNAUTHORIZED" | "USER_DEACTIVATED" | "REALM_DEACTIVATED" | "AUTHENTICATION_FAILED" | "NONEXISTENT_SUBDOMAIN" | "RATE_LIMIT_HIT" | "CSRF_FAILED" | "SERVICE_UNAVAILABLE" | "INTERNAL_SERVER_ERROR" | "INVITATION_FAILED" | "INVALID_PUSH_DEVICE_TOKEN" | "STREAM_WILDCARD_MENTION_NOT_ALLOWED" | "TOPIC_WILDCARD_MENTION_NOT_ALLOWED" | "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED" | "CANNOT_DEACTIVATE_GROUP_IN_USE" | "EXPECTATION_MISMATCH";
             /** @description The parameter at fault (REQUEST_VARIABLE_MISSING; BAD_REQUEST about one parameter). */
             var_name?: string;
             /** @description BAD_EVENT_QUEUE_ID: the queue asked for. */
@@ -2651,6 +2869,8 @@ export interface components {
                 string,
                 boolean
             ][];
+            /** @description BAD_REQUEST for parameters sent together that cannot be (Zulip's IncompatibleParametersError): their names, comma-separated. */
+            parameters?: string;
             /** @description INVITATION_FAILED: whether the other addresses were invited. */
             sent_invitations?: boolean;
             /** @description INVITATION_FAILED: always false (no licenses here). */
@@ -2663,7 +2883,12 @@ export interface components {
             total_messages_in_topic?: number;
             /** @description MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: how many of them are within the time limit. */
             total_messages_allowed_to_move?: number;
-        } & (unknown & unknown & unknown & unknown & unknown & unknown);
+            /** @description CANNOT_DEACTIVATE_GROUP_IN_USE: where the group is in use (a supergroup's, a channel's, a user group's or the organization's settings). */
+            objections?: {
+                /** @enum {unknown} */
+                type: "subgroup" | "channel" | "user_group" | "realm";
+            }[];
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown);
         Message: {
             id: number;
             sender_id: number;
@@ -2696,6 +2921,7 @@ export interface components {
             stream_id?: number;
             flags?: string[];
             last_edit_timestamp?: number;
+            last_moved_timestamp?: number;
             match_content?: string;
             match_subject?: string;
         };
@@ -2806,8 +3032,29 @@ export interface components {
             message_retention_days: number | null;
             date_created: number;
             creator_id: number | null;
+            is_archived: boolean;
+            is_recently_active: boolean;
+            can_add_subscribers_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_administer_channel_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_remove_subscribers_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_send_message_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_subscribe_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
             stream_weekly_traffic?: number | null;
-            can_remove_subscribers_group?: number;
         };
         Subscription: {
             stream_id: number;
@@ -2824,6 +3071,28 @@ export interface components {
             message_retention_days: number | null;
             date_created: number;
             creator_id: number | null;
+            is_archived: boolean;
+            is_recently_active: boolean;
+            can_add_subscribers_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_administer_channel_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_remove_subscribers_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_send_message_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_subscribe_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
             color: string;
             is_muted: boolean;
             in_home_view: boolean;
@@ -2836,7 +3105,6 @@ export interface components {
             email_address: string;
             stream_weekly_traffic: number | null;
             subscribers?: number[] | string[];
-            can_remove_subscribers_group?: number;
         };
         Attachment: {
             id: number;
@@ -2885,6 +3153,7 @@ export interface components {
             required?: boolean;
             /** @constant */
             display_in_profile_summary?: true;
+            editable_by_user?: boolean;
         };
         UserGroup: {
             id: number;
@@ -2894,16 +3163,39 @@ export interface components {
             direct_subgroup_ids: number[];
             is_system_group: boolean;
             deactivated: boolean;
-            can_mention_group?: number;
+            creator_id: number | null;
+            date_created: number | null;
+            can_add_members_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_join_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_leave_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_manage_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_mention_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            can_remove_members_group: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
         };
         GroupPermissionSetting: {
             require_system_group: boolean;
             allow_internet_group: boolean;
-            allow_owners_group: boolean;
             allow_nobody_group: boolean;
             allow_everyone_group: boolean;
             default_group_name: string;
-            id_field_name: string;
             default_for_system_groups: string | null;
             allowed_system_groups: string[];
         };
@@ -2911,7 +3203,7 @@ export interface components {
             id: number;
             name: string;
             description: string;
-            streams: components["schemas"]["Stream"][];
+            streams: components["schemas"]["Stream"][] | number[];
         };
         Bot: {
             user_id: number;
@@ -3022,6 +3314,12 @@ export interface components {
             content: string;
             timestamp: number;
         };
+        SavedSnippet: {
+            id: number;
+            title: string;
+            content: string;
+            date_created: number;
+        };
         ScheduledMessage: {
             scheduled_message_id: number;
             content: string;
@@ -3054,6 +3352,7 @@ export interface components {
             alert_words?: string[];
             drafts?: components["schemas"]["Draft"][];
             scheduled_messages?: components["schemas"]["ScheduledMessage"][];
+            saved_snippets?: components["schemas"]["SavedSnippet"][];
             custom_profile_fields?: components["schemas"]["CustomProfileField"][];
             custom_profile_field_types?: {
                 [key: string]: {
@@ -3061,7 +3360,7 @@ export interface components {
                     name: string;
                 };
             };
-            realm_default_streams?: components["schemas"]["Stream"][];
+            realm_default_streams?: components["schemas"]["Stream"][] | number[];
             realm_default_stream_groups?: components["schemas"]["DefaultStreamGroup"][];
             hotspots?: {
                 name: string;
@@ -3146,6 +3445,8 @@ export interface components {
             realm_presence_disabled?: boolean;
             realm_push_notifications_enabled?: boolean;
             realm_send_welcome_emails?: boolean;
+            /** @enum {unknown} */
+            realm_message_edit_history_visibility_policy?: "all" | "moves" | "none";
             max_stream_name_length?: number;
             max_stream_description_length?: number;
             max_topic_length?: number;
@@ -3154,26 +3455,105 @@ export interface components {
             realm_url?: string;
             realm_date_created?: number;
             /** @enum {unknown} */
-            realm_delete_own_message_policy?: 1 | 2 | 3 | 4 | 5;
+            realm_create_public_stream_policy?: 1 | 2 | 3 | 4;
             /** @enum {unknown} */
-            realm_edit_topic_policy?: 1 | 2 | 3 | 4 | 5 | 6;
+            realm_create_private_stream_policy?: 1 | 2 | 3 | 4;
             /** @enum {unknown} */
-            realm_move_messages_between_streams_policy?: 1 | 2 | 3 | 4 | 6;
-            /** @enum {unknown} */
-            realm_add_custom_emoji_policy?: 1 | 2 | 3 | 4;
+            realm_create_web_public_stream_policy?: 2 | 4 | 6 | 7;
             realm_move_messages_within_stream_limit_seconds?: number | null;
             realm_move_messages_between_streams_limit_seconds?: number | null;
             realm_upload_quota_mib?: number | null;
             realm_enable_spectator_access?: boolean;
             server_web_public_streams_enabled?: boolean;
             realm_org_type?: number;
-            realm_create_multiuse_invite_group?: number;
-            realm_can_access_all_users_group?: number;
-            realm_can_create_public_channel_group?: number;
-            realm_can_create_private_channel_group?: number;
-            realm_can_create_web_public_channel_group?: number;
-            realm_direct_message_initiator_group?: number;
-            realm_direct_message_permission_group?: number;
+            realm_create_multiuse_invite_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_access_all_users_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_create_public_channel_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_create_private_channel_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_create_web_public_channel_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_direct_message_initiator_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_direct_message_permission_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_add_custom_emoji_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_add_subscribers_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_create_bots_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_create_groups?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_create_write_only_bots_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_delete_any_message_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_delete_own_message_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_invite_users_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_manage_all_groups?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_manage_billing_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_mention_many_users_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_move_messages_between_channels_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_move_messages_between_topics_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_resolve_topics_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
+            realm_can_summarize_topics_group?: number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            };
             server_supported_permission_settings?: {
                 realm: {
                     [key: string]: components["schemas"]["GroupPermissionSetting"];
@@ -3194,6 +3574,15 @@ export interface components {
             realm_new_stream_announcements_stream_id?: number;
             realm_signup_announcements_stream_id?: number;
             realm_zulip_update_announcements_stream_id?: number;
+            realm_moderation_request_channel_id?: number;
+            realm_enable_guest_user_dm_warning?: boolean;
+            password_max_length?: number;
+            server_can_summarize_topics?: boolean;
+            navigation_tour_video_url?: string | null;
+            realm_empty_topic_display_name?: string;
+            realm_billing?: {
+                has_pending_sponsorship_request: boolean;
+            };
             realm_plan_type?: number;
             zulip_plan_is_not_limited?: boolean;
             realm_push_notifications_enabled_end_timestamp?: number | null;
@@ -3209,6 +3598,8 @@ export interface components {
             server_avatar_changes_disabled?: boolean;
             server_name_changes_disabled?: boolean;
             server_needs_upgrade?: boolean;
+            server_min_deactivated_realm_deletion_days?: number | null;
+            server_max_deactivated_realm_deletion_days?: number | null;
             server_jitsi_server_url?: string | null;
             jitsi_server_url?: string | null;
             max_avatar_file_size_mib?: number;
@@ -3290,7 +3681,6 @@ export interface components {
             is_owner?: boolean;
             is_guest?: boolean;
             is_moderator?: boolean;
-            is_billing_admin?: boolean;
             /** @enum {unknown} */
             role?: 100 | 200 | 300 | 400 | 600;
             user_id?: number;
@@ -3320,8 +3710,29 @@ export interface components {
                 message_retention_days: number | null;
                 date_created: number;
                 creator_id: number | null;
+                is_archived: boolean;
+                is_recently_active: boolean;
+                can_add_subscribers_group: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
+                can_administer_channel_group: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
+                can_remove_subscribers_group: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
+                can_send_message_group: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
+                can_subscribe_group: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
                 stream_weekly_traffic?: number | null;
-                can_remove_subscribers_group?: number;
                 subscribers?: number[];
             }[];
             twenty_four_hour_time?: boolean;
@@ -3430,7 +3841,10 @@ export interface components {
                 send_stream_typing_notifications: boolean;
                 send_private_typing_notifications: boolean;
                 send_read_receipts: boolean;
+                allow_private_data_export: boolean;
                 receives_typing_notifications: boolean;
+                web_suggest_update_timezone: boolean;
+                hide_ai_features: boolean;
                 /** @enum {unknown} */
                 email_address_visibility: 1 | 2 | 3 | 4 | 5;
                 available_notification_sounds: string[];
@@ -3509,7 +3923,10 @@ export interface components {
                 send_stream_typing_notifications?: boolean;
                 send_private_typing_notifications?: boolean;
                 send_read_receipts?: boolean;
+                allow_private_data_export?: boolean;
                 receives_typing_notifications?: boolean;
+                web_suggest_update_timezone?: boolean;
+                hide_ai_features?: boolean;
                 /** @enum {unknown} */
                 email_address_visibility?: 1 | 2 | 3 | 4 | 5;
                 available_notification_sounds?: string[];
@@ -3536,9 +3953,14 @@ export interface components {
             }[];
             realm_incoming_webhook_bots?: {
                 name: string;
-                config: {
+                config?: {
                     [key: string]: string;
                 };
+                config_options?: {
+                    key: string;
+                    label: string;
+                    validator: string;
+                }[];
             }[];
             /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
             ignored_parameters_unsupported?: string[];
@@ -3726,6 +4148,44 @@ export interface components {
             stream_id?: number;
             topic?: string;
         };
+        TypingEditMessageStartEvent: {
+            id: number;
+            /** @constant */
+            type: "typing_edit_message";
+            /** @constant */
+            op: "start";
+            sender_id: number;
+            message_id: number;
+            recipient: {
+                /** @constant */
+                type: "channel";
+                channel_id: number;
+                topic: string;
+            } | {
+                /** @constant */
+                type: "direct";
+                user_ids: number[];
+            };
+        };
+        TypingEditMessageStopEvent: {
+            id: number;
+            /** @constant */
+            type: "typing_edit_message";
+            /** @constant */
+            op: "stop";
+            sender_id: number;
+            message_id: number;
+            recipient: {
+                /** @constant */
+                type: "channel";
+                channel_id: number;
+                topic: string;
+            } | {
+                /** @constant */
+                type: "direct";
+                user_ids: number[];
+            };
+        };
         AlertWordsEvent: {
             id: number;
             /** @constant */
@@ -3755,6 +4215,30 @@ export interface components {
             /** @constant */
             op: "remove";
             draft_id: number;
+        };
+        SavedSnippetsAddEvent: {
+            id: number;
+            /** @constant */
+            type: "saved_snippets";
+            /** @constant */
+            op: "add";
+            saved_snippet: components["schemas"]["SavedSnippet"];
+        };
+        SavedSnippetsUpdateEvent: {
+            id: number;
+            /** @constant */
+            type: "saved_snippets";
+            /** @constant */
+            op: "update";
+            saved_snippet: components["schemas"]["SavedSnippet"];
+        };
+        SavedSnippetsRemoveEvent: {
+            id: number;
+            /** @constant */
+            type: "saved_snippets";
+            /** @constant */
+            op: "remove";
+            saved_snippet_id: number;
         };
         ScheduledMessagesAddEvent: {
             id: number;
@@ -3923,6 +4407,7 @@ export interface components {
             /** @constant */
             op: "delete";
             streams: components["schemas"]["Stream"][];
+            stream_ids: number[];
         };
         StreamUpdateEvent: {
             id: number;
@@ -3933,7 +4418,10 @@ export interface components {
             stream_id: number;
             name: string;
             property: string;
-            value: boolean | number | string | null;
+            value: (boolean | number | string | null) | (number | {
+                direct_members: number[];
+                direct_subgroups: number[];
+            });
             rendered_description?: string;
             history_public_to_subscribers?: boolean;
             is_web_public?: boolean;
@@ -4020,7 +4508,10 @@ export interface components {
             op: "update_dict";
             property: string;
             data: {
-                [key: string]: boolean | number | string | null;
+                [key: string]: (boolean | number | string | null) | (number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                });
             };
         };
         RealmUserAddEvent: {
@@ -4148,7 +4639,16 @@ export interface components {
                 failed_timestamp: number | null;
                 export_url: string | null;
                 pending: boolean;
+                /** @enum {unknown} */
+                export_type: 1 | 2;
             }[];
+        };
+        RealmExportConsentEvent: {
+            id: number;
+            /** @constant */
+            type: "realm_export_consent";
+            user_id: number;
+            consented: boolean;
         };
         RealmLinkifiersEvent: {
             id: number;
@@ -4231,7 +4731,7 @@ export interface components {
             id: number;
             /** @constant */
             type: "default_streams";
-            default_streams: components["schemas"]["Stream"][];
+            default_streams: components["schemas"]["Stream"][] | number[];
         };
         DefaultStreamGroupsEvent: {
             id: number;
@@ -4257,7 +4757,31 @@ export interface components {
             data: {
                 name?: string;
                 description?: string;
-                can_mention_group?: number;
+                deactivated?: boolean;
+                can_add_members_group?: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
+                can_join_group?: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
+                can_leave_group?: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
+                can_manage_group?: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
+                can_mention_group?: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
+                can_remove_members_group?: number | {
+                    direct_members: number[];
+                    direct_subgroups: number[];
+                };
             };
         };
         UserGroupRemoveEvent: {
@@ -4286,12 +4810,30 @@ export interface components {
             group_id: number;
             user_ids: number[];
         };
+        UserGroupAddSubgroupsEvent: {
+            id: number;
+            /** @constant */
+            type: "user_group";
+            /** @constant */
+            op: "add_subgroups";
+            group_id: number;
+            direct_subgroup_ids: number[];
+        };
+        UserGroupRemoveSubgroupsEvent: {
+            id: number;
+            /** @constant */
+            type: "user_group";
+            /** @constant */
+            op: "remove_subgroups";
+            group_id: number;
+            direct_subgroup_ids: number[];
+        };
         /** @description Any event: its schema is chosen by `type`, then `op` (one schema each in components.schemas, named `<Type><Op>Event`). */
         Event: {
             id: number;
             /** @enum {unknown} */
-            type: "heartbeat" | "restart" | "message" | "update_message" | "delete_message" | "update_message_flags" | "reaction" | "submessage" | "typing" | "alert_words" | "drafts" | "scheduled_messages" | "invites_changed" | "muted_users" | "muted_topics" | "user_topic" | "presence" | "user_status" | "update_display_settings" | "update_global_notifications" | "user_settings" | "attachment" | "stream" | "subscription" | "realm" | "realm_user" | "realm_bot" | "realm_emoji" | "realm_filters" | "realm_export" | "realm_linkifiers" | "realm_playgrounds" | "onboarding_steps" | "realm_user_settings_defaults" | "custom_profile_fields" | "realm_domains" | "default_streams" | "default_stream_groups" | "user_group";
-        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+            type: "heartbeat" | "restart" | "message" | "update_message" | "delete_message" | "update_message_flags" | "reaction" | "submessage" | "typing" | "typing_edit_message" | "alert_words" | "drafts" | "saved_snippets" | "scheduled_messages" | "invites_changed" | "muted_users" | "muted_topics" | "user_topic" | "presence" | "user_status" | "update_display_settings" | "update_global_notifications" | "user_settings" | "attachment" | "stream" | "subscription" | "realm" | "realm_user" | "realm_bot" | "realm_emoji" | "realm_filters" | "realm_export" | "realm_export_consent" | "realm_linkifiers" | "realm_playgrounds" | "onboarding_steps" | "realm_user_settings_defaults" | "custom_profile_fields" | "realm_domains" | "default_streams" | "default_stream_groups" | "user_group";
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
     };
     responses: {
         /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
@@ -4999,15 +5541,18 @@ export interface operations {
     };
     getMessages: {
         parameters: {
-            query: {
+            query?: {
                 /** @description A message id, or `newest`, `oldest`, `first_unread`. Required unless `use_first_unread_anchor`. */
                 anchor?: number | ("newest" | "oldest" | "first_unread");
                 /** @description Whether the anchor message itself is returned (feature level 155). */
                 include_anchor?: boolean;
-                num_before: number;
-                num_after: number;
+                num_before?: number;
+                num_after?: number;
+                /** @description Instead of an anchor and counts: these messages (at most 5000), those of them the narrow selects (feature level 300). The answer then has no `anchor`, and its `found_*` are false. JSON-encoded; at most 100000 characters as sent. */
+                message_ids?: string;
                 /** @description A list of `{operator, operand}` dicts, or of `[operator, operand]` pairs. JSON-encoded; at most 100000 characters as sent. */
                 narrow?: string;
+                /** @description Whether the empty topic reads as `""`; else as `realm_empty_topic_display_name` (feature level 334). */
                 allow_empty_topic_name?: boolean;
                 client_gravatar?: boolean;
                 apply_markdown?: boolean;
@@ -5030,12 +5575,12 @@ export interface operations {
                         /** @constant */
                         result: "success";
                         msg: string;
-                        anchor: number;
                         found_newest: boolean;
                         found_oldest: boolean;
                         found_anchor: boolean;
                         history_limited: boolean;
                         messages: components["schemas"]["Message"][];
+                        anchor?: number;
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -5365,6 +5910,7 @@ export interface operations {
             query?: {
                 /** @description Whether `message.content` is HTML (else the Markdown source). */
                 apply_markdown?: boolean;
+                /** @description Whether the empty topic reads as `""`; else as `realm_empty_topic_display_name` (feature level 334). */
                 allow_empty_topic_name?: boolean;
             };
             header?: never;
@@ -5570,6 +6116,8 @@ export interface operations {
                         /** @constant */
                         result: "success";
                         msg: string;
+                        /** @description The sender's uploads the new content no longer links and no other message does: reachable only through the edit history now (feature level 285). */
+                        detached_uploads: components["schemas"]["Attachment"][];
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -5601,7 +6149,10 @@ export interface operations {
     };
     getMessagesMessageIdHistory: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Whether the empty topic reads as `""` in `topic` and `prev_topic`; else as `realm_empty_topic_display_name` (feature level 334). */
+                allow_empty_topic_name?: boolean;
+            };
             header?: never;
             path: {
                 message_id: number;
@@ -6327,6 +6878,410 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getSavedSnippets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        saved_snippets: components["schemas"]["SavedSnippet"][];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postSavedSnippets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description At most 60 characters once stripped of surrounding whitespace; not blank. */
+                    title: string;
+                    /** @description At most 10000 characters once stripped of surrounding whitespace; not blank. */
+                    content: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description At most 60 characters once stripped of surrounding whitespace; not blank. */
+                    title: string;
+                    /** @description At most 10000 characters once stripped of surrounding whitespace; not blank. */
+                    content: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        saved_snippet_id: number;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1SavedSnippets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteSavedSnippetsSavedSnippetId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The saved snippet's id. */
+                saved_snippet_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1SavedSnippetsSavedSnippetId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The saved snippet's id. */
+                saved_snippet_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    patchSavedSnippetsSavedSnippetId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The saved snippet's id. */
+                saved_snippet_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description At most 60 characters once stripped of surrounding whitespace; not blank. */
+                    title?: string;
+                    /** @description At most 10000 characters once stripped of surrounding whitespace; not blank. */
+                    content?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description At most 60 characters once stripped of surrounding whitespace; not blank. */
+                    title?: string;
+                    /** @description At most 10000 characters once stripped of surrounding whitespace; not blank. */
+                    content?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postMessagesMessageIdReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message's id. */
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description spam, harassment, inappropriate, norms or other.
+                     * @enum {string}
+                     */
+                    report_type: "spam" | "harassment" | "inappropriate" | "norms" | "other";
+                    /**
+                     * @description Why; required for `other`.
+                     * @default
+                     */
+                    description?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description spam, harassment, inappropriate, norms or other.
+                     * @enum {string}
+                     */
+                    report_type: "spam" | "harassment" | "inappropriate" | "norms" | "other";
+                    /**
+                     * @description Why; required for `other`.
+                     * @default
+                     */
+                    description?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1MessagesMessageIdReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message's id. */
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     getMessagesMessageIdReadReceipts: {
         parameters: {
             query?: never;
@@ -6449,6 +7404,8 @@ export interface operations {
                         result: "success";
                         msg: string;
                         messages: number[];
+                        /** @description The channels whose messages stayed read because the user is not subscribed to them (feature level 355). */
+                        ignored_because_not_subscribed_channels: number[];
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -6572,6 +7529,8 @@ export interface operations {
                         last_processed_id: number | null;
                         found_oldest: boolean;
                         found_newest: boolean;
+                        /** @description The channels whose messages stayed read because the user is not subscribed to them (feature level 355). */
+                        ignored_because_not_subscribed_channels: number[];
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -7562,7 +8521,14 @@ export interface operations {
                 include_public?: boolean;
                 include_web_public?: boolean;
                 include_subscribed?: boolean;
+                /** @description Every stream the user can see (feature level 356; administrators: private ones too). */
+                include_all?: boolean;
+                /** @description Deprecated name of `include_all` (feature level 356). */
                 include_all_active?: boolean;
+                /** @description Every stream whose messages the user can read (feature level 356). */
+                include_can_access_content?: boolean;
+                /** @description Leave out archived streams (feature level 315). */
+                exclude_archived?: boolean;
                 include_default?: boolean;
                 include_owner_subscribed?: boolean;
             };
@@ -7786,12 +8752,66 @@ export interface operations {
                     is_private?: boolean;
                     /** @description Readable by people who are not logged in (feature level 98; organization owners). */
                     is_web_public?: boolean;
-                    /** @description Deprecated: `stream_post_policy` 2 (true) or 1 (false). */
+                    /** @description Deprecated (3.x): `stream_post_policy` 2 (true) or 1 (false). */
                     is_announcement_only?: boolean;
+                    /** @description Deprecated (removed in Zulip 10.0): sets `can_send_message_group` to the system group the policy means. */
                     stream_post_policy?: number;
                     history_public_to_subscribers?: boolean;
-                    /** @description A system group's id (feature levels 142, 197): who may unsubscribe others. */
-                    can_remove_subscribers_group?: number;
+                    /** @description Who may subscribe anyone to the channel (feature level 342). JSON-encoded; at most 100000 characters as sent. */
+                    can_add_subscribers_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description Who may administer the channel (feature level 325). JSON-encoded; at most 100000 characters as sent. */
+                    can_administer_channel_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description Who may unsubscribe others (feature levels 142, 197; any group since 320). JSON-encoded; at most 100000 characters as sent. */
+                    can_remove_subscribers_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description Who may post (feature level 333; replaces `stream_post_policy`). JSON-encoded; at most 100000 characters as sent. */
+                    can_send_message_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description Who may subscribe themselves to the private channel (feature level 357). JSON-encoded; at most 100000 characters as sent. */
+                    can_subscribe_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
                     /** @description Make it a default stream for new users, or stop (feature level 200); a private stream cannot be one. */
                     is_default_stream?: boolean;
                     /** @description `realm_default`, `unlimited`, or days (feature levels 17, 91; owners). */
@@ -7807,12 +8827,66 @@ export interface operations {
                     is_private?: boolean;
                     /** @description Readable by people who are not logged in (feature level 98; organization owners). */
                     is_web_public?: boolean;
-                    /** @description Deprecated: `stream_post_policy` 2 (true) or 1 (false). */
+                    /** @description Deprecated (3.x): `stream_post_policy` 2 (true) or 1 (false). */
                     is_announcement_only?: boolean;
+                    /** @description Deprecated (removed in Zulip 10.0): sets `can_send_message_group` to the system group the policy means. */
                     stream_post_policy?: number;
                     history_public_to_subscribers?: boolean;
-                    /** @description A system group's id (feature levels 142, 197): who may unsubscribe others. */
-                    can_remove_subscribers_group?: number;
+                    /** @description Who may subscribe anyone to the channel (feature level 342). JSON-encoded; at most 100000 characters as sent. */
+                    can_add_subscribers_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description Who may administer the channel (feature level 325). JSON-encoded; at most 100000 characters as sent. */
+                    can_administer_channel_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description Who may unsubscribe others (feature levels 142, 197; any group since 320). JSON-encoded; at most 100000 characters as sent. */
+                    can_remove_subscribers_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description Who may post (feature level 333; replaces `stream_post_policy`). JSON-encoded; at most 100000 characters as sent. */
+                    can_send_message_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description Who may subscribe themselves to the private channel (feature level 357). JSON-encoded; at most 100000 characters as sent. */
+                    can_subscribe_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
                     /** @description Make it a default stream for new users, or stop (feature level 200); a private stream cannot be one. */
                     is_default_stream?: boolean;
                     /** @description `realm_default`, `unlimited`, or days (feature levels 17, 91; owners). */
@@ -7838,7 +8912,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL, EXPECTATION_MISMATCH. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7846,7 +8920,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL" | "EXPECTATION_MISMATCH";
                     };
                 };
             };
@@ -7864,7 +8938,10 @@ export interface operations {
     };
     getStreamsStreamIdEmailAddress: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Who should appear as the sender of what the address posts (feature level 335): the user, or a bot they may manage; by default the email gateway. */
+                sender_id?: number;
+            };
             header?: never;
             path: {
                 stream_id: number;
@@ -7943,7 +9020,10 @@ export interface operations {
     };
     getUsersMeStreamIdTopics: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Whether the empty topic is named `""`; else `realm_empty_topic_display_name` (feature level 334). */
+                allow_empty_topic_name?: boolean;
+            };
             header?: never;
             path: {
                 stream_id: number;
@@ -8180,13 +9260,38 @@ export interface operations {
                      * @default false
                      */
                     is_default_stream?: boolean;
-                    /** @description Who may unsubscribe others from the streams this request creates: a system group's id (feature level 161). */
-                    can_remove_subscribers_group?: number;
+                    /** @description Who may subscribe anyone to the channel (feature level 342). JSON-encoded; at most 100000 characters as sent. */
+                    can_add_subscribers_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description Who may administer the channel (feature level 325). JSON-encoded; at most 100000 characters as sent. */
+                    can_administer_channel_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description Who may unsubscribe others (feature levels 142, 197; any group since 320). JSON-encoded; at most 100000 characters as sent. */
+                    can_remove_subscribers_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description Who may post (feature level 333; replaces `stream_post_policy`). JSON-encoded; at most 100000 characters as sent. */
+                    can_send_message_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description Who may subscribe themselves to the private channel (feature level 357). JSON-encoded; at most 100000 characters as sent. */
+                    can_subscribe_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
                     /** @description `realm_default`, `unlimited`, or days, for the streams this request creates (feature level 17; owners). */
                     message_retention_days?: string;
                     history_public_to_subscribers?: boolean;
-                    /** @default 1 */
+                    /** @description Deprecated (removed in Zulip 10.0): `can_send_message_group` as the system group the policy means. */
                     stream_post_policy?: number;
+                    /** @description Deprecated (3.x): `stream_post_policy` 2 (true) or 1 (false). */
+                    is_announcement_only?: boolean;
                     /** @default true */
                     authorization_errors_fatal?: boolean;
                     /** @default false */
@@ -8215,13 +9320,38 @@ export interface operations {
                      * @default false
                      */
                     is_default_stream?: boolean;
-                    /** @description Who may unsubscribe others from the streams this request creates: a system group's id (feature level 161). */
-                    can_remove_subscribers_group?: number;
+                    /** @description Who may subscribe anyone to the channel (feature level 342). JSON-encoded; at most 100000 characters as sent. */
+                    can_add_subscribers_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description Who may administer the channel (feature level 325). JSON-encoded; at most 100000 characters as sent. */
+                    can_administer_channel_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description Who may unsubscribe others (feature levels 142, 197; any group since 320). JSON-encoded; at most 100000 characters as sent. */
+                    can_remove_subscribers_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description Who may post (feature level 333; replaces `stream_post_policy`). JSON-encoded; at most 100000 characters as sent. */
+                    can_send_message_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description Who may subscribe themselves to the private channel (feature level 357). JSON-encoded; at most 100000 characters as sent. */
+                    can_subscribe_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
                     /** @description `realm_default`, `unlimited`, or days, for the streams this request creates (feature level 17; owners). */
                     message_retention_days?: string;
                     history_public_to_subscribers?: boolean;
-                    /** @default 1 */
+                    /** @description Deprecated (removed in Zulip 10.0): `can_send_message_group` as the system group the policy means. */
                     stream_post_policy?: number;
+                    /** @description Deprecated (3.x): `stream_post_policy` 2 (true) or 1 (false). */
+                    is_announcement_only?: boolean;
                     /** @default true */
                     authorization_errors_fatal?: boolean;
                     /** @default false */
@@ -9991,6 +11121,8 @@ export interface operations {
                         id: number;
                         value: string | number[] | null;
                     }[];
+                    /** @description Feature level 313: needs the can_change_user_emails special permission, which no one has on this server. */
+                    new_email?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -10005,6 +11137,8 @@ export interface operations {
                         id: number;
                         value: string | number[] | null;
                     }[];
+                    /** @description Feature level 313: needs the can_change_user_emails special permission, which no one has on this server. */
+                    new_email?: string;
                 } & {
                     [key: string]: unknown;
                 };
@@ -10132,6 +11266,92 @@ export interface operations {
             417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
+        };
+    };
+    patchUsersEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `email` clients are shown, or the real address where the caller may see it. */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
+                    full_name?: string;
+                    is_admin?: boolean;
+                    is_guest?: boolean;
+                    role?: number;
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    profile_data?: {
+                        id: number;
+                        value: string | number[] | null;
+                    }[];
+                    /** @description Feature level 313: needs the can_change_user_emails special permission, which no one has on this server. */
+                    new_email?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
+                    full_name?: string;
+                    is_admin?: boolean;
+                    is_guest?: boolean;
+                    role?: number;
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    profile_data?: {
+                        id: number;
+                        value: string | number[] | null;
+                    }[];
+                    /** @description Feature level 313: needs the can_change_user_emails special permission, which no one has on this server. */
+                    new_email?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postUsersUserIdReactivate: {
@@ -10566,6 +11786,8 @@ export interface operations {
                     slim_presence?: boolean;
                     /** @description Only the presences changed after this update id, -1 for all (feature level 263); implies `slim_presence`. */
                     last_update_id?: number;
+                    /** @description Only presences reported within this many days (feature level 288); 14 when not given, none for 0. */
+                    history_limit_days?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -10583,6 +11805,8 @@ export interface operations {
                     slim_presence?: boolean;
                     /** @description Only the presences changed after this update id, -1 for all (feature level 263); implies `slim_presence`. */
                     last_update_id?: number;
+                    /** @description Only presences reported within this many days (feature level 288); 14 when not given, none for 0. */
+                    history_limit_days?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -10932,7 +12156,10 @@ export interface operations {
                     send_stream_typing_notifications?: boolean;
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
+                    allow_private_data_export?: boolean;
                     receives_typing_notifications?: boolean;
+                    web_suggest_update_timezone?: boolean;
+                    hide_ai_features?: boolean;
                     /** @description Who may see the user's real email address (feature level 163): 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators. */
                     email_address_visibility?: number;
                 } & {
@@ -11021,7 +12248,10 @@ export interface operations {
                     send_stream_typing_notifications?: boolean;
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
+                    allow_private_data_export?: boolean;
                     receives_typing_notifications?: boolean;
+                    web_suggest_update_timezone?: boolean;
+                    hide_ai_features?: boolean;
                     /** @description Who may see the user's real email address (feature level 163): 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators. */
                     email_address_visibility?: number;
                 } & {
@@ -11151,7 +12381,10 @@ export interface operations {
                     send_stream_typing_notifications?: boolean;
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
+                    allow_private_data_export?: boolean;
                     receives_typing_notifications?: boolean;
+                    web_suggest_update_timezone?: boolean;
+                    hide_ai_features?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11201,7 +12434,10 @@ export interface operations {
                     send_stream_typing_notifications?: boolean;
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
+                    allow_private_data_export?: boolean;
                     receives_typing_notifications?: boolean;
+                    web_suggest_update_timezone?: boolean;
+                    hide_ai_features?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11261,7 +12497,10 @@ export interface operations {
                         send_stream_typing_notifications?: boolean;
                         send_private_typing_notifications?: boolean;
                         send_read_receipts?: boolean;
+                        allow_private_data_export?: boolean;
                         receives_typing_notifications?: boolean;
+                        web_suggest_update_timezone?: boolean;
+                        hide_ai_features?: boolean;
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -11370,7 +12609,10 @@ export interface operations {
                     send_stream_typing_notifications?: boolean;
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
+                    allow_private_data_export?: boolean;
                     receives_typing_notifications?: boolean;
+                    web_suggest_update_timezone?: boolean;
+                    hide_ai_features?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11418,7 +12660,10 @@ export interface operations {
                     send_stream_typing_notifications?: boolean;
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
+                    allow_private_data_export?: boolean;
                     receives_typing_notifications?: boolean;
+                    web_suggest_update_timezone?: boolean;
+                    hide_ai_features?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -11473,7 +12718,10 @@ export interface operations {
                         send_stream_typing_notifications?: boolean;
                         send_private_typing_notifications?: boolean;
                         send_read_receipts?: boolean;
+                        allow_private_data_export?: boolean;
                         receives_typing_notifications?: boolean;
+                        web_suggest_update_timezone?: boolean;
+                        hide_ai_features?: boolean;
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -11701,6 +12949,202 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    postMessagesMessageIdTyping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description `start` or `stop`.
+                     * @enum {string}
+                     */
+                    op: "start" | "stop";
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description `start` or `stop`.
+                     * @enum {string}
+                     */
+                    op: "start" | "stop";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1MessagesMessageIdTyping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                message_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    postMessageEditTyping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    message_id: number;
+                    /**
+                     * @description `start` or `stop`.
+                     * @enum {string}
+                     */
+                    op: "start" | "stop";
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    message_id: number;
+                    /**
+                     * @description `start` or `stop`.
+                     * @enum {string}
+                     */
+                    op: "start" | "stop";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1MessageEditTyping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     postUsersMeStatus: {
         parameters: {
             query?: never;
@@ -11883,7 +13327,12 @@ export interface operations {
     };
     getUserGroups: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Include deactivated groups (feature level 294). */
+                include_deactivated_groups?: boolean;
+                /** @description include_deactivated_groups's name before feature level 294. */
+                allow_deactivated?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -11970,7 +13419,38 @@ export interface operations {
                     description: string;
                     /** @description JSON-encoded; at most 100000 characters as sent. */
                     members: number[];
-                    can_mention_group?: number;
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    subgroups?: number[];
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_add_members_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_join_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_leave_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_manage_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_mention_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_remove_members_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
                 } & {
                     [key: string]: unknown;
                 };
@@ -11979,7 +13459,38 @@ export interface operations {
                     description: string;
                     /** @description JSON-encoded; at most 100000 characters as sent. */
                     members: number[];
-                    can_mention_group?: number;
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    subgroups?: number[];
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_add_members_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_join_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_leave_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_manage_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_mention_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_remove_members_group?: number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    };
                 } & {
                     [key: string]: unknown;
                 };
@@ -11996,6 +13507,7 @@ export interface operations {
                         /** @constant */
                         result: "success";
                         msg: string;
+                        group_id: number;
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
@@ -12077,7 +13589,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL, CANNOT_DEACTIVATE_GROUP_IN_USE. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12085,7 +13597,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL" | "CANNOT_DEACTIVATE_GROUP_IN_USE";
                     };
                 };
             };
@@ -12143,14 +13655,412 @@ export interface operations {
                 "application/x-www-form-urlencoded": {
                     name?: string;
                     description?: string;
-                    can_mention_group?: number;
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_add_members_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_join_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_leave_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_manage_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_mention_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_remove_members_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
                 } & {
                     [key: string]: unknown;
                 };
                 "multipart/form-data": {
                     name?: string;
                     description?: string;
-                    can_mention_group?: number;
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_add_members_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_join_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_leave_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_manage_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_mention_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description JSON-encoded; at most 100000 characters as sent. */
+                    can_remove_members_group?: (number | {
+                        direct_members: number[];
+                        direct_subgroups: number[];
+                    }) | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL, EXPECTATION_MISMATCH. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL" | "EXPECTATION_MISMATCH";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postUserGroupsGroupIdDeactivate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL, CANNOT_DEACTIVATE_GROUP_IN_USE. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL" | "CANNOT_DEACTIVATE_GROUP_IN_USE";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1UserGroupsGroupIdDeactivate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getUserGroupsGroupIdMembers: {
+        parameters: {
+            query?: {
+                direct_member_only?: boolean;
+            };
+            header?: never;
+            path: {
+                group_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        members: number[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postUserGroupsGroupIdMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    add?: number[];
+                    /**
+                     * @description JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    delete?: number[];
+                    /**
+                     * @description JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    add_subgroups?: number[];
+                    /**
+                     * @description JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    delete_subgroups?: number[];
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    add?: number[];
+                    /**
+                     * @description JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    delete?: number[];
+                    /**
+                     * @description JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    add_subgroups?: number[];
+                    /**
+                     * @description JSON-encoded; at most 100000 characters as sent.
+                     * @default []
+                     */
+                    delete_subgroups?: number[];
                 } & {
                     [key: string]: unknown;
                 };
@@ -12196,7 +14106,171 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postUserGroupsGroupIdMembers: {
+    optionsApiV1UserGroupsGroupIdMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getUserGroupsGroupIdMembersUserId: {
+        parameters: {
+            query?: {
+                direct_member_only?: boolean;
+            };
+            header?: never;
+            path: {
+                group_id: number;
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        is_user_group_member: boolean;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1UserGroupsGroupIdMembersUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                group_id: number;
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getUserGroupsGroupIdSubgroups: {
+        parameters: {
+            query?: {
+                direct_subgroup_only?: boolean;
+            };
+            header?: never;
+            path: {
+                group_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        subgroups: number[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postUserGroupsGroupIdSubgroups: {
         parameters: {
             query?: never;
             header?: never;
@@ -12277,7 +14351,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    optionsApiV1UserGroupsGroupIdMembers: {
+    optionsApiV1UserGroupsGroupIdSubgroups: {
         parameters: {
             query?: never;
             header?: never;
@@ -13290,7 +15364,13 @@ export interface operations {
                     move_messages_within_stream_limit_seconds?: number | "unlimited";
                     /** @description Seconds, or `unlimited`. */
                     move_messages_between_streams_limit_seconds?: number | "unlimited";
+                    /** @description Zulip 3.x's switch, kept in step with `message_edit_history_visibility_policy` (false: `none`). */
                     allow_edit_history?: boolean;
+                    /**
+                     * @description Who sees messages' edit history: `all`, `moves` (only moves), `none` (feature level 358).
+                     * @enum {string}
+                     */
+                    message_edit_history_visibility_policy?: "all" | "moves" | "none";
                     mandatory_topics?: boolean;
                     /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
                     default_language?: string;
@@ -13312,6 +15392,8 @@ export interface operations {
                     new_stream_announcements_stream_id?: number;
                     signup_announcements_stream_id?: number;
                     zulip_update_announcements_stream_id?: number;
+                    moderation_request_channel_id?: number;
+                    enable_guest_user_dm_warning?: boolean;
                     emails_restricted_to_domains?: boolean;
                     disallow_disposable_email_addresses?: boolean;
                     digest_weekday?: number;
@@ -13326,13 +15408,248 @@ export interface operations {
                     giphy_rating?: number;
                     /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
                     default_code_block_language?: string;
-                    create_multiuse_invite_group?: number;
-                    can_access_all_users_group?: number;
-                    can_create_public_channel_group?: number;
-                    can_create_private_channel_group?: number;
-                    can_create_web_public_channel_group?: number;
-                    direct_message_initiator_group?: number;
-                    direct_message_permission_group?: number;
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    create_multiuse_invite_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_access_all_users_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_add_custom_emoji_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_add_subscribers_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_bots_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_groups?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_public_channel_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_private_channel_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_web_public_channel_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_write_only_bots_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_delete_any_message_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_delete_own_message_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_invite_users_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_manage_all_groups?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_manage_billing_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_mention_many_users_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_move_messages_between_channels_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_move_messages_between_topics_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_resolve_topics_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_summarize_topics_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    direct_message_initiator_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    direct_message_permission_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
                 } & {
                     [key: string]: unknown;
                 };
@@ -13367,7 +15684,13 @@ export interface operations {
                     move_messages_within_stream_limit_seconds?: number | "unlimited";
                     /** @description Seconds, or `unlimited`. */
                     move_messages_between_streams_limit_seconds?: number | "unlimited";
+                    /** @description Zulip 3.x's switch, kept in step with `message_edit_history_visibility_policy` (false: `none`). */
                     allow_edit_history?: boolean;
+                    /**
+                     * @description Who sees messages' edit history: `all`, `moves` (only moves), `none` (feature level 358).
+                     * @enum {string}
+                     */
+                    message_edit_history_visibility_policy?: "all" | "moves" | "none";
                     mandatory_topics?: boolean;
                     /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
                     default_language?: string;
@@ -13389,6 +15712,8 @@ export interface operations {
                     new_stream_announcements_stream_id?: number;
                     signup_announcements_stream_id?: number;
                     zulip_update_announcements_stream_id?: number;
+                    moderation_request_channel_id?: number;
+                    enable_guest_user_dm_warning?: boolean;
                     emails_restricted_to_domains?: boolean;
                     disallow_disposable_email_addresses?: boolean;
                     digest_weekday?: number;
@@ -13403,13 +15728,248 @@ export interface operations {
                     giphy_rating?: number;
                     /** @description Plain text, or (as Zulip 3.x clients send it) a JSON string literal, which is decoded. */
                     default_code_block_language?: string;
-                    create_multiuse_invite_group?: number;
-                    can_access_all_users_group?: number;
-                    can_create_public_channel_group?: number;
-                    can_create_private_channel_group?: number;
-                    can_create_web_public_channel_group?: number;
-                    direct_message_initiator_group?: number;
-                    direct_message_permission_group?: number;
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    create_multiuse_invite_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_access_all_users_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_add_custom_emoji_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_add_subscribers_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_bots_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_groups?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_public_channel_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_private_channel_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_web_public_channel_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_create_write_only_bots_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_delete_any_message_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_delete_own_message_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_invite_users_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_manage_all_groups?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_manage_billing_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_mention_many_users_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_move_messages_between_channels_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_move_messages_between_topics_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_resolve_topics_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    can_summarize_topics_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    direct_message_initiator_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
+                    /** @description A group-setting change: `{"new": value, "old": value}` (`old` optional), or a group id. */
+                    direct_message_permission_group?: number | {
+                        new: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        old?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                    };
                 } & {
                     [key: string]: unknown;
                 };
@@ -13450,6 +16010,8 @@ export interface operations {
                         move_messages_within_stream_limit_seconds?: number | null;
                         move_messages_between_streams_limit_seconds?: number | null;
                         allow_edit_history?: boolean;
+                        /** @enum {integer} */
+                        message_edit_history_visibility_policy?: 1 | 2 | 3;
                         mandatory_topics?: boolean;
                         default_language?: string;
                         default_twenty_four_hour_time?: boolean;
@@ -13469,6 +16031,8 @@ export interface operations {
                         new_stream_announcements_stream_id?: number;
                         signup_announcements_stream_id?: number;
                         zulip_update_announcements_stream_id?: number;
+                        moderation_request_channel_id?: number;
+                        enable_guest_user_dm_warning?: boolean;
                         emails_restricted_to_domains?: boolean;
                         disallow_disposable_email_addresses?: boolean;
                         digest_weekday?: number;
@@ -13481,19 +16045,100 @@ export interface operations {
                         require_unique_names?: boolean;
                         giphy_rating?: number;
                         default_code_block_language?: string;
-                        create_multiuse_invite_group?: number;
-                        can_access_all_users_group?: number;
-                        can_create_public_channel_group?: number;
-                        can_create_private_channel_group?: number;
-                        can_create_web_public_channel_group?: number;
-                        direct_message_initiator_group?: number;
-                        direct_message_permission_group?: number;
+                        create_multiuse_invite_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_access_all_users_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_add_custom_emoji_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_add_subscribers_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_create_bots_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_create_groups?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_create_public_channel_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_create_private_channel_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_create_web_public_channel_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_create_write_only_bots_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_delete_any_message_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_delete_own_message_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_invite_users_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_manage_all_groups?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_manage_billing_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_mention_many_users_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_move_messages_between_channels_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_move_messages_between_topics_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_resolve_topics_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        can_summarize_topics_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        direct_message_initiator_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
+                        direct_message_permission_group?: number | {
+                            direct_members: number[];
+                            direct_subgroups: number[];
+                        };
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
                     };
                 };
             };
-            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL, EXPECTATION_MISMATCH. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13501,7 +16146,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL" | "EXPECTATION_MISMATCH";
                     };
                 };
             };
@@ -14218,6 +16863,8 @@ export interface operations {
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
                     receives_typing_notifications?: boolean;
+                    web_suggest_update_timezone?: boolean;
+                    hide_ai_features?: boolean;
                     /** @description New users' email_address_visibility (feature level 163): 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators. */
                     email_address_visibility?: number;
                 } & {
@@ -14277,6 +16924,8 @@ export interface operations {
                     send_private_typing_notifications?: boolean;
                     send_read_receipts?: boolean;
                     receives_typing_notifications?: boolean;
+                    web_suggest_update_timezone?: boolean;
+                    hide_ai_features?: boolean;
                     /** @description New users' email_address_visibility (feature level 163): 1 everyone, 2 members, 3 administrators, 4 nobody, 5 moderators. */
                     email_address_visibility?: number;
                 } & {
@@ -14748,6 +17397,11 @@ export interface operations {
                             failed_timestamp: number | null;
                             export_url: string | null;
                             pending: boolean;
+                            /**
+                             * @description 1 public data, 2 full data with members' consent (feature level 304).
+                             * @enum {unknown}
+                             */
+                            export_type: 1 | 2;
                         }[];
                         /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
                         ignored_parameters_unsupported?: string[];
@@ -14785,7 +17439,30 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description 1 public data (the default), or 2 full data with the consent of members (their direct messages and private channels only if they allow it: allow_private_data_export); feature level 304. JSON-encoded; at most 100000 characters as sent.
+                     * @default 1
+                     * @enum {unknown}
+                     */
+                    export_type?: 1 | 2;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description 1 public data (the default), or 2 full data with the consent of members (their direct messages and private channels only if they allow it: allow_private_data_export); feature level 304. JSON-encoded; at most 100000 characters as sent.
+                     * @default 1
+                     * @enum {unknown}
+                     */
+                    export_type?: 1 | 2;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
         responses: {
             /** @description Success. */
             200: {
@@ -14829,6 +17506,84 @@ export interface operations {
         };
     };
     optionsApiV1ExportRealm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getExportRealmConsents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        export_consents: {
+                            user_id: number;
+                            consented: boolean;
+                        }[];
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1ExportRealmConsents: {
         parameters: {
             query?: never;
             header?: never;
@@ -15011,6 +17766,11 @@ export interface operations {
                      * @default false
                      */
                     required?: boolean;
+                    /**
+                     * @description Users may edit their own value (feature level 296).
+                     * @default true
+                     */
+                    editable_by_user?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -15033,6 +17793,11 @@ export interface operations {
                      * @default false
                      */
                     required?: boolean;
+                    /**
+                     * @description Users may edit their own value (feature level 296).
+                     * @default true
+                     */
+                    editable_by_user?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -15264,6 +18029,7 @@ export interface operations {
                     field_data?: Record<string, never>;
                     display_in_profile_summary?: boolean;
                     required?: boolean;
+                    editable_by_user?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -15274,6 +18040,7 @@ export interface operations {
                     field_data?: Record<string, never>;
                     display_in_profile_summary?: boolean;
                     required?: boolean;
+                    editable_by_user?: boolean;
                 } & {
                     [key: string]: unknown;
                 };
@@ -15304,6 +18071,101 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1UsersMeProfileData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    patchUsersMeProfileData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description A JSON list of {id, value}. JSON-encoded; at most 100000 characters as sent. */
+                    data: {
+                        id: number;
+                        value: string | number[];
+                    }[];
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description A JSON list of {id, value}. JSON-encoded; at most 100000 characters as sent. */
+                    data: {
+                        id: number;
+                        value: string | number[];
+                    }[];
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING";
                     };
                 };
             };
@@ -15415,6 +18277,11 @@ export interface operations {
                      * @default true
                      */
                     notify_referrer_on_join?: boolean;
+                    /**
+                     * @description User groups the new user joins (feature level 322): groups the inviter may add members to. JSON-encoded; at most 100000 characters as sent.
+                     * @default null
+                     */
+                    group_ids?: number[] | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -15446,6 +18313,11 @@ export interface operations {
                      * @default true
                      */
                     notify_referrer_on_join?: boolean;
+                    /**
+                     * @description User groups the new user joins (feature level 322): groups the inviter may add members to. JSON-encoded; at most 100000 characters as sent.
+                     * @default null
+                     */
+                    group_ids?: number[] | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -15707,6 +18579,11 @@ export interface operations {
                      * @default false
                      */
                     include_realm_default_subscriptions?: boolean;
+                    /**
+                     * @description User groups the new user joins (feature level 322): groups the inviter may add members to. JSON-encoded; at most 100000 characters as sent.
+                     * @default null
+                     */
+                    group_ids?: number[] | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -15731,6 +18608,11 @@ export interface operations {
                      * @default false
                      */
                     include_realm_default_subscriptions?: boolean;
+                    /**
+                     * @description User groups the new user joins (feature level 322): groups the inviter may add members to. JSON-encoded; at most 100000 characters as sent.
+                     * @default null
+                     */
+                    group_ids?: number[] | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -16552,6 +19434,8 @@ export interface operations {
                     slim_presence?: boolean;
                     /** @description Only the presences changed after this update id (feature level 263); implies `slim_presence`. */
                     presence_last_update_id?: number;
+                    /** @description Only presences reported within this many days (feature level 288); 14 when not given, none for 0. */
+                    presence_history_limit_days?: number;
                     /** @description Unset, a bot's own default. */
                     all_public_streams?: boolean;
                     /** @default false */
@@ -16589,6 +19473,8 @@ export interface operations {
                     slim_presence?: boolean;
                     /** @description Only the presences changed after this update id (feature level 263); implies `slim_presence`. */
                     presence_last_update_id?: number;
+                    /** @description Only presences reported within this many days (feature level 288); 14 when not given, none for 0. */
+                    presence_history_limit_days?: number;
                     /** @description Unset, a bot's own default. */
                     all_public_streams?: boolean;
                     /** @default false */

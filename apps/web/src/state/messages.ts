@@ -123,7 +123,7 @@ export class MessageList {
         // event was the only news of it, so keep it (a window short of the newest fetches it later).
         if (answer.found_newest && this.arrivedWhileLoading.length > 0) this.merge(this.arrivedWhileLoading, "oldest");
         this.arrivedWhileLoading = [];
-        const anchor = answer.messages.some((m) => m.id === answer.anchor) ? answer.anchor : null;
+        const anchor = answer.anchor !== undefined && answer.messages.some((m) => m.id === answer.anchor) ? answer.anchor : null;
         this.anchorId.value = anchor;
         this.epoch.value++;
       });
@@ -364,7 +364,10 @@ onEvent("update_message", (event) => {
     }
     if (moved) {
       list.update(event.message_ids, (m) => {
-        const next: Message = { ...m, last_edit_timestamp: event.edit_timestamp };
+        // Feature level 365: a move sets last_moved_timestamp (not resolving a topic, which
+        // Zulip does not count; told apart here by the topic without its check mark).
+        const resolving = event.new_stream_id === undefined && event.subject !== undefined && event.orig_subject !== undefined && event.subject.replace(/^[✔ ]+/u, "") === event.orig_subject.replace(/^[✔ ]+/u, "");
+        const next: Message = resolving ? { ...m } : { ...m, last_moved_timestamp: event.edit_timestamp };
         if (event.new_stream_id !== undefined) next.stream_id = event.new_stream_id;
         if (event.subject !== undefined) {
           next.subject = event.subject;

@@ -6,7 +6,7 @@ import type { EventRecorder } from "../events.ts";
 import { JsonableError } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { referencedPathIds } from "../lib/uploads.ts";
-import { accessAttachments, attachmentDictsWithOwners, usedUploadSpace } from "../queries/attachments.ts";
+import { accessAttachments, attachmentDictsWithOwners, usedUploadSpace, type AttachmentDict } from "../queries/attachments.ts";
 
 export interface NewUpload {
   pathId: string;
@@ -72,9 +72,10 @@ export async function claimAttachments(tx: Tx, events: EventRecorder, sender: Ac
 
 /**
  * After an edit of a message's content: uploads it no longer references are unlinked, new ones
- * linked (Zulip's check_attachment_reference_change). Returns has_attachment for the message.
+ * linked (Zulip's check_attachment_reference_change). Returns has_attachment for the message, and
+ * the editor's uploads it let go that no message links any more (detached_uploads, feature level 285).
  */
-export async function relinkAttachments(tx: Tx, events: EventRecorder, editor: Actor, message: LinkedMessage): Promise<boolean> {
+export async function relinkAttachments(tx: Tx, events: EventRecorder, editor: Actor, message: LinkedMessage): Promise<{ has: boolean; detached: AttachmentDict[] }> {
   const current = await tx.$queryRaw<{ id: number; path_id: string }[]>`
     SELECT a.id, a.path_id FROM attachment_message am JOIN attachment a ON a.id = am.attachment_id WHERE am.message_id = ${message.id}`;
   const wanted = new Set(referencedPathIds(message.content));
@@ -87,7 +88,11 @@ export async function relinkAttachments(tx: Tx, events: EventRecorder, editor: A
   const claimedNew = await claimAttachments(tx, events, editor, message);
   const has = kept > 0 || claimedNew;
   if (!has) await tx.message.update({ where: { id: message.id }, data: { has_attachment: false } });
-  return has;
+  if (dropped.length === 0) return { has, detached: [] };
+  const detached = (await attachmentDictsWithOwners(tx, { ids: dropped }))
+    .filter((row) => row.ownerId === editor.id && row.attachment.messages.length === 0)
+    .map((row) => row.attachment);
+  return { has, detached };
 }
 
 /** Attachment update events for uploads that lost messages (deleted), to their owners. */

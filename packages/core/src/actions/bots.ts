@@ -57,11 +57,9 @@ export function checkMayManageBots(actor: Actor): void {
   checkMemberOrAdmin(actor);
 }
 
-/** Zulip's UserProfile.allowed_bot_types: generic bots only where the policy allows them. */
-export function allowedBotTypes(actor: Actor): number[] {
-  const types: number[] = [];
-  if (isAdmin(actor) || actor.realm.bot_creation_policy !== BOT_CREATION_LIMIT_GENERIC_BOTS) types.push(BOT_TYPE_GENERIC);
-  return [...types, BOT_TYPE_INCOMING_WEBHOOK, BOT_TYPE_OUTGOING_WEBHOOK, BOT_TYPE_EMBEDDED];
+/** The bot types there are (who may create which is checkBotCreationPolicy's: users.ts). */
+export function allowedBotTypes(_actor: Actor): number[] {
+  return [BOT_TYPE_GENERIC, BOT_TYPE_INCOMING_WEBHOOK, BOT_TYPE_OUTGOING_WEBHOOK, BOT_TYPE_EMBEDDED];
 }
 
 /**
@@ -182,7 +180,7 @@ export async function checkNewBot(db: Db, ctx: ServerContext, actor: Actor, requ
   if (!isValidBotEmail(email)) throw badRequest("Bad name or username");
   if (await getUserByDeliveryEmail(db, actor.realm_id, email)) throw badRequest("Username already in use");
   await checkBotNameAvailable(db, actor.realm_id, fullName);
-  checkBotCreationPolicy(actor, request.botType);
+  await checkBotCreationPolicy(db, actor, request.botType);
   if (!allowedBotTypes(actor).includes(request.botType)) throw badRequest("Invalid bot type");
   if (!SERVICE_INTERFACES.includes(request.interfaceType)) throw badRequest("Invalid interface type");
   if (request.botType === BOT_TYPE_OUTGOING_WEBHOOK && !isPayloadUrl(request.payloadUrl)) throw badRequest("payload_url is not a URL");

@@ -3,16 +3,18 @@ import type { EventRecorder } from "../events.ts";
 import { AdministratorRequiredError, badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { isAdmin } from "../lib/roles.ts";
-import { formatStream } from "../lib/stream-format.ts";
+import { formatStream, streamGroupValues } from "../lib/stream-format.ts";
 
-type Reader = Pick<PrismaClient, "defaultStream" | "defaultStreamGroup">;
+type Reader = Pick<PrismaClient, "defaultStream" | "defaultStreamGroup" | "$queryRaw">;
 
 const byName = (a: StreamModel, b: StreamModel) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id);
 
 /** The realm's default streams as Stream objects, sorted by name (Zulip's streams_to_dicts_sorted). */
 export async function getDefaultStreams(db: Reader, realmId: number): Promise<Record<string, unknown>[]> {
   const rows = await db.defaultStream.findMany({ where: { realm_id: realmId, stream: { deactivated: false } }, include: { stream: true } });
-  return rows.map((row) => row.stream).sort(byName).map(formatStream);
+  const streams = rows.map((row) => row.stream).sort(byName);
+  const values = await streamGroupValues(db, streams);
+  return streams.map((stream) => formatStream(stream, values));
 }
 
 export interface DefaultStreamGroupObject {
@@ -25,13 +27,14 @@ export interface DefaultStreamGroupObject {
 /** The realm's default stream groups, sorted by name, each with its streams sorted by name. */
 export async function getDefaultStreamGroups(db: Reader, realmId: number): Promise<DefaultStreamGroupObject[]> {
   const groups = await db.defaultStreamGroup.findMany({ where: { realm_id: realmId }, include: { streams: { include: { stream: true } } } });
+  const values = await streamGroupValues(db, groups.flatMap((group) => group.streams.map((s) => s.stream)));
   return groups
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id))
     .map((group) => ({
       id: group.id,
       name: group.name,
       description: group.description,
-      streams: group.streams.map((s) => s.stream).filter((s) => !s.deactivated).sort(byName).map(formatStream),
+      streams: group.streams.map((s) => s.stream).filter((s) => !s.deactivated).sort(byName).map((stream) => formatStream(stream, values)),
     }));
 }
 
@@ -73,6 +76,14 @@ export async function removeDefaultStream(tx: Tx, events: EventRecorder, actor: 
   const stream = await streamInRealm(tx, actor, streamId);
   const deleted = await tx.defaultStream.deleteMany({ where: { realm_id: actor.realm_id, stream_id: stream.id } });
   if (deleted.count > 0) await notifyDefaultStreams(tx, events, actor.realm_id);
+}
+
+/** An archived stream leaves the default streams and the default stream groups (Zulip's do_deactivate_stream), each change with its event. */
+export async function dropFromDefaultStreams(tx: Tx, events: EventRecorder, realmId: number, streamId: number): Promise<void> {
+  const defaults = await tx.defaultStream.deleteMany({ where: { realm_id: realmId, stream_id: streamId } });
+  if (defaults.count > 0) await notifyDefaultStreams(tx, events, realmId);
+  const grouped = await tx.defaultStreamGroupStream.deleteMany({ where: { stream_id: streamId } });
+  if (grouped.count > 0) await notifyDefaultStreamGroups(tx, events, realmId);
 }
 
 // Default stream groups -------------------------------------------------------------------------

@@ -52,8 +52,13 @@ export async function storeUploadedFile(services: FileServices, actor: Actor, fi
   // be shown inline as an image yet saved as x.html.
   const contentType = contentTypeFor(fileNameOfPathId(pathId), info.mimeType);
   const stored = await services.storage.put(uploadStorageKey(pathId), file, { contentType, maxBytes });
-  const dimensions = MEASURED_TYPES.has(contentType) && stored.size > 0 ? await measureStoredImage(services.storage, uploadStorageKey(pathId), `${actor.realm_id}:${actor.id}`) : null;
+  const dimensions = await storedImageDimensions(services.storage, actor, pathId, contentType, stored.size);
   return { pathId, fileName, contentType, size: stored.size, dimensions };
+}
+
+/** An uploaded image's size in pixels, for the types that get previews; null for others. */
+export async function storedImageDimensions(storage: FileStorage, actor: Actor, pathId: string, contentType: string, size: number): Promise<{ width: number; height: number } | null> {
+  return MEASURED_TYPES.has(contentType) && size > 0 ? measureStoredImage(storage, uploadStorageKey(pathId), `${actor.realm_id}:${actor.id}`) : null;
 }
 
 /** The types of the uploads that get image previews (markdown's PREVIEW_EXTENSIONS); others are not read back. */

@@ -13,13 +13,12 @@ import { badRequest, JsonableError, OwnerRequiredError } from "../errors.ts";
 import type { Actor, Realm, UserProfile } from "../models.ts";
 import { invitationEmail, type OutgoingEmail } from "../lib/emails.ts";
 import { realmEmailValidator } from "../lib/email-domains.ts";
-import { canInviteOthersToRealm, canSubscribeOthers } from "../lib/permissions.ts";
-import { canCreateMultiuseInviteByGroup, realmGroupId } from "../lib/group-permissions.ts";
+import { canAddSubscribers, canCreateMultiuseInviteByGroup, canInviteUsersByEmail, GROUP_PERMISSION_GROUP_SETTINGS, hasGroupSettingPermission, hasRealmGroupPermission, realmGroupId } from "../lib/group-permissions.ts";
 import { realmUri } from "../lib/realm-hosts.ts";
 import { isAdmin, isGuest, isOwner, ROLE_GUEST, ROLE_MEMBER, ROLE_OWNER, ROLES } from "../lib/roles.ts";
 import { isValidEmail } from "../lib/validation.ts";
 import { accessStreamById } from "../queries/streams.ts";
-import { activeAdminIds } from "../queries/users.ts";
+import { activeAdminIds, activeUserIds } from "../queries/users.ts";
 import { sendNotification } from "./notification-bot.ts";
 import { createUser } from "./users.ts";
 
@@ -110,6 +109,39 @@ function expiryOf(minutes: number | null): Date | null {
   return new Date(Date.now() + minutes * 60_000);
 }
 
+/** The user groups one invitation may name (a bound on the request; groups are few). */
+export const MAX_INVITE_GROUPS = 100;
+
+/**
+ * The user groups an invited user joins (feature level 322), checked as Zulip's
+ * access_user_groups_for_invite: each a named, active group of the organization that is no system
+ * group, and the inviter may add members to it (the organization's can_manage_all_groups, or the
+ * group's can_manage_group or can_add_members_group).
+ */
+async function checkInviteGroups(tx: Tx, actor: Actor, groupIds: number[]): Promise<number[]> {
+  const unique = [...new Set(groupIds)];
+  if (unique.length > MAX_INVITE_GROUPS) throw badRequest(`You can add the new user to at most ${MAX_INVITE_GROUPS} groups.`);
+  if (unique.length === 0) return [];
+  const rows = await tx.$queryRawUnsafe<Array<{ id: number; is_system_group: boolean; deactivated: boolean; can_manage_group_id: number | null; can_add_members_group_id: number | null }>>(
+    "SELECT id, is_system_group, deactivated, can_manage_group_id, can_add_members_group_id FROM user_group WHERE id = ANY($1::int[]) AND realm_id = $2 AND name IS NOT NULL FOR SHARE",
+    unique,
+    actor.realm_id,
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const managesAll = await hasRealmGroupPermission(tx, actor, "can_manage_all_groups");
+  for (const id of unique) {
+    const group = byId.get(id);
+    if (!group) throw badRequest("Invalid user group");
+    if (group.deactivated) throw badRequest("User group is deactivated.");
+    if (group.is_system_group) throw badRequest("Insufficient permission");
+    if (managesAll) continue;
+    if (await hasGroupSettingPermission(tx, actor, group.can_manage_group_id, GROUP_PERMISSION_GROUP_SETTINGS.can_manage_group)) continue;
+    if (await hasGroupSettingPermission(tx, actor, group.can_add_members_group_id, GROUP_PERMISSION_GROUP_SETTINGS.can_add_members_group)) continue;
+    throw badRequest("Insufficient permission");
+  }
+  return unique.sort((a, b) => a - b);
+}
+
 async function checkInviteStreams(tx: Tx, actor: Actor, streamIds: number[]): Promise<StreamModel[]> {
   const streams: StreamModel[] = [];
   for (const id of new Set(streamIds)) {
@@ -120,7 +152,16 @@ async function checkInviteStreams(tx: Tx, actor: Actor, streamIds: number[]): Pr
       throw error;
     }
   }
-  if (streams.length > 0 && !canSubscribeOthers(actor)) throw badRequest("You do not have permission to subscribe other users to channels.");
+  // The organization's default channels may always be named (feature level 342): a new user joins
+  // them anyway. Others take can_add_subscribers_group, the realm's or the channel's (341, 342).
+  if (streams.length > 0) {
+    const defaults = new Set((await tx.defaultStream.findMany({ where: { realm_id: actor.realm_id }, select: { stream_id: true } })).map((d) => d.stream_id));
+    for (const stream of streams) {
+      if (!defaults.has(stream.id) && !(await canAddSubscribers(tx, actor, stream.can_add_subscribers_group_id))) {
+        throw badRequest("You do not have permission to subscribe other users to channels.");
+      }
+    }
+  }
   return streams;
 }
 
@@ -158,6 +199,8 @@ export interface InviteUsersRequest {
   streamIds: number[];
   includeRealmDefaultSubscriptions: boolean;
   notifyReferrerOnJoin: boolean;
+  /** User groups the new user joins (feature level 322). */
+  groupIds?: number[];
 }
 
 /**
@@ -168,13 +211,15 @@ export interface InviteUsersRequest {
  */
 export async function inviteUsers(tx: Tx, events: EventRecorder, options: InviteLinkOptions, actor: Actor, request: InviteUsersRequest): Promise<{ emails: OutgoingEmail[]; skipped: Array<[string, string, boolean]> }> {
   checkMemberOrAdmin(actor);
-  if (!canInviteOthersToRealm(actor)) throw badRequest("Insufficient permission");
+  // The realm's can_invite_users_group (feature level 321).
+  if (!(await canInviteUsersByEmail(tx, actor))) throw badRequest("Insufficient permission");
   checkInviteAs(actor, request.inviteAs);
   if (request.inviteeEmails.trim() === "") throw badRequest("You must specify at least one email address.");
   const invitees = parseInviteeEmails(request.inviteeEmails).filter((email) => email !== "");
   if (invitees.length === 0) throw badRequest("You must specify at least one email address.");
   if (invitees.length > MAX_INVITEES_PER_REQUEST) throw badRequest(`You can invite at most ${MAX_INVITEES_PER_REQUEST} addresses at once.`);
   const streams = await checkInviteStreams(tx, actor, request.streamIds);
+  const groupIds = await checkInviteGroups(tx, actor, request.groupIds ?? []);
   const expiresAt = expiryOf(request.inviteExpiresInMinutes);
 
   await checkInviteLimit(tx, actor.realm_id, invitees.length);
@@ -217,6 +262,7 @@ export async function inviteUsers(tx: Tx, events: EventRecorder, options: Invite
         key_hash: keyHash(key),
         invited_as: request.inviteAs,
         stream_ids: streams.map((s) => s.id),
+        group_ids: groupIds,
         include_realm_default_subscriptions: request.includeRealmDefaultSubscriptions,
         notify_referrer_on_join: request.notifyReferrerOnJoin,
         expires_at: expiresAt,
@@ -325,6 +371,8 @@ export interface MultiuseInviteRequest {
   inviteAs: number;
   streamIds: number[];
   includeRealmDefaultSubscriptions: boolean;
+  /** User groups each new user joins (feature level 322). */
+  groupIds?: number[];
 }
 
 /**
@@ -343,6 +391,7 @@ export async function createMultiuseInvite(tx: Tx, events: EventRecorder, option
   if (!(await canCreateMultiuseInvite(tx, actor))) throw badRequest("Insufficient permission");
   checkInviteAs(actor, request.inviteAs);
   const streams = await checkInviteStreams(tx, actor, request.streamIds);
+  const groupIds = await checkInviteGroups(tx, actor, request.groupIds ?? []);
   const expiresAt = expiryOf(request.inviteExpiresInMinutes);
   const key = newKey();
   await tx.invite.create({
@@ -354,6 +403,7 @@ export async function createMultiuseInvite(tx: Tx, events: EventRecorder, option
       link_key: key,
       invited_as: request.inviteAs,
       stream_ids: streams.map((s) => s.id),
+      group_ids: groupIds,
       include_realm_default_subscriptions: request.includeRealmDefaultSubscriptions,
       notify_referrer_on_join: false,
       expires_at: expiresAt,
@@ -456,6 +506,8 @@ export async function acceptInvite(tx: Tx, events: EventRecorder, ctx: ServerCon
     streams,
   });
 
+  await joinInvitedGroups(tx, events, realm.id, user.id, invite.group_ids ?? []);
+
   if (!invite.is_multiuse) await tx.invite.update({ where: { id: invite.id }, data: { status: INVITE_STATUS.USED, created_user_id: user.id } });
   // Any other pending email invitation of the address ends (Zulip revokes them at sign-up).
   await tx.$executeRaw`
@@ -466,4 +518,21 @@ export async function acceptInvite(tx: Tx, events: EventRecorder, ctx: ServerCon
   }
   await notifyInvitesChanged(tx, events, realm.id, referrer);
   return user;
+}
+
+/**
+ * The new user joins the invitation's user groups (feature level 322): those still named, active
+ * and no system group; each announced to the organization as any new membership is.
+ */
+async function joinInvitedGroups(tx: Tx, events: EventRecorder, realmId: number, userId: number, groupIds: number[]): Promise<void> {
+  if (groupIds.length === 0) return;
+  const groups = await tx.$queryRawUnsafe<{ id: number }[]>(
+    "SELECT id FROM user_group WHERE id = ANY($1::int[]) AND realm_id = $2 AND name IS NOT NULL AND NOT deactivated AND NOT is_system_group ORDER BY id FOR UPDATE",
+    groupIds,
+    realmId,
+  );
+  if (groups.length === 0) return;
+  await tx.userGroupMembership.createMany({ data: groups.map((group) => ({ user_group_id: group.id, user_id: userId })), skipDuplicates: true });
+  const everyone = await activeUserIds(tx, realmId);
+  for (const group of groups) events.send({ type: "user_group", op: "add_members", group_id: group.id, user_ids: [userId] }, everyone);
 }

@@ -7,22 +7,22 @@ import type { Tx } from "@chat/db";
 import type { EventRecorder } from "../events.ts";
 import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
-import { isAdmin } from "../lib/roles.ts";
-import { canDeleteOwnMessage } from "../lib/permissions.ts";
+import { canDeleteAnyMessage, canDeleteOwnMessage } from "../lib/group-permissions.ts";
 import { accessMessage, messageRecipientUserIds, type AccessedMessage } from "../queries/messages.ts";
 import { withLegacyShape } from "../lib/legacy-shape.ts";
 import { usersWhoCanSeeStream } from "./subscriptions.ts";
 import type { StreamModel } from "@chat/db";
 
 /**
- * Zulip 9.0's validate_can_delete_message: administrators delete anything; others their own
- * messages and their bots', when delete_own_message_policy names them, within the realm's limit
- * (null or 3.x's 0: none). `senderBotOwnerId` is the sender's owner when the sender is a bot.
+ * Zulip 10.0's validate_user_can_delete_message: the realm's can_delete_any_message_group (feature
+ * level 281) deletes anything, whenever sent; others their own messages and their bots', when in
+ * can_delete_own_message_group (291), within the realm's limit (null or 3.x's 0: none).
+ * `senderBotOwnerId` is the sender's owner when the sender is a bot.
  */
-export function checkCanDeleteMessage(actor: Actor, message: AccessedMessage, senderBotOwnerId: number | null = null, now = new Date()): void {
-  if (isAdmin(actor)) return;
+export async function checkCanDeleteMessage(tx: Tx, actor: Actor, message: AccessedMessage, senderBotOwnerId: number | null = null, now = new Date()): Promise<void> {
+  if (await canDeleteAnyMessage(tx, actor)) return;
   if (message.sender_id !== actor.id && senderBotOwnerId !== actor.id) throw badRequest("You don't have permission to delete this message");
-  if (!canDeleteOwnMessage(actor)) throw badRequest("You don't have permission to delete this message");
+  if (!(await canDeleteOwnMessage(tx, actor))) throw badRequest("You don't have permission to delete this message");
   const limit = actor.realm.message_content_delete_limit_seconds;
   if (limit !== null && limit > 0 && now.getTime() - message.date_sent.getTime() > limit * 1000) {
     throw badRequest("The time limit for deleting this message has passed");
@@ -37,7 +37,7 @@ export async function deleteMessage(tx: Tx, events: EventRecorder, actor: Actor,
   const message = await accessMessage(tx, actor, messageId, { lock: true });
   if (!options.byServer) {
     const owner = message.sender_id === actor.id ? null : await tx.userProfile.findUnique({ where: { id: message.sender_id }, select: { bot_owner_id: true } });
-    checkCanDeleteMessage(actor, message, owner?.bot_owner_id ?? null);
+    await checkCanDeleteMessage(tx, actor, message, owner?.bot_owner_id ?? null);
   }
   // Read before deleting: the rows go with the message.
   const recipients = await messageRecipientUserIds(tx, message.id);

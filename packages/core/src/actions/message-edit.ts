@@ -2,6 +2,7 @@
 // propagate mode, or a move to another stream. Each changed message gets a message_edit row (its
 // state before the edit) and one update_message event reaches everyone who has any of them.
 import { relinkAttachments } from "./attachments.ts";
+import type { AttachmentDict } from "../queries/attachments.ts";
 import { Prisma, type MessageModel, type Tx } from "@chat/db";
 import type { EventRecipient } from "@chat/bus";
 import type { EventRecorder } from "../events.ts";
@@ -13,11 +14,13 @@ import { deleteMessage } from "./message-delete.ts";
 import { isSystemBot } from "./system-bots.ts";
 import type { Actor } from "../models.ts";
 import { topicLinks } from "../lib/linkifiers.ts";
+import { EMPTY_TOPIC_DISPLAY_NAME, emptyTopicFromClient } from "../lib/empty-topic.ts";
 import { encodeHashComponent, streamNarrowUrl } from "../lib/markdown/zulip-syntax.ts";
 import { fetchRenderContext, MARKDOWN_VERSION, mentionFlagUserIds, renderMarkdown } from "../lib/markdown.ts";
 import { FLAG_BITS, flagsToNames } from "../lib/message-flags.ts";
 import { isGuest } from "../lib/roles.ts";
-import { canEditTopicOfAnyMessage, canMoveMessagesBetweenStreams, exemptFromMoveTimeLimits, streamPostRefusal } from "../lib/permissions.ts";
+import { exemptFromMoveTimeLimits } from "../lib/permissions.ts";
+import { checkCanSendMessageGroup, hasContentAccessViaGroups } from "../queries/streams.ts";
 import { accessMessage } from "../queries/messages.ts";
 import { checkTopicWildcardMentionAllowed, checkWildcardMentionAllowed, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "./messages.ts";
 import { realmLinkifiers } from "../queries/linkifiers.ts";
@@ -25,9 +28,17 @@ import { alertWordMatches } from "./message-write.ts";
 import { withLegacyShape } from "../lib/legacy-shape.ts";
 import { policiesForTopic, VisibilityPolicy, type VisibilityPolicyValue } from "../queries/user-topics.ts";
 import { setTopicPolicyFor } from "./user-topics.ts";
-import { checkGroupMentionsAllowed } from "../lib/group-permissions.ts";
+import { canMoveMessagesBetweenChannels, canMoveMessagesBetweenTopics, canResolveTopics, checkGroupMentionsAllowed } from "../lib/group-permissions.ts";
 
 export const PROPAGATE_MODES = ["change_one", "change_later", "change_all"] as const;
+
+export interface UpdateMessageResult {
+  /**
+   * The sender's uploads the new content no longer links and no other message does: reachable
+   * only through the edit history now (feature level 285), as GET /attachments shows them.
+   */
+  detachedUploads: AttachmentDict[];
+}
 export type PropagateMode = (typeof PROPAGATE_MODES)[number];
 
 export interface UpdateMessageRequest {
@@ -68,35 +79,52 @@ function checkEditContent(raw: string): string {
   return content === "" ? "(deleted)" : content;
 }
 
+/** A new topic, trimmed; "" for the empty topic, which "(no topic)" and the display name also mean (feature level 334). */
 function checkEditTopic(raw: string): string {
-  const topic = raw.trim();
-  if (topic === "") throw badRequest("Topic can't be empty");
+  const topic = emptyTopicFromClient(raw.trim());
   if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
   if (/[\u0000-\u001f]/.test(topic)) throw badRequest("Invalid character in topic");
   return topic;
 }
 
 /**
+ * Zulip 10's validate_message_edit_payload for a changed topic: none empty under mandatory_topics,
+ * and the empty topic cannot be resolved.
+ */
+function checkNewTopicAllowed(actor: Actor, topic: string): void {
+  if (topic === "" && actor.realm.mandatory_topics) throw badRequest("Topics are required in this organization.");
+  if (topic === RESOLVED_TOPIC_PREFIX.trim() || topic === `${RESOLVED_TOPIC_PREFIX}${EMPTY_TOPIC_DISPLAY_NAME}`) throw badRequest("General chat cannot be marked as resolved");
+}
+
+/**
  * Zulip 9.0's validate_user_can_edit_message: only the sender edits content, while the realm
  * allows editing and within its limit (0: none).
  */
-function checkContentEditPermission(actor: Actor, message: MessageModel): void {
+export function checkContentEditPermission(actor: Actor, message: Pick<MessageModel, "sender_id" | "date_sent">, bufferSeconds = EDIT_LIMIT_BUFFER_SECONDS): void {
   const realm = actor.realm;
   if (!realm.allow_message_editing) throw badRequest("Your organization has turned off message editing");
   if (message.sender_id !== actor.id) throw badRequest(NO_PERMISSION);
   const limit = realm.message_content_edit_limit_seconds;
-  if (limit > 0 && secondsSince(message.date_sent) > limit + EDIT_LIMIT_BUFFER_SECONDS) {
+  if (limit > 0 && secondsSince(message.date_sent) > limit + bufferSeconds) {
     throw badRequest("The time limit for editing this message has passed");
   }
 }
 
 /**
- * Zulip 9.0's can_edit_topic and the topic time limit of check_update_message: anyone retitles a
- * "(no topic)" message, else whom edit_topic_policy names, the sender included; all but
- * administrators and moderators within move_messages_within_stream_limit_seconds.
+ * Zulip 10.0's topic checks of check_update_message: marking a topic resolved or unresolved (the
+ * same topic with the check mark added or taken away) takes the realm's can_resolve_topics_group
+ * (feature level 367); any other new topic takes can_move_messages_between_topics_group (316),
+ * except on a "(no topic)" message (or one in the empty topic that replaced it), which anyone may
+ * retitle. Either way all but administrators and moderators within
+ * move_messages_within_stream_limit_seconds.
  */
-function checkTopicEditPermission(actor: Actor, message: MessageModel): void {
-  if (message.subject !== NO_TOPIC && !canEditTopicOfAnyMessage(actor)) throw badRequest(NO_PERMISSION);
+async function checkTopicEditPermission(tx: Tx, actor: Actor, message: MessageModel, newTopic: string): Promise<void> {
+  const resolving = withoutResolvedPrefix(newTopic) === withoutResolvedPrefix(message.subject) && newTopic.startsWith(RESOLVED_TOPIC_PREFIX) !== message.subject.startsWith(RESOLVED_TOPIC_PREFIX);
+  if (resolving) {
+    if (!(await canResolveTopics(tx, actor))) throw badRequest("You don't have permission to resolve topics.");
+  } else if (message.subject !== NO_TOPIC && message.subject !== "" && !(await canMoveMessagesBetweenTopics(tx, actor))) {
+    throw badRequest(NO_PERMISSION);
+  }
   const limit = actor.realm.move_messages_within_stream_limit_seconds;
   if (limit !== null && !exemptFromMoveTimeLimits(actor) && secondsSince(message.date_sent) > limit + EDIT_LIMIT_BUFFER_SECONDS) {
     throw badRequest("The time limit for editing this message's topic has passed.");
@@ -112,8 +140,8 @@ interface StreamRef {
 }
 
 /**
- * The stream a move targets, as Zulip 9.0's check_update_message checks it: whom
- * move_messages_between_streams_policy names, to a stream they can access (access_stream_by_id:
+ * The stream a move targets, as Zulip 10.0's check_update_message checks it: the realm's
+ * can_move_messages_between_channels_group (feature level 310), to a stream they can access (access_stream_by_id:
  * a private stream, or any for a guest, only when subscribed; the old one they can read, as
  * accessMessage checked) and may post to, and all but administrators and moderators within
  * move_messages_between_streams_limit_seconds.
@@ -121,16 +149,17 @@ interface StreamRef {
 async function checkStreamMove(tx: Tx, actor: Actor, request: UpdateMessageRequest, oldStream: StreamRef, message: MessageModel): Promise<StreamRef | null> {
   if (request.streamId === undefined || request.streamId === oldStream.id) return null;
   if (request.content !== undefined) throw badRequest("Cannot change message content while changing channel");
-  if (!canMoveMessagesBetweenStreams(actor)) throw badRequest("You don't have permission to move this message");
+  if (!(await canMoveMessagesBetweenChannels(tx, actor))) throw badRequest("You don't have permission to move this message");
   const target = await tx.stream.findFirst({ where: { id: request.streamId, realm_id: actor.realm_id, deactivated: false } });
   if (!target) throw badRequest("Invalid stream id");
   if (target.invite_only || isGuest(actor)) {
     const subscribed = await tx.subscription.count({ where: { user_id: actor.id, recipient_id: target.recipient_id!, active: true } });
-    // As for a stream that does not exist: a private stream's existence is not revealed.
-    if (subscribed === 0) throw badRequest("Invalid stream id");
+    // As for a stream that does not exist: a private stream's existence is not revealed. Its
+    // can_add_subscribers_group and can_subscribe_group read it too (feature level 354).
+    if (subscribed === 0 && !(await hasContentAccessViaGroups(tx, actor, target.id))) throw badRequest("Invalid stream id");
   }
-  const refusal = streamPostRefusal(actor, target.stream_post_policy);
-  if (refusal !== null) throw badRequest(refusal);
+  // Zulip 10.0's can_send_message_group (feature level 333).
+  await checkCanSendMessageGroup(tx, actor, target);
   const limit = actor.realm.move_messages_between_streams_limit_seconds;
   if (limit !== null && !exemptFromMoveTimeLimits(actor) && secondsSince(message.date_sent) > limit + EDIT_LIMIT_BUFFER_SECONDS) {
     throw badRequest("The time limit for editing this message's channel has passed");
@@ -185,7 +214,7 @@ async function propagatedMessageIds(tx: Tx, message: MessageModel, mode: Propaga
 }
 
 /** PATCH /messages/{message_id}. */
-export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor, messageId: number, request: UpdateMessageRequest): Promise<void> {
+export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor, messageId: number, request: UpdateMessageRequest): Promise<UpdateMessageResult> {
   if (request.propagateMode !== "change_one" && request.topic === undefined && request.streamId === undefined) {
     throw badRequest("Invalid propagate_mode without topic edit");
   }
@@ -212,7 +241,8 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
 
   let newTopic = request.topic === undefined ? undefined : checkEditTopic(request.topic);
   if (newTopic === message.subject) newTopic = undefined;
-  if (newTopic !== undefined) checkTopicEditPermission(actor, message);
+  if (newTopic !== undefined) checkNewTopicAllowed(actor, newTopic);
+  if (newTopic !== undefined) await checkTopicEditPermission(tx, actor, message, newTopic);
   const newStream = oldStream ? await checkStreamMove(tx, actor, request, oldStream, message) : null;
   if (request.propagateMode === "change_all" && (newTopic !== undefined || newStream !== null)) {
     await checkChangeAllTimeLimit(tx, actor, message, accessed.stream!.history_public_to_subscribers, newTopic !== undefined, newStream !== null);
@@ -241,10 +271,15 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
 
   // The edited message itself: its snapshot, then the new values.
   const edit: { prev_content?: string; prev_rendered_content?: string | null; prev_rendered_content_version?: number | null; prev_topic?: string; prev_stream_id?: number } = {};
-  const update: Record<string, unknown> = { last_edit_time: now };
+  // last_edit_time says when the content changed, last_moved_time when it moved (feature level 365).
+  const update: Record<string, unknown> = {};
+  // A 3.x client's update_message also carried prev_rendered_content_version (gone at feature level 284).
+  const legacy: Record<string, unknown> = {};
   if (newContent !== undefined) {
+    update.last_edit_time = now;
+    legacy.prev_rendered_content_version = message.rendered_content_version;
     // The same renderer and context as sending (mentions, stream links, emoji, linkifiers).
-    const context = await fetchRenderContext(tx, actor.realm_id, newContent, { linkifiers, imagePreviews: actor.realm.inline_image_preview, realmHost: request.realmHost });
+    const context = await fetchRenderContext(tx, actor.realm_id, newContent, { linkifiers, imagePreviews: actor.realm.inline_image_preview, realmHost: request.realmHost, author: { id: actor.id, isGuest: isGuest(actor) } });
     const rendered = renderMarkdown(newContent, context);
     // As Zulip since 5.0 (3.x checked sends only): otherwise an edit adds what a send may not.
     // Only the sender edits content, and a content edit never moves the message.
@@ -268,7 +303,6 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
     Object.assign(event, {
       orig_content: message.content,
       orig_rendered_content: message.rendered_content,
-      prev_rendered_content_version: message.rendered_content_version,
       content: newContent,
       rendered_content: rendered.html,
       is_me_message: rendered.isMeMessage,
@@ -293,7 +327,11 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
   event.message_ids = changedIds;
   // As today's Zulip, propagate_mode only with a real move (zulip-flutter refuses it otherwise);
   // 3.x clients got it with every edit.
-  const recorded = topicOrMove ? { ...event, propagate_mode: request.propagateMode } : withLegacyShape(event, { propagate_mode: request.propagateMode });
+  // Resolving or unresolving a topic is no move (Zulip's last_moved_timestamp).
+  if (newStream || (newTopic !== undefined && withoutResolvedPrefix(newTopic) !== withoutResolvedPrefix(message.subject))) sharedUpdate.last_moved_time = now;
+  if (!topicOrMove) legacy.propagate_mode = request.propagateMode;
+  const modern = topicOrMove ? { ...event, propagate_mode: request.propagateMode } : event;
+  const recorded = Object.keys(legacy).length > 0 ? withLegacyShape(modern, legacy) : modern;
 
   // Who has the messages now, with their flags on the edited one (read before any move deletes rows).
   const holders = await tx.$queryRaw<Array<{ user_id: number; flags: number | null }>>`
@@ -310,13 +348,14 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
   const losingAccess = access.losing;
 
   await tx.message.update({ where: { id: message.id }, data: { ...update, ...sharedUpdate } });
+  let detachedUploads: AttachmentDict[] = [];
   if (newContent !== undefined && (newContent.includes("/user_uploads/") || message.has_attachment)) {
     const stream = newStream ?? oldStream;
-    await relinkAttachments(tx, events, actor, { id: message.id, content: newContent, realmPublic: stream !== null && !stream.invite_only });
+    detachedUploads = (await relinkAttachments(tx, events, actor, { id: message.id, content: newContent, realmPublic: stream !== null && !stream.invite_only })).detached;
   }
   await tx.messageEdit.create({ data: { message_id: message.id, user_id: actor.id, timestamp: now, ...edit, ...shared } });
   if (others.length > 0) {
-    await tx.message.updateMany({ where: { id: { in: others } }, data: { ...sharedUpdate, last_edit_time: now } });
+    await tx.message.updateMany({ where: { id: { in: others } }, data: sharedUpdate });
     await tx.messageEdit.createMany({ data: others.map((id) => ({ message_id: id, user_id: actor.id, timestamp: now, ...shared })) });
   }
 
@@ -344,6 +383,7 @@ export async function updateMessage(tx: Tx, events: EventRecorder, actor: Actor,
       realmUrl: request.realmUrl ?? "",
     });
   }
+  return { detachedUploads };
 }
 
 /** Zulip's silent_mention_syntax_for_user. */

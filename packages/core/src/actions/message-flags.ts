@@ -1,6 +1,7 @@
 // Per-user message flags changed by the user (Zulip's zerver/actions/message_flags.py). Each
 // change is one UPDATE on user_message with the bitmask, returning the rows it changed, and one
 // `update_message_flags` event to the user.
+import { emptyTopicFromDisplayName } from "../lib/empty-topic.ts";
 import { fitsPostgresInteger } from "../lib/validation.ts";
 import type { Tx } from "@chat/db";
 import type { ActionRunner, ChangeOrigin, EventRecorder } from "../events.ts";
@@ -10,7 +11,7 @@ import { FLAG_BITS, type FlagName } from "../lib/message-flags.ts";
 import { RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { isGuest } from "../lib/roles.ts";
 import { invalidMessageError } from "../queries/messages.ts";
-import { accessStreamById } from "../queries/streams.ts";
+import { accessStreamById, contentAccessViaGroupsSql } from "../queries/streams.ts";
 import { unreadMessageDetails } from "../queries/unread-message-details.ts";
 
 /** Flags a client may name (is_private and the push bookkeeping bit are internal). */
@@ -47,7 +48,7 @@ async function classifyRowlessMessages(tx: Tx, actor: Actor, messageIds: number[
     SELECT m.id,
            (r.type = ${RECIPIENT_STREAM} AND NOT subscribed) AS unsubscribed_stream,
            (r.type = ${RECIPIENT_STREAM} AND s.history_public_to_subscribers
-             AND ((NOT s.invite_only AND NOT ${isGuest(actor)}) OR subscribed)) AS readable
+             AND ((NOT s.invite_only AND NOT ${isGuest(actor)}) OR subscribed OR ${contentAccessViaGroupsSql(actor, "s")})) AS readable
     FROM message m
     JOIN recipient r ON r.id = m.recipient_id
     LEFT JOIN stream s ON r.type = ${RECIPIENT_STREAM} AND s.id = r.type_id
@@ -64,6 +65,21 @@ async function classifyRowlessMessages(tx: Tx, actor: Actor, messageIds: number[
  * changes and the answer is "Invalid message(s)".
  */
 export async function updateMessageFlags(tx: Tx, events: EventRecorder, actor: Actor, operation: string, flag: string, messageIds: number[]): Promise<number[]> {
+  return (await changeMessageFlags(tx, events, actor, operation, flag, messageIds)).messages;
+}
+
+export interface FlagChange {
+  /** The ids whose flag changed, in request order. */
+  messages: number[];
+  /**
+   * Marking unread: the streams, by id, whose messages stayed read because the user is not
+   * subscribed to them (feature level 355); empty for any other change.
+   */
+  ignoredBecauseNotSubscribedChannels: number[];
+}
+
+/** updateMessageFlags, saying also which streams' messages marking unread skipped. */
+export async function changeMessageFlags(tx: Tx, events: EventRecorder, actor: Actor, operation: string, flag: string, messageIds: number[]): Promise<FlagChange> {
   const name = checkEditableFlag(flag);
   if (operation !== "add" && operation !== "remove") throw badRequest(`Invalid message flag operation: '${operation}'`);
   const bit = FLAG_BITS[name];
@@ -122,7 +138,18 @@ export async function updateMessageFlags(tx: Tx, events: EventRecorder, actor: A
   // Marked unread: what the client needs to count them (feature level 121; additive, so for all).
   if (subscribedOnly) Object.assign(event, { message_details: await unreadMessageDetails(tx, actor.id, messages) });
   events.send(event, [actor.id]);
-  return messages;
+  const ignored = subscribedOnly && ids.length > 0 ? await unsubscribedStreamsOf(tx, actor, ids) : [];
+  return { messages, ignoredBecauseNotSubscribedChannels: ignored };
+}
+
+/** The streams, by id, of these messages that the user is not subscribed to. */
+async function unsubscribedStreamsOf(tx: Tx, actor: Actor, messageIds: number[]): Promise<number[]> {
+  const rows = await tx.$queryRaw<{ stream_id: number }[]>`
+    SELECT DISTINCT r.type_id AS stream_id FROM message m JOIN recipient r ON r.id = m.recipient_id
+    WHERE m.id = ANY(${messageIds}::int[]) AND m.realm_id = ${actor.realm_id} AND r.type = ${RECIPIENT_STREAM}
+      AND NOT EXISTS (SELECT 1 FROM subscription sub WHERE sub.user_id = ${actor.id} AND sub.recipient_id = m.recipient_id AND sub.active)
+    ORDER BY stream_id`;
+  return rows.map((row) => row.stream_id);
 }
 
 /** POST /mark_all_as_read: one UPDATE over the user's unread rows (uses the partial unread index). */
@@ -173,15 +200,16 @@ export async function markStreamAsRead(tx: Tx, events: EventRecorder, actor: Act
   return markStreamMessagesAsRead(tx, events, actor, stream.recipient_id!, null);
 }
 
-export async function markTopicAsRead(tx: Tx, events: EventRecorder, actor: Actor, streamId: number, topicName: string): Promise<number[]> {
+export async function markTopicAsRead(tx: Tx, events: EventRecorder, actor: Actor, streamId: number, requestedTopic: string): Promise<number[]> {
   const stream = await accessStreamById(tx, actor, streamId);
-  if (topicName !== "") {
-    const [exists] = await tx.$queryRaw<{ found: boolean }[]>`
-      SELECT EXISTS (
-        SELECT 1 FROM user_message um JOIN message m ON m.id = um.message_id
-        WHERE um.user_id = ${actor.id} AND m.recipient_id = ${stream.recipient_id!} AND lower(m.subject) = lower(${topicName})
-      ) AS found`;
-    if (!exists.found) throw badRequest(`No such topic '${topicName}'`);
-  }
-  return markStreamMessagesAsRead(tx, events, actor, stream.recipient_id!, topicName === "" ? null : topicName);
+  // "": the whole stream, as in Zulip; the display name: the empty topic (feature level 334).
+  if (requestedTopic === "") return markStreamMessagesAsRead(tx, events, actor, stream.recipient_id!, null);
+  const topicName = emptyTopicFromDisplayName(requestedTopic);
+  const [exists] = await tx.$queryRaw<{ found: boolean }[]>`
+    SELECT EXISTS (
+      SELECT 1 FROM user_message um JOIN message m ON m.id = um.message_id
+      WHERE um.user_id = ${actor.id} AND m.recipient_id = ${stream.recipient_id!} AND lower(m.subject) = lower(${topicName})
+    ) AS found`;
+  if (!exists.found) throw badRequest(`No such topic '${requestedTopic}'`);
+  return markStreamMessagesAsRead(tx, events, actor, stream.recipient_id!, topicName);
 }

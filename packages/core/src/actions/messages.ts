@@ -16,14 +16,15 @@ import { fetchRenderContext, mentionedServiceBotIds, mentionFlagUserIds, renderM
 import { isServiceBotType } from "../lib/bots.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
 import { MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from "../lib/message-limits.ts";
+import { emptyTopicFromClient } from "../lib/empty-topic.ts";
 import { RECIPIENT_HUDDLE } from "../lib/recipients.ts";
 import { isAdmin, ROLE_GUEST } from "../lib/roles.ts";
-import { streamPostRefusal, WILDCARD_MENTION_THRESHOLD, wildcardMentionPolicyAllows } from "../lib/permissions.ts";
-import { findStreamForHotPath, findStreamWithSubscription, hasMoreSubscribersThan } from "../queries/streams.ts";
+import { WILDCARD_MENTION_THRESHOLD } from "../lib/permissions.ts";
+import { checkCanSendMessageGroup, findStreamForHotPath, findStreamWithSubscription, hasContentAccessViaGroups, hasMoreSubscribersThan } from "../queries/streams.ts";
 import { usersByEmail } from "../queries/users.ts";
 import { logger } from "@chat/logger";
 import { applyPoliciesOnSend, mayChangePoliciesOnSend, planPoliciesOnSend, type SentStreamMessage } from "./automatic-topic-policies.ts";
-import { checkCanSendDirectMessage, checkGroupMentionsAllowed } from "../lib/group-permissions.ts";
+import { canMentionManyUsers, checkCanSendDirectMessage, checkGroupMentionsAllowed } from "../lib/group-permissions.ts";
 import { inaccessibleAmong } from "../queries/user-access.ts";
 import { isSystemBot } from "./system-bots.ts";
 
@@ -56,15 +57,17 @@ export function checkContent(content: string): string {
   return content;
 }
 
+/**
+ * A channel message's topic as sent (POST /messages, /scheduled_messages, /typing): trimmed, and
+ * "" for the empty topic, which "(no topic)" and the display name also mean (feature levels 334,
+ * 370, 372). The organization's mandatory_topics refuses it (Zulip's check_message).
+ */
 export function checkTopic(raw: string | undefined, mandatoryTopics: boolean): string {
   if (raw === undefined) throw badRequest("Missing topic");
-  const topic = raw.trim();
+  const topic = emptyTopicFromClient(raw.trim());
   if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`Topic too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
   if (/[\u0000-\u001f]/.test(topic)) throw badRequest("Invalid character in topic");
-  if (topic === "") {
-    if (mandatoryTopics) throw badRequest("Topic can't be empty");
-    return "(no topic)";
-  }
+  if (topic === "" && mandatoryTopics) throw badRequest("Topics are required in this organization");
   return topic;
 }
 
@@ -75,7 +78,7 @@ export function checkTopic(raw: string | undefined, mandatoryTopics: boolean): s
  */
 type StreamLookup = (sender: Actor, indicator: StreamIndicator, userIds: number[]) => Promise<{ stream: StreamModel; subscribed: boolean | null } | null>;
 
-async function accessStreamForSend(findStream: StreamLookup, sender: Actor, indicator: StreamIndicator): Promise<StreamModel> {
+async function accessStreamForSend(db: Pick<Tx, "$queryRaw">, findStream: StreamLookup, sender: Actor, indicator: StreamIndicator): Promise<StreamModel> {
   // Bots act with their owner's standing, as in Zulip.
   const senders = [sender.id, ...(sender.bot_owner_id ? [sender.bot_owner_id] : [])];
   const found = await findStream(sender, indicator, senders);
@@ -86,29 +89,35 @@ async function accessStreamForSend(findStream: StreamLookup, sender: Actor, indi
     throw new StreamDoesNotExistError(indicator);
   }
   const { stream, subscribed } = found;
+  // Nobody posts to an archived stream (feature level 315; Zulip's access_stream_for_send_message).
+  if (stream.deactivated) throw badRequest(`Not authorized to send to channel '${stream.name}'`);
   // The server's own bots post wherever the server needs them to (Zulip's internal_send_stream_message).
   if (isSystemBot(sender)) return stream;
 
+  // Zulip 10.0's can_send_message_group (feature level 333), before whether the stream is theirs.
+  await checkCanSendMessageGroup(db, sender, stream);
   if ((stream.invite_only || sender.role === ROLE_GUEST) && !subscribed) {
-    throw badRequest(`Not authorized to send to stream '${stream.name}'`);
+    // A private stream with shared history is also theirs to post in whom its
+    // can_add_subscribers_group or can_subscribe_group lets read it (feature level 354).
+    const viaGroups = stream.invite_only && stream.history_public_to_subscribers && (await hasContentAccessViaGroups(db, sender, stream.id));
+    if (!viaGroups) throw badRequest(`Not authorized to send to stream '${stream.name}'`);
   }
-  const refusal = streamPostRefusal(sender, stream.stream_post_policy);
-  if (refusal !== null) throw badRequest(refusal);
   return stream;
 }
 
 /** A stream the sender may post to (POST /typing to a stream checks what a send would). */
 export async function accessStreamForPosting(tx: Tx, sender: Actor, streamId: number): Promise<StreamModel> {
-  return accessStreamForSend((actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds), sender, streamId);
+  return accessStreamForSend(tx, (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds, { includeArchived: true }), sender, streamId);
 }
 
 /**
  * Zulip's stream_wildcard_mention_allowed, for a stream message (sent or edited) that mentions
- * everyone: in a stream of more than 15 subscribers only those the realm's policy names may. The
+ * everyone: in a stream of more than 15 subscribers only the realm's can_mention_many_users_group
+ * (feature level 352) may. The
  * count is read only when the policy refuses the sender.
  */
-export async function checkWildcardMentionAllowed(db: Parameters<typeof hasMoreSubscribersThan>[0], sender: Actor, streamRecipientId: number): Promise<void> {
-  if (wildcardMentionPolicyAllows(sender)) return;
+export async function checkWildcardMentionAllowed(db: Tx, sender: Actor, streamRecipientId: number): Promise<void> {
+  if (await canMentionManyUsers(db, sender)) return;
   if (!(await hasMoreSubscribersThan(db, streamRecipientId, WILDCARD_MENTION_THRESHOLD))) return;
   throw new JsonableError("You do not have permission to use channel wildcard mentions in this channel.", { code: "STREAM_WILDCARD_MENTION_NOT_ALLOWED" });
 }
@@ -119,7 +128,7 @@ export async function checkWildcardMentionAllowed(db: Parameters<typeof hasMoreS
  * names. The participants are counted only when the policy refuses the sender.
  */
 export async function checkTopicWildcardMentionAllowed(db: Tx, sender: Actor, streamRecipientId: number, topic: string): Promise<void> {
-  if (wildcardMentionPolicyAllows(sender)) return;
+  if (await canMentionManyUsers(db, sender)) return;
   const [{ many }] = await leanSql(db).query<{ many: boolean }>(Prisma.sql`
     SELECT (SELECT count(*) FROM (
       SELECT m.sender_id AS user_id FROM message m WHERE m.recipient_id = ${streamRecipientId} AND upper(m.subject) = upper(${topic})
@@ -202,8 +211,8 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
   const topic = destination.type === "stream" ? checkTopic(destination.topic, sender.realm.mandatory_topics) : "";
   // The render context and the stream do not depend on each other: look them up side by side.
   const [context, stream] = await Promise.all([
-    fetchRenderContext(db, sender.realm_id, content, { linkifiers: sender.realmLinkifiers, imagePreviews: sender.realm.inline_image_preview, realmHost: request.realmHost }),
-    destination.type === "stream" ? accessStreamForSend(findStream, sender, destination.stream) : null,
+    fetchRenderContext(db, sender.realm_id, content, { linkifiers: sender.realmLinkifiers, imagePreviews: sender.realm.inline_image_preview, realmHost: request.realmHost, author: { id: sender.id, isGuest: sender.role === ROLE_GUEST } }),
+    destination.type === "stream" ? accessStreamForSend(db, findStream, sender, destination.stream) : null,
   ]);
   const rendered = renderMarkdown(content, context);
   if (stream && rendered.mentionsWildcard) await checkWildcardMentionAllowed(db, sender, stream.recipient_id!);
@@ -279,6 +288,8 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
       type: "private",
       display_recipient: participants.map((u) => ({ id: u.id, email: u.email, full_name: u.full_name, short_name: u.short_name, is_mirror_dummy: u.is_mirror_dummy })),
       subject: "",
+      // One-to-one: what the receiver's copy says instead (feature level 327).
+      ...(participants.length === 2 && sender.recipient_id !== null ? { sender_recipient_id: sender.recipient_id } : {}),
     },
     allPublicStreams: false,
   };
@@ -289,7 +300,7 @@ async function prepareMessage(db: Tx, sender: Actor, request: SendMessageRequest
  * permission checks, inside the transaction; what a send now would write, or the refusal it would get.
  */
 export async function checkMessage(tx: Tx, sender: Actor, request: SendMessageRequest): Promise<{ streamId: number | null; topic: string; renderedContent: string; participantIds: number[] }> {
-  const write = await prepareMessage(tx, sender, request, (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds));
+  const write = await prepareMessage(tx, sender, request, (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds, { includeArchived: true }));
   const participantIds = "userIds" in write.recipients ? (write.recipients.userIds as number[]) : [];
   return { streamId: write.streamId, topic: write.topic, renderedContent: write.rendered.html, participantIds };
 }
@@ -310,7 +321,7 @@ function sentMessage(id: number, policy: number | null): SentMessage {
 
 /** Sends inside an action's transaction (notification bot messages): the event joins its batch. */
 export async function sendMessage(tx: Tx, events: EventRecorder, sender: Actor, request: SendMessageRequest): Promise<SentMessage> {
-  const inTransaction: StreamLookup = (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds);
+  const inTransaction: StreamLookup = (actor, indicator, userIds) => findStreamWithSubscription(tx, actor.realm_id, indicator, userIds, { includeArchived: true });
   const write = await prepareMessage(tx, sender, request, inTransaction);
   const written = await writeMessage(tx, write);
   // `/poll` and `/todo` start a widget, written with the message and shown in its event.
@@ -340,7 +351,7 @@ export async function sendMessageAtomic(actions: ActionRunner, sender: Actor, re
   }
   let prepared: { write: MessageWrite; db: PrismaClient } | undefined;
   const written = await actions.runGrouped(MESSAGE_WRITES, async (db) => {
-    const write = await prepareMessage(db, sender, request, (actor, indicator, userIds) => findStreamForHotPath(db, actor, indicator, userIds));
+    const write = await prepareMessage(db, sender, request, (actor, indicator, userIds) => findStreamForHotPath(db, actor, indicator, userIds, { includeArchived: true }));
     prepared = { write, db };
     return requestId === undefined ? write : { ...write, requestId };
   });

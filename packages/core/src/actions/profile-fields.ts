@@ -57,6 +57,8 @@ export interface CustomProfileFieldObject {
   order: number;
   /** Feature level 244. */
   required: boolean;
+  /** Feature level 296: users may edit their own value. */
+  editable_by_user: boolean;
   /** Feature level 146: present, and true, only for the fields shown in the profile summary. */
   display_in_profile_summary?: true;
 }
@@ -64,7 +66,7 @@ export interface CustomProfileFieldObject {
 type Reader = Pick<PrismaClient, "customProfileField">;
 
 function formatField(field: CustomProfileFieldModel): CustomProfileFieldObject {
-  const formatted: CustomProfileFieldObject = { id: field.id, name: field.name, type: field.type, hint: field.hint, field_data: field.field_data, order: field.order, required: field.required };
+  const formatted: CustomProfileFieldObject = { id: field.id, name: field.name, type: field.type, hint: field.hint, field_data: field.field_data, order: field.order, required: field.required, editable_by_user: field.editable_by_user };
   if (field.display_in_profile_summary) formatted.display_in_profile_summary = true;
   return formatted;
 }
@@ -163,7 +165,7 @@ export async function createProfileField(
   tx: Tx,
   events: EventRecorder,
   actor: Actor,
-  options: { name: string; hint: string; fieldType: number; fieldData?: FieldData; displayInProfileSummary?: boolean; required?: boolean },
+  options: { name: string; hint: string; fieldType: number; fieldData?: FieldData; displayInProfileSummary?: boolean; required?: boolean; editableByUser?: boolean },
 ): Promise<number> {
   if (!isAdmin(actor)) throw new AdministratorRequiredError();
   const displayInProfileSummary = options.displayInProfileSummary ?? false;
@@ -183,6 +185,7 @@ export async function createProfileField(
       field_data: fieldData,
       display_in_profile_summary: displayInProfileSummary,
       required: options.required ?? false,
+      editable_by_user: options.editableByUser ?? true,
     },
   });
   await tx.customProfileField.update({ where: { id: created.id }, data: { order: created.id } });
@@ -196,7 +199,7 @@ export async function updateProfileField(
   events: EventRecorder,
   actor: Actor,
   fieldId: number,
-  changes: { name?: string; hint?: string; fieldData?: FieldData; required?: boolean; displayInProfileSummary?: boolean },
+  changes: { name?: string; hint?: string; fieldData?: FieldData; required?: boolean; displayInProfileSummary?: boolean; editableByUser?: boolean },
 ): Promise<void> {
   if (!isAdmin(actor)) throw new AdministratorRequiredError();
   const field = await accessField(tx, actor, fieldId);
@@ -212,7 +215,8 @@ export async function updateProfileField(
       ? checkFieldData(field.type, changes.fieldData)
       : field.field_data;
   const required = changes.required ?? field.required;
-  await tx.customProfileField.update({ where: { id: field.id }, data: { name, hint, field_data: fieldData, required, display_in_profile_summary: displayInProfileSummary } });
+  const editableByUser = changes.editableByUser ?? field.editable_by_user;
+  await tx.customProfileField.update({ where: { id: field.id }, data: { name, hint, field_data: fieldData, required, display_in_profile_summary: displayInProfileSummary, editable_by_user: editableByUser } });
   await notifyFields(tx, events, actor.realm_id, "update");
 }
 

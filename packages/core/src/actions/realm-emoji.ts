@@ -10,7 +10,7 @@ import type { Actor } from "../models.ts";
 import { customEmojiStorageKey } from "../lib/avatars.ts";
 import { resizeEmoji } from "../lib/images.ts";
 import { isAdmin } from "../lib/roles.ts";
-import { canAddCustomEmoji } from "../lib/permissions.ts";
+import { canAddCustomEmoji } from "../lib/group-permissions.ts";
 import { getRealmEmojiDicts } from "../queries/realm-emoji.ts";
 import { activeUserIds } from "../queries/users.ts";
 import { deleteFilesQuietly, type FileActionServices } from "../lib/stored-files.ts";
@@ -49,10 +49,11 @@ async function checkNameFree(db: Pick<Tx, "realmEmoji">, realmId: number, name: 
  * guests or bots (require_member_or_admin), the name, the realm's add_custom_emoji_policy
  * (Zulip 9.0's can_add_custom_emoji), a free name. Returns the name as it will be stored.
  */
-export async function checkAddRealmEmoji(db: Pick<Tx, "realmEmoji">, actor: Actor, rawName: string): Promise<string> {
+export async function checkAddRealmEmoji(db: Pick<Tx, "realmEmoji" | "$queryRaw">, actor: Actor, rawName: string): Promise<string> {
   checkMemberOrAdmin(actor);
   const name = checkEmojiName(rawName);
-  if (!canAddCustomEmoji(actor)) throw badRequest("Insufficient permission");
+  // The realm's can_add_custom_emoji_group (feature level 307).
+  if (!(await canAddCustomEmoji(db, actor))) throw badRequest("Insufficient permission");
   await checkNameFree(db, actor.realm_id, name);
   return name;
 }

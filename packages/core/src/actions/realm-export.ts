@@ -21,6 +21,11 @@ export const REALM_EXPORT_JOB = "realm-export";
 /** Zulip's limit: five exports an organization in any seven days. */
 export const EXPORT_LIMIT = 5;
 export const EXPORT_LIMIT_DAYS = 7;
+/** Zulip's RealmExport types (feature level 304): public data only, or full data with members' consent. */
+export const EXPORT_PUBLIC = 1;
+export const EXPORT_FULL_WITH_CONSENT = 2;
+export const EXPORT_TYPES = [EXPORT_PUBLIC, EXPORT_FULL_WITH_CONSENT] as const;
+export type ExportType = (typeof EXPORT_TYPES)[number];
 /** Serialises requests of one organization (pg_advisory_xact_lock's first key), so the limit holds. */
 const EXPORT_LOCK = 72011034;
 
@@ -32,6 +37,7 @@ export interface RealmExportRow {
   export_path: string | null;
   failed_timestamp: Date | null;
   deleted_timestamp: Date | null;
+  export_type: number;
 }
 
 /** One export as GET /export/realm and the realm_export event show it (Zulip's get_realm_exports_serialized). */
@@ -43,6 +49,7 @@ export interface SerializedRealmExport {
   failed_timestamp: number | null;
   export_url: string | null;
   pending: boolean;
+  export_type: number;
 }
 
 const seconds = (date: Date | null): number | null => (date === null ? null : date.getTime() / 1000);
@@ -79,19 +86,20 @@ export function serializeRealmExport(ctx: Pick<ServerContext, "externalHost">, s
     failed_timestamp: seconds(row.failed_timestamp),
     export_url: done ? realmExportUrl(ctx, subdomain, row.export_path!) : null,
     pending: row.export_path === null && row.failed_timestamp === null && row.deleted_timestamp === null,
+    export_type: row.export_type,
   };
 }
 
 export async function realmExportRows(db: Reader, realmId: number): Promise<RealmExportRow[]> {
   return db.$queryRawUnsafe<RealmExportRow[]>(
-    "SELECT id, realm_id, acting_user_id, export_time, export_path, failed_timestamp, deleted_timestamp FROM realm_export WHERE realm_id = $1 ORDER BY id",
+    "SELECT id, realm_id, acting_user_id, export_time, export_path, failed_timestamp, deleted_timestamp, export_type FROM realm_export WHERE realm_id = $1 ORDER BY id",
     realmId,
   );
 }
 
 export async function realmExportById(db: Reader, exportId: number): Promise<RealmExportRow | null> {
   const rows = await db.$queryRawUnsafe<RealmExportRow[]>(
-    "SELECT id, realm_id, acting_user_id, export_time, export_path, failed_timestamp, deleted_timestamp FROM realm_export WHERE id = $1",
+    "SELECT id, realm_id, acting_user_id, export_time, export_path, failed_timestamp, deleted_timestamp, export_type FROM realm_export WHERE id = $1",
     exportId,
   );
   return rows[0] ?? null;
@@ -124,7 +132,7 @@ export async function notifyRealmExport(tx: Tx, events: EventRecorder, ctx: Pick
  * POST /export/realm: records a pending export and tells the administrators. The caller queues
  * the job once this commits (queueRealmExport).
  */
-export async function requestRealmExport(tx: Tx, events: EventRecorder, ctx: Pick<ServerContext, "externalHost">, actor: Actor): Promise<number> {
+export async function requestRealmExport(tx: Tx, events: EventRecorder, ctx: Pick<ServerContext, "externalHost">, actor: Actor, exportType: ExportType = EXPORT_PUBLIC): Promise<number> {
   checkExportAdmin(actor);
   await tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock($1, $2)", EXPORT_LOCK, actor.realm_id);
   const recent = await tx.$queryRawUnsafe<{ count: bigint }[]>(
@@ -132,14 +140,39 @@ export async function requestRealmExport(tx: Tx, events: EventRecorder, ctx: Pic
     actor.realm_id,
   );
   if (Number(recent[0].count) >= EXPORT_LIMIT) throw badRequest("Exceeded rate limit.");
-  const rows = await tx.$queryRawUnsafe<{ id: number }[]>("INSERT INTO realm_export (realm_id, acting_user_id) VALUES ($1, $2) RETURNING id", actor.realm_id, actor.id);
+  const rows = await tx.$queryRawUnsafe<{ id: number }[]>("INSERT INTO realm_export (realm_id, acting_user_id, export_type) VALUES ($1, $2, $3) RETURNING id", actor.realm_id, actor.id, exportType);
   await notifyRealmExport(tx, events, ctx, actor.realm_id);
   return rows[0].id;
 }
 
-/** Queues the export's job for the worker tier (one job an export, never run twice at once). */
+/**
+ * Queues the export's job for the worker tier (one job an export, never run twice at once). The
+ * worker reads what to export from the row's export_type; `publicOnly: false` (the operators'
+ * full export, every user's data) is only for jobs queued by the server's operators.
+ */
 export async function queueRealmExport(jobs: JobQueue, exportId: number, options: { publicOnly: boolean } = { publicOnly: true }): Promise<void> {
   await jobs.add(REALM_EXPORT_JOB, { exportId, publicOnly: options.publicOnly }, { jobId: `realm-export-${exportId}`, attempts: 1, keepCompletedSeconds: 3600 });
+}
+
+/**
+ * GET /export/realm/consents (feature level 295): whether each active human user of the
+ * organization lets administrators export their private data (Zulip's get_users_export_consents).
+ */
+export async function listExportConsents(db: Reader, actor: Actor): Promise<Array<{ user_id: number; consented: boolean }>> {
+  checkExportAdmin(actor);
+  return db.$queryRawUnsafe<Array<{ user_id: number; consented: boolean }>>(
+    "SELECT id AS user_id, allow_private_data_export AS consented FROM user_profile WHERE realm_id = $1 AND is_active AND NOT is_bot ORDER BY id",
+    actor.realm_id,
+  );
+}
+
+/** The users whose private data a full export with consent includes (Zulip's get_consented_user_ids). */
+export async function consentedUserIds(db: Reader, realmId: number): Promise<number[]> {
+  const rows = await db.$queryRawUnsafe<{ id: number }[]>(
+    "SELECT id FROM user_profile WHERE realm_id = $1 AND is_active AND NOT is_bot AND allow_private_data_export ORDER BY id",
+    realmId,
+  );
+  return rows.map((row) => row.id);
 }
 
 /**

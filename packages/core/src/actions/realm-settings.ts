@@ -7,9 +7,12 @@ import { isLanguageCode } from "../lib/languages.ts";
 import { isAdmin, isOwner } from "../lib/roles.ts";
 import { activeUserIds } from "../queries/users.ts";
 import { INTEGER_POLICY_VALUES } from "../lib/permissions.ts";
-import { checkPolicyChanges, POLICY_PROPERTIES, withLegacyPairs, type RealmPolicyChanges } from "./realm-policies.ts";
+import { checkPolicyChanges, type RealmPolicyChanges } from "./realm-policies.ts";
+import { MODERN_REALM_LIMITS } from "../lib/modern-realm-settings.ts";
 import { applyEmailAddressVisibility } from "./email-visibility.ts";
 import { updateRealmGroupSettings, type RealmGroupSettingsChanges } from "./realm-group-settings.ts";
+import { EDIT_HISTORY_POLICY, editHistoryPolicyAfter, editHistoryPolicyName, type EditHistoryPolicyName } from "../lib/edit-history-policy.ts";
+import { withLegacyShape } from "../lib/legacy-shape.ts";
 
 export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
@@ -43,7 +46,10 @@ export interface RealmSettingsChanges extends RealmPolicyChanges, RealmGroupSett
   allow_message_deleting?: boolean;
   /** Seconds, or null for no limit. */
   message_content_delete_limit_seconds?: number | null;
+  /** Zulip 3.x's switch for message_edit_history_visibility_policy: false is "none", true "all" (or the policy kept if not "none"). */
   allow_edit_history?: boolean;
+  /** Feature level 358; wins over allow_edit_history when both are sent. */
+  message_edit_history_visibility_policy?: EditHistoryPolicyName;
   mandatory_topics?: boolean;
   default_language?: string;
   default_twenty_four_hour_time?: boolean;
@@ -79,6 +85,10 @@ export interface RealmSettingsChanges extends RealmPolicyChanges, RealmGroupSett
   video_chat_provider?: number;
   /** A stream id, or -1 for none. */
   zulip_update_announcements_stream_id?: number;
+  /** The private stream message reports go to (feature level 331), or -1 for none. */
+  moderation_request_channel_id?: number;
+  /** Feature level 348. */
+  enable_guest_user_dm_warning?: boolean;
 }
 
 /** Zulip's Realm.ORG_TYPES ids (feature level 128). */
@@ -97,17 +107,8 @@ const SIMPLE_PROPERTIES = [
   "name",
   "description",
   "invite_required",
-  "create_stream_policy",
-  "invite_to_stream_policy",
-  "invite_to_realm_policy",
-  "user_group_edit_policy",
-  "private_message_policy",
-  "wildcard_mention_policy",
-  "bot_creation_policy",
   "email_address_visibility",
   "waiting_period_threshold",
-  "allow_message_deleting",
-  "allow_edit_history",
   "mandatory_topics",
   "default_language",
   "default_twenty_four_hour_time",
@@ -119,7 +120,6 @@ const SIMPLE_PROPERTIES = [
   "name_changes_disabled",
   "email_changes_disabled",
   "avatar_changes_disabled",
-  "add_emoji_by_admins_only",
   "enable_read_receipts",
   "enable_spectator_access",
   "emails_restricted_to_domains",
@@ -134,10 +134,11 @@ const SIMPLE_PROPERTIES = [
   "giphy_rating",
   "default_code_block_language",
   "video_chat_provider",
+  "enable_guest_user_dm_warning",
 ] as const;
 
 /** Announced as `realm update_dict`, as their history has it (Zulip's do_set_realm_property), each on its own since feature level 150. */
-const EDITING_PROPERTIES = ["allow_message_editing", "message_content_edit_limit_seconds", "allow_community_topic_editing"] as const;
+const EDITING_PROPERTIES = ["allow_message_editing", "message_content_edit_limit_seconds"] as const;
 
 function checkChanges(actor: Actor, changes: RealmSettingsChanges): void {
   if (changes.name !== undefined) {
@@ -179,7 +180,10 @@ function checkZulip9Changes(changes: RealmSettingsChanges): void {
   };
   among("org_type", ORG_TYPE_IDS);
   among("giphy_rating", GIPHY_RATING_IDS);
-  among("video_chat_provider", VIDEO_CHAT_PROVIDER_IDS);
+  // Zulip's words name the value: a provider this server does not run (Zoom, Zoom server to
+  // server, BigBlueButton: feature level 353) is refused as any unknown one.
+  const provider = changes.video_chat_provider;
+  if (provider !== undefined && !VIDEO_CHAT_PROVIDER_IDS.includes(provider)) throw badRequest(`Invalid video_chat_provider ${provider}`);
   among("digest_weekday", [0, 1, 2, 3, 4, 5, 6]);
   const jitsi = changes.jitsi_server_url;
   if (typeof jitsi === "string" && (jitsi.length > MAX_JITSI_SERVER_URL_LENGTH || !isHttpUrl(jitsi))) {
@@ -221,8 +225,14 @@ export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: Se
   if (!isAdmin(actor)) throw new AdministratorRequiredError();
   checkChanges(actor, changes);
   checkPolicyChanges(changes);
-  for (const property of ["notifications_stream_id", "signup_notifications_stream_id", "zulip_update_announcements_stream_id"] as const) {
+  for (const property of ["notifications_stream_id", "signup_notifications_stream_id", "zulip_update_announcements_stream_id", "moderation_request_channel_id"] as const) {
     if (changes[property] !== undefined) await checkNotificationStream(tx, actor, changes[property]!);
+  }
+  // Zulip's do_set_realm_moderation_request_channel: reports are for moderators' eyes only.
+  const moderationChannel = changes.moderation_request_channel_id;
+  if (moderationChannel !== undefined && moderationChannel >= 0) {
+    const stream = await tx.stream.findFirst({ where: { id: moderationChannel, realm_id: actor.realm_id } });
+    if (!stream?.invite_only) throw badRequest("Moderation request channel must be private.");
   }
 
   // Lock and re-read the realm: the actor's copy may be stale.
@@ -231,16 +241,15 @@ export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: Se
   const everyone = await activeUserIds(tx, realm.id);
   const data: Record<string, unknown> = {};
   const write: Partial<Realm> = {};
-  // Zulip 3.x's booleans and the policies that replaced them, changed together (realm-policies.ts).
-  changes = withLegacyPairs(realm, changes);
-  for (const property of POLICY_PROPERTIES) {
+  // The integer permission policies and 3.x's booleans are shorthands for the group settings that
+  // replaced them (feature levels 280 to 352): realm-group-settings.ts applies them with those.
+  // Zulip 9.0's limits for moving messages (feature level 162), one `realm update` each.
+  for (const property of MODERN_REALM_LIMITS) {
     const value = changes[property];
     if (value === undefined || realm[property] === value) continue;
     (write as Record<string, unknown>)[property] = value;
     data[property] = value;
-    // Zulip 9.0 announces edit_topic_policy as the message editing settings (feature level 150).
-    if (property === "edit_topic_policy") events.send({ type: "realm", op: "update_dict", property: "default", data: { [property]: value } }, everyone);
-    else events.send({ type: "realm", op: "update", property, value }, everyone);
+    events.send({ type: "realm", op: "update", property, value }, everyone);
   }
 
   for (const property of SIMPLE_PROPERTIES) {
@@ -263,6 +272,19 @@ export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: Se
     events.send({ type: "realm", op: "update_dict", property: "default", data: { [property]: value } }, everyone);
   }
 
+  // Feature level 358: the policy and 3.x's boolean, kept in step; 3.x clients hear of the boolean.
+  const historyPolicy = editHistoryPolicyAfter(realm.message_edit_history_visibility_policy, changes);
+  if (historyPolicy !== undefined && historyPolicy !== realm.message_edit_history_visibility_policy) {
+    const allow = historyPolicy !== EDIT_HISTORY_POLICY.none;
+    write.message_edit_history_visibility_policy = historyPolicy;
+    write.allow_edit_history = allow;
+    // As Zulip's update_realm answers it: the stored integer.
+    if (changes.message_edit_history_visibility_policy !== undefined) data.message_edit_history_visibility_policy = historyPolicy;
+    if (changes.allow_edit_history !== undefined && allow !== realm.allow_edit_history) data.allow_edit_history = allow;
+    const event = { type: "realm", op: "update", property: "message_edit_history_visibility_policy", value: editHistoryPolicyName(historyPolicy) };
+    events.send(withLegacyShape(event, { property: "allow_edit_history", value: allow }), everyone);
+  }
+
   const deleteLimit = changes.message_content_delete_limit_seconds;
   if (deleteLimit !== undefined && deleteLimit !== realm.message_content_delete_limit_seconds) {
     write.message_content_delete_limit_seconds = deleteLimit;
@@ -270,7 +292,7 @@ export async function updateRealmSettings(tx: Tx, events: EventRecorder, ctx: Se
     events.send({ type: "realm", op: "update_dict", property: "default", data: { message_content_delete_limit_seconds: deleteLimit } }, everyone);
   }
 
-  for (const property of ["notifications_stream_id", "signup_notifications_stream_id", "zulip_update_announcements_stream_id"] as const) {
+  for (const property of ["notifications_stream_id", "signup_notifications_stream_id", "zulip_update_announcements_stream_id", "moderation_request_channel_id"] as const) {
     const value = changes[property];
     if (value === undefined) continue;
     const stored = value < 0 ? null : value;

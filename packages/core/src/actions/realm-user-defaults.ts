@@ -16,9 +16,10 @@ import { EMAIL_ADDRESS_VISIBILITY_VALUES } from "../lib/email-visibility.ts";
 
 /**
  * Personal settings an organization does not choose for its users: their language (the realm's
- * default_language), timezone, and, as Zulip, the security and marketing emails.
+ * default_language), timezone, and, as Zulip, the security and marketing emails and the consent
+ * to private data exports.
  */
-const NOT_DEFAULTED = new Set(["default_language", "timezone", "enable_login_emails", "enable_marketing_emails"]);
+const NOT_DEFAULTED = new Set(["default_language", "timezone", "enable_login_emails", "enable_marketing_emails", "allow_private_data_export"]);
 /** Kept in the realm's row, not realm_user_default. */
 const REALM_COLUMNS: Record<string, string> = { twenty_four_hour_time: "default_twenty_four_hour_time" };
 

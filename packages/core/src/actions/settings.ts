@@ -21,6 +21,7 @@ import {
   type SettingValue,
 } from "../lib/personal-settings.ts";
 import { userIdsWhoCanAccess } from "../queries/user-access.ts";
+import { activeAdminIds } from "../queries/users.ts";
 import { deleteAllDrafts } from "./drafts.ts";
 import { changeUserEmailAddressVisibility } from "./email-visibility.ts";
 import type { ServerContext } from "../context.ts";
@@ -116,6 +117,10 @@ async function changeSettings(tx: Tx, events: EventRecorder, actor: Actor, reque
     // A status's `away` is presence_enabled turned over since feature level 148: the organization hears of it so.
     if (setting.name === "presence_enabled" && statusEvent) {
       events.send({ type: "user_status", user_id: user.id, away: value === false }, await userIdsWhoCanAccess(tx, user.realm_id, user.id));
+    }
+    // The organization's administrators follow who consents to private data exports (feature level 312).
+    if (setting.name === "allow_private_data_export") {
+      events.send({ type: "realm_export_consent", user_id: user.id, consented: value }, await activeAdminIds(tx, user.realm_id));
     }
     if (setting.name === "timezone") {
       const person = { email: user.email, user_id: user.id, timezone: value };

@@ -6,13 +6,16 @@ import { badRequest, OwnerRequiredError } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { isOwner } from "../lib/roles.ts";
 import type { ServerContext } from "../context.ts";
-import { formatStream, streamEmailAddress } from "../lib/stream-format.ts";
+import { formatStreams, STREAM_GROUP_SETTING_NAMES, streamEmailAddress, streamSettingGroupId, type StreamGroupSettingName } from "../lib/stream-format.ts";
+import { applyGroupSettingChange, createCreatorGroup, resolveGroupSettingValue, type GroupSettingChange, type GroupSettingValue } from "../lib/group-setting-values.ts";
 import { RECIPIENT_STREAM } from "../lib/recipients.ts";
-import { STREAM_POST_POLICIES } from "../lib/permissions.ts";
+import { STREAM_POST_POLICIES, STREAM_POST_POLICY } from "../lib/permissions.ts";
 import { mutedTopicsOf, usersMutingTopicsIn } from "../queries/user-topics.ts";
 import { subscriberIds, usersWhoCanSeeStream } from "./subscriptions.ts";
-import { checkGroupForSetting, STREAM_PERMISSION_GROUP_SETTINGS, SYSTEM_GROUPS } from "../lib/group-permissions.ts";
+import { STREAM_PERMISSION_GROUP_SETTINGS, SYSTEM_GROUPS, type SystemGroupName } from "../lib/group-permissions.ts";
 import { systemGroupIds } from "./system-groups.ts";
+import { dropFromDefaultStreams } from "./default-streams.ts";
+import { activeUserIds } from "../queries/users.ts";
 
 export const MAX_STREAM_NAME_LENGTH = 60;
 export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
@@ -38,8 +41,14 @@ export interface StreamSettings {
   historyPublicToSubscribers?: boolean;
   /** Who creates it (feature level 254); none for streams made with the organization. */
   creatorId?: number | null;
-  /** A group the caller checked (checkGroupForSetting); the realm's administrators by default. */
-  canRemoveSubscribersGroupId?: number;
+  /**
+   * The permission settings as a client sent them (checked here, as Zulip's
+   * access_user_group_for_setting); Zulip's defaults for the rest: can_send_message_group from
+   * streamPostPolicy (role:everyone), can_administer_channel_group the creator (as an anonymous
+   * group; role:nobody without one), can_remove_subscribers_group role:administrators, the others
+   * role:nobody.
+   */
+  groupSettings?: Partial<Record<StreamGroupSettingName, GroupSettingValue>>;
   /** parseStreamRetentionDays's value; null (the organization's) by default. */
   messageRetentionDays?: number | null;
 }
@@ -49,6 +58,20 @@ export async function createStream(tx: Tx, events: EventRecorder, realmId: numbe
   const inviteOnly = settings.inviteOnly ?? false;
   // Zulip's rule: a web-public stream is public, with public history.
   if (settings.isWebPublic && inviteOnly) throw badRequest("Invalid parameters");
+  const groups = await systemGroupIds(tx, realmId);
+  const system = (name: SystemGroupName) => groups.get(name)!;
+  const groupIds: Record<StreamGroupSettingName, number> = {
+    can_add_subscribers_group: system(SYSTEM_GROUPS.NOBODY),
+    can_administer_channel_group: system(SYSTEM_GROUPS.NOBODY),
+    can_remove_subscribers_group: system(SYSTEM_GROUPS.ADMINISTRATORS),
+    can_send_message_group: system(postPolicyGroupName(settings.streamPostPolicy ?? STREAM_POST_POLICY.EVERYONE)),
+    can_subscribe_group: system(SYSTEM_GROUPS.NOBODY),
+  };
+  for (const name of STREAM_GROUP_SETTING_NAMES) {
+    const value = settings.groupSettings?.[name];
+    if (value !== undefined) groupIds[name] = await resolveGroupSettingValue(tx, realmId, value, name, STREAM_PERMISSION_GROUP_SETTINGS[name]);
+    else if (name === "can_administer_channel_group" && settings.creatorId) groupIds[name] = await createCreatorGroup(tx, realmId, settings.creatorId);
+  }
   const created = await tx.stream.create({
     data: {
       realm_id: realmId,
@@ -57,26 +80,70 @@ export async function createStream(tx: Tx, events: EventRecorder, realmId: numbe
       rendered_description: settings.renderedDescription ?? "",
       invite_only: inviteOnly,
       is_web_public: settings.isWebPublic ?? false,
-      stream_post_policy: settings.streamPostPolicy ?? 1,
+      stream_post_policy: await postPolicyForGroup(tx, groupIds.can_send_message_group),
       // Public streams always have public history, as in Zulip.
       history_public_to_subscribers: inviteOnly ? (settings.historyPublicToSubscribers ?? false) : true,
       email_token: randomBytes(16).toString("hex"),
       creator_id: settings.creatorId ?? null,
       message_retention_days: settings.messageRetentionDays ?? null,
-      // Zulip's default for can_remove_subscribers_group: the realm's administrators.
-      can_remove_subscribers_group_id: settings.canRemoveSubscribersGroupId ?? (await systemGroupIds(tx, realmId)).get(SYSTEM_GROUPS.ADMINISTRATORS) ?? null,
+      can_add_subscribers_group_id: groupIds.can_add_subscribers_group,
+      can_administer_channel_group_id: groupIds.can_administer_channel_group,
+      can_remove_subscribers_group_id: groupIds.can_remove_subscribers_group,
+      can_send_message_group_id: groupIds.can_send_message_group,
+      can_subscribe_group_id: groupIds.can_subscribe_group,
     },
   });
   const recipient = await tx.recipient.create({ data: { type: RECIPIENT_STREAM, type_id: created.id } });
   const stream = await tx.stream.update({ where: { id: created.id }, data: { recipient_id: recipient.id } });
   const viewers = await usersWhoCanSeeStream(tx, stream);
-  events.send({ type: "stream", op: "create", streams: [formatStream(stream)] }, viewers);
+  events.send({ type: "stream", op: "create", streams: await formatStreams(tx, [stream]) }, viewers);
   return stream;
 }
 
-export async function getStreamByName(tx: Pick<Tx, "$queryRaw" | "stream">, realmId: number, name: string): Promise<StreamModel | null> {
+/** The system group a stream_post_policy means (as migration 0041 backfilled can_send_message_group). */
+export function postPolicyGroupName(policy: number): SystemGroupName {
+  switch (policy) {
+    case STREAM_POST_POLICY.ADMINS:
+      return SYSTEM_GROUPS.ADMINISTRATORS;
+    case STREAM_POST_POLICY.RESTRICT_NEW_MEMBERS:
+      return SYSTEM_GROUPS.FULL_MEMBERS;
+    case STREAM_POST_POLICY.MODERATORS:
+      return SYSTEM_GROUPS.MODERATORS;
+    default:
+      return SYSTEM_GROUPS.EVERYONE;
+  }
+}
+
+/**
+ * The stream_post_policy that best approximates can_send_message_group while letting no fewer users
+ * post (feature level 333): its system group's policy; role:owners and role:nobody are within
+ * administrators; any other group (role:members, a group users made, an anonymous one) is
+ * "everyone".
+ */
+export async function postPolicyForGroup(tx: Pick<Tx, "$queryRaw">, groupId: number): Promise<number> {
+  const rows = await tx.$queryRaw<{ name: string | null; is_system_group: boolean }[]>`SELECT name, is_system_group FROM user_group WHERE id = ${groupId}`;
+  const name = rows[0]?.is_system_group ? rows[0].name : null;
+  switch (name) {
+    case SYSTEM_GROUPS.NOBODY:
+    case SYSTEM_GROUPS.OWNERS:
+    case SYSTEM_GROUPS.ADMINISTRATORS:
+      return STREAM_POST_POLICY.ADMINS;
+    case SYSTEM_GROUPS.MODERATORS:
+      return STREAM_POST_POLICY.MODERATORS;
+    case SYSTEM_GROUPS.FULL_MEMBERS:
+      return STREAM_POST_POLICY.RESTRICT_NEW_MEMBERS;
+    default:
+      return STREAM_POST_POLICY.EVERYONE;
+  }
+}
+
+/**
+ * A stream of the realm by (case-insensitive) name. An archived stream keeps its name, which no
+ * other stream may then take (feature level 315): it is found only with `includeArchived`.
+ */
+export async function getStreamByName(tx: Pick<Tx, "$queryRaw" | "stream">, realmId: number, name: string, options: { includeArchived?: boolean } = {}): Promise<StreamModel | null> {
   const rows = await tx.$queryRaw<{ id: number }[]>`
-    SELECT id FROM stream WHERE realm_id = ${realmId} AND lower(name) = lower(${name.trim()}) AND NOT deactivated`;
+    SELECT id FROM stream WHERE realm_id = ${realmId} AND lower(name) = lower(${name.trim()}) AND (NOT deactivated OR ${options.includeArchived === true})`;
   return rows.length === 0 ? null : tx.stream.findUnique({ where: { id: rows[0].id } });
 }
 
@@ -86,10 +153,17 @@ export interface StreamChanges {
   isPrivate?: boolean;
   /** The caller checks who may make a stream web-public (lib/web-public.ts). */
   isWebPublic?: boolean;
+  /** 3.x's stream_post_policy (and is_announcement_only): shorthand for can_send_message_group's system group. */
   streamPostPolicy?: number;
   historyPublicToSubscribers?: boolean;
-  /** A group id, checked here as Zulip's access_user_group_for_setting. */
-  canRemoveSubscribersGroup?: number;
+  /** `{new, old}` changes of the permission settings (feature levels 320 to 357), checked here. */
+  groupSettings?: Partial<Record<StreamGroupSettingName, GroupSettingChange>>;
+  /**
+   * Whether the one asking may read the channel (Zulip's user_has_content_access): without it, a
+   * channel administrator may change its metadata but not its privacy, its history's visibility,
+   * or who may subscribe (feature level 349). True unless the caller says.
+   */
+  hasContentAccess?: boolean;
   /** Whether it is to be a default stream (feature level 200): only checked here; the caller sets it (default-streams.ts). */
   isDefaultStream?: boolean;
   /** The stream's own retention (feature level 17): null the organization's, -1 unlimited (parseStreamRetentionDays). */
@@ -110,6 +184,9 @@ export function parseStreamRetentionDays(actor: Actor, raw: string): number | nu
   if (!/^\d+$/.test(value) || Number(value) <= 0 || !Number.isSafeInteger(Number(value))) throw badRequest(`Bad value for 'message_retention_days': ${raw}`);
   throw badRequest("Message retention is not available on this server.");
 }
+
+/** The settings whose groups see a private channel (Zulip's stream_permission_group_settings_granting_metadata_access). */
+const CHANNEL_METADATA_SETTINGS: readonly string[] = ["can_administer_channel_group", "can_add_subscribers_group", "can_subscribe_group"];
 
 /**
  * PATCH /streams/{id} (administrators). Records one `stream update` per changed property, sent to
@@ -139,7 +216,7 @@ export async function updateStream(
   if (changes.newName !== undefined) {
     const name = checkStreamName(changes.newName);
     if (name !== stream.name) {
-      const taken = await getStreamByName(tx, stream.realm_id, name);
+      const taken = await getStreamByName(tx, stream.realm_id, name, { includeArchived: true });
       if (taken && taken.id !== stream.id) throw badRequest(`Stream name '${name}' is already taken.`);
       data.name = name;
       updates.push({ property: "name", value: name });
@@ -151,20 +228,43 @@ export async function updateStream(
     data.message_retention_days = changes.messageRetentionDays;
     updates.push({ property: "message_retention_days", value: changes.messageRetentionDays });
   }
+  const groupChanges = { ...changes.groupSettings };
+  if (changes.hasContentAccess === false) {
+    // Zulip 10.0's stream_permission_group_settings_requiring_content_access, and privacy (feature
+    // level 349); the visibility of the history too, which would open it to subscribers.
+    const needsContent = changes.isPrivate !== undefined || changes.historyPublicToSubscribers !== undefined || groupChanges.can_add_subscribers_group || groupChanges.can_subscribe_group;
+    if (needsContent) throw badRequest("Channel content access is required.");
+  }
   if (changes.streamPostPolicy !== undefined) {
     if (!STREAM_POST_POLICIES.includes(changes.streamPostPolicy)) throw badRequest("Invalid stream_post_policy");
-    if (changes.streamPostPolicy !== stream.stream_post_policy) {
-      data.stream_post_policy = changes.streamPostPolicy;
-      updates.push({ property: "stream_post_policy", value: changes.streamPostPolicy });
-      updates.push({ property: "is_announcement_only", value: changes.streamPostPolicy === 2 });
-    }
+    // A 3.x client's policy is a system group for can_send_message_group (unless that is given too).
+    const groups = await systemGroupIds(tx, stream.realm_id);
+    groupChanges.can_send_message_group ??= { new: groups.get(postPolicyGroupName(changes.streamPostPolicy))! };
   }
-  if (changes.canRemoveSubscribersGroup !== undefined) {
-    const config = STREAM_PERMISSION_GROUP_SETTINGS.can_remove_subscribers_group;
-    const group = await checkGroupForSetting(tx, stream.realm_id, changes.canRemoveSubscribersGroup, "can_remove_subscribers_group", config);
-    if (group.id !== stream.can_remove_subscribers_group_id) {
-      data.can_remove_subscribers_group_id = group.id;
-      updates.push({ property: "can_remove_subscribers_group", value: group.id });
+  for (const name of STREAM_GROUP_SETTING_NAMES) {
+    const change = groupChanges[name];
+    if (change === undefined) continue;
+    const column = `${name}_id`;
+    const value = await applyGroupSettingChange(tx, { realm_id: stream.realm_id }, {
+      settingName: name,
+      config: STREAM_PERMISSION_GROUP_SETTINGS[name],
+      currentGroupId: streamSettingGroupId(stream, name),
+      change,
+      // The stream points at the new group at once: the old anonymous one is deleted next.
+      store: async (groupId) => {
+        await tx.stream.update({ where: { id: stream.id }, data: { [column]: groupId } });
+      },
+    });
+    if (value === null) continue;
+    updates.push({ property: name, value });
+    if (name === "can_send_message_group") {
+      const updated = await tx.stream.findUniqueOrThrow({ where: { id: stream.id }, select: { can_send_message_group_id: true } });
+      const policy = await postPolicyForGroup(tx, updated.can_send_message_group_id!);
+      if (policy !== stream.stream_post_policy) {
+        data.stream_post_policy = policy;
+        updates.push({ property: "stream_post_policy", value: policy });
+        updates.push({ property: "is_announcement_only", value: policy === STREAM_POST_POLICY.ADMINS });
+      }
     }
   }
   const inviteOnly = changes.isPrivate ?? stream.invite_only;
@@ -194,33 +294,48 @@ export async function updateStream(
   const after = await usersWhoCanSeeStream(tx, updated);
   // Guests gain or lose sight of a stream that becomes web-public or stops being so: to them it
   // is created (if it is in the stream list at all: occupied) or deleted.
-  const gained = data.is_web_public === undefined ? [] : after.filter((id) => !before.includes(id));
-  const lost = data.is_web_public === undefined ? [] : before.filter((id) => !after.includes(id));
+  // So do those a private stream's groups let see it, or stop letting (feature level 349).
+  const audienceChanged = data.is_web_public !== undefined || (updated.invite_only && stream.invite_only && updates.some((update) => CHANNEL_METADATA_SETTINGS.includes(update.property)));
+  const gained = audienceChanged ? after.filter((id) => !before.includes(id)) : [];
+  const lost = audienceChanged ? before.filter((id) => !after.includes(id)) : [];
   const audience = [...new Set([...before, ...after])].filter((id) => !gained.includes(id) && !lost.includes(id));
   for (const update of updates) {
     events.send({ type: "stream", op: "update", stream_id: stream.id, name: updated.name, property: update.property, value: update.value, ...update.extra }, audience);
   }
-  if (gained.length > 0 && (await subscriberIds(tx, updated)).length > 0) events.send({ type: "stream", op: "create", streams: [formatStream(updated)] }, gained);
-  if (lost.length > 0) events.send({ type: "stream", op: "delete", streams: [formatStream(updated)] }, lost);
+  if (gained.length > 0 && (await subscriberIds(tx, updated)).length > 0) events.send({ type: "stream", op: "create", streams: await formatStreams(tx, [updated]) }, gained);
+  if (lost.length > 0) events.send({ type: "stream", op: "delete", streams: await formatStreams(tx, [updated]), stream_ids: [updated.id] }, lost);
   if (data.name !== undefined) {
     // Muted topics are named by stream name; those who muted topics here get their renamed list.
     for (const user_id of await usersMutingTopicsIn(tx, stream.id)) events.send({ type: "muted_topics", muted_topics: await mutedTopicsOf(tx, user_id) }, [user_id]);
   }
 }
 
+/** The realm's announcement channels, which an archived stream stops being (Zulip's maybe_set_moderation_or_announcement_channels_none). */
+const ANNOUNCEMENT_STREAM_FIELDS = ["notifications_stream_id", "signup_notifications_stream_id", "zulip_update_announcements_stream_id", "moderation_request_channel_id"] as const;
+
 /**
- * DELETE /streams/{id} (administrators): Zulip's do_deactivate_stream. The stream is kept for its
- * history but renamed so the name is free again, everyone is unsubscribed, and those who could
- * see it get `stream delete` (with `alsoNotify`: those who saw it until just before).
+ * DELETE /streams/{id} (organization administrators; Zulip 10.0's channel administrators are the
+ * channel group settings' business): Zulip 10.0's do_deactivate_stream, which archives (feature
+ * level 315). The stream keeps its name, privacy, settings and subscriptions; it stops being a
+ * default stream (in a group too) and an announcement channel, each with its event; those who
+ * could see it (with `alsoNotify`: those who saw it until just before) get `stream delete` with
+ * `stream_ids` (feature level 343) beside the deprecated `streams`.
  */
-export async function deactivateStream(tx: Tx, events: EventRecorder, stream: StreamModel, alsoNotify: number[] = []): Promise<void> {
+export async function archiveStream(tx: Tx, events: EventRecorder, stream: StreamModel, alsoNotify: number[] = []): Promise<void> {
+  if (stream.deactivated) throw badRequest("Channel is already deactivated");
   const viewers = [...new Set([...(await usersWhoCanSeeStream(tx, stream)), ...alsoNotify])];
-  await tx.stream.update({
-    where: { id: stream.id },
-    data: { deactivated: true, invite_only: true, is_web_public: false, name: `!DEACTIVATED:${stream.id}:${stream.name}`.slice(0, 200) },
-  });
-  await tx.subscription.updateMany({ where: { recipient_id: stream.recipient_id! }, data: { active: false } });
-  await tx.defaultStream.deleteMany({ where: { stream_id: stream.id } });
-  await tx.defaultStreamGroupStream.deleteMany({ where: { stream_id: stream.id } });
-  events.send({ type: "stream", op: "delete", streams: [formatStream(stream)] }, viewers);
+  const archived = await tx.stream.update({ where: { id: stream.id }, data: { deactivated: true } });
+  await dropFromDefaultStreams(tx, events, stream.realm_id, stream.id);
+
+  const realm = await tx.realm.findUniqueOrThrow({ where: { id: stream.realm_id }, select: { notifications_stream_id: true, signup_notifications_stream_id: true, zulip_update_announcements_stream_id: true, moderation_request_channel_id: true } });
+  const unset = ANNOUNCEMENT_STREAM_FIELDS.filter((field) => realm[field] === stream.id);
+  if (unset.length > 0) {
+    await tx.realm.update({ where: { id: stream.realm_id }, data: Object.fromEntries(unset.map((field) => [field, null])) });
+    const everyone = await activeUserIds(tx, stream.realm_id);
+    for (const property of unset) events.send({ type: "realm", op: "update", property, value: -1 }, everyone);
+  }
+  events.send({ type: "stream", op: "delete", streams: await formatStreams(tx, [archived]), stream_ids: [stream.id] }, viewers);
 }
+
+/** @deprecated The name before Zulip 10.0's archiving: archiveStream. */
+export const deactivateStream = archiveStream;

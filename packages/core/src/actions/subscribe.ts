@@ -6,12 +6,14 @@ import type { EventRecorder } from "../events.ts";
 import { badRequest, StreamDoesNotExistError } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { renderMarkdown } from "../lib/markdown.ts";
-import { canSubscribeOthers, STREAM_POST_POLICIES } from "../lib/permissions.ts";
-import { canCreatePrivateStreams, canCreatePublicStreams, checkGroupForSetting, isUserInGroup, STREAM_PERMISSION_GROUP_SETTINGS } from "../lib/group-permissions.ts";
+import { STREAM_POST_POLICIES } from "../lib/permissions.ts";
+import { canAddSubscribers, canCreatePrivateStreams, canCreatePublicStreams, hasGroupSettingPermission, STREAM_PERMISSION_GROUP_SETTINGS } from "../lib/group-permissions.ts";
+import type { GroupSettingValue } from "../lib/group-setting-values.ts";
+import type { StreamGroupSettingName } from "../lib/stream-format.ts";
 import { isAdmin, isGuest } from "../lib/roles.ts";
 import { isHexColor } from "../lib/validation.ts";
 import { checkCanCreateWebPublicStreams } from "../lib/web-public.ts";
-import { canSeeStream, isSubscribed } from "../queries/streams.ts";
+import { canSeeStream, channelAccess, isSubscribed } from "../queries/streams.ts";
 import { usersByEmail } from "../queries/users.ts";
 import { sendNotification } from "./notification-bot.ts";
 import { checkStreamName, createStream, getStreamByName, MAX_STREAM_DESCRIPTION_LENGTH } from "./streams.ts";
@@ -59,14 +61,23 @@ export interface SubscribeRequest {
   isWebPublic?: boolean;
   /** Streams the request creates become default streams (feature level 200; administrators). */
   isDefaultStream?: boolean;
-  /** Who may unsubscribe others from the streams it creates: a group id (feature level 161). */
-  canRemoveSubscribersGroup?: number;
+  /**
+   * The permission settings of the streams it creates, as group-setting values (feature levels
+   * 320 to 357); createStream gives Zulip's defaults for the rest.
+   */
+  groupSettings?: Partial<Record<StreamGroupSettingName, GroupSettingValue>>;
   /** The streams it creates keep messages this long (parseStreamRetentionDays; feature level 17). */
   messageRetentionDays?: number | null;
   historyPublicToSubscribers?: boolean;
+  /** 3.x's policy for the streams it creates: shorthand for can_send_message_group's system group (unless that is given). */
   streamPostPolicy: number;
   authorizationErrorsFatal: boolean;
   announce: boolean;
+  /**
+   * How `subscribed`/`already_subscribed` name users: by id (feature level 289, the default) or,
+   * for clients written before it, by email.
+   */
+  usersBy?: "id" | "email";
 }
 
 export interface SubscribeResult {
@@ -84,9 +95,9 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
   if (!STREAM_POST_POLICIES.includes(request.streamPostPolicy)) throw badRequest("Invalid stream_post_policy");
   checkSubscriptionCount(request.principals?.length || 1, request.streams.length);
   const users = request.principals && request.principals.length > 0 ? await principalsToUsers(tx, actor, request.principals) : [actor as UserProfile];
-  if (users.some((u) => u.id !== actor.id) && !canSubscribeOthers(actor)) {
-    throw badRequest("You can't subscribe other users to streams.");
-  }
+  const subscribingOthers = users.some((u) => u.id !== actor.id);
+  // Channel administrators (and organization administrators) of each stream, for subscribing others.
+  const administers = new Map<number, boolean>();
 
   request.streams.forEach((item, i) => {
     if (item.color !== undefined && !isHexColor(item.color)) throw badRequest(`subscriptions[${i}]["color"] is not a valid hex color code`);
@@ -101,13 +112,25 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
     const name = checkStreamName(item.name);
     if (seen.has(name.toLowerCase())) continue;
     seen.add(name.toLowerCase());
-    const stream = await getStreamByName(tx, actor.realm_id, name);
+    // An archived stream's subscriptions may be changed as any other's (feature level 362).
+    const stream = await getStreamByName(tx, actor.realm_id, name, { includeArchived: true });
     if (stream) {
       if (item.color !== undefined) colors.set(stream.id, item.color);
-      // Subscribing to a private stream takes being in it already, or (for others) being an admin of a stream one can see.
+      // Zulip 10.0's filter_stream_authorization: a public stream is any non-guest's; a private one
+      // takes being subscribed, or, to subscribe others, administering it or its
+      // can_add_subscribers_group (feature levels 342, 349), or, to subscribe oneself, its
+      // can_subscribe_group or can_add_subscribers_group (feature level 357). Guests only where
+      // they are subscribed.
       const subscribed = await isSubscribed(tx, actor.id, stream);
-      const allowed = stream.invite_only ? subscribed : !isGuest(actor) || subscribed;
-      if (!allowed || !canSeeStream(actor, stream, subscribed)) unauthorized.push(stream.name);
+      const access = await channelAccess(tx, actor, stream, subscribed);
+      administers.set(stream.id, access.administer);
+      let allowed: boolean;
+      if (subscribed) allowed = true;
+      else if (isGuest(actor)) allowed = false;
+      else if (!stream.invite_only) allowed = true;
+      else if (subscribingOthers) allowed = access.administer || access.addSubscribers;
+      else allowed = access.subscribe || access.addSubscribers;
+      if (!allowed || !canSeeStream(actor, stream, subscribed || access.metadata)) unauthorized.push(stream.name);
       else existing.push(stream);
       continue;
     }
@@ -117,10 +140,6 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
     if (request.isDefaultStream && !isAdmin(actor)) throw badRequest("Insufficient permission");
     if (request.isDefaultStream && request.inviteOnly) throw badRequest("A default channel cannot be private.");
     if (request.isWebPublic) await checkCanCreateWebPublicStreams(tx, actor, ctx);
-    const removers =
-      request.canRemoveSubscribersGroup === undefined
-        ? undefined
-        : (await checkGroupForSetting(tx, actor.realm_id, request.canRemoveSubscribersGroup, "can_remove_subscribers_group", STREAM_PERMISSION_GROUP_SETTINGS.can_remove_subscribers_group)).id;
     const description = (item.description ?? "").replace(/\s+/g, " ").trim();
     if (description.length > MAX_STREAM_DESCRIPTION_LENGTH) throw badRequest(`Stream description too long (limit: ${MAX_STREAM_DESCRIPTION_LENGTH} characters).`);
     const newStream = await createStream(tx, events, actor.realm_id, {
@@ -132,7 +151,7 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
       streamPostPolicy: request.streamPostPolicy,
       historyPublicToSubscribers: request.historyPublicToSubscribers,
       creatorId: actor.id,
-      canRemoveSubscribersGroupId: removers,
+      groupSettings: request.groupSettings,
       messageRetentionDays: request.messageRetentionDays,
     });
     if (item.color !== undefined) colors.set(newStream.id, item.color);
@@ -140,6 +159,16 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
   }
   if (unauthorized.length > 0 && request.authorizationErrorsFatal) {
     throw badRequest(`Unable to access stream (${unauthorized[0]}).`);
+  }
+  // Zulip 10.0's get_streams_to_which_user_cannot_add_subscribers: the realm's
+  // can_add_subscribers_group, or the stream's own, or administering it (feature levels 341, 342).
+  if (subscribingOthers) {
+    for (const stream of [...existing, ...created]) {
+      const administer =
+        administers.get(stream.id) ??
+        (isAdmin(actor) || (await hasGroupSettingPermission(tx, actor, stream.can_administer_channel_group_id, STREAM_PERMISSION_GROUP_SETTINGS.can_administer_channel_group)));
+      if (!administer && !(await canAddSubscribers(tx, actor, stream.can_add_subscribers_group_id))) throw badRequest("You can't subscribe other users to streams.");
+    }
   }
 
   if (request.isDefaultStream) for (const stream of created) await addDefaultStream(tx, events, actor, stream.id);
@@ -151,7 +180,7 @@ export async function subscribeByName(tx: Tx, events: EventRecorder, ctx: Server
   for (const user of users) {
     for (const stream of streams) {
       const key = added.has(`${stream.id}:${user.id}`) ? "subscribed" : "already_subscribed";
-      (result[key][user.email] ??= []).push(stream.name);
+      (result[key][request.usersBy === "email" ? user.email : String(user.id)] ??= []).push(stream.name);
     }
   }
   if (!request.authorizationErrorsFatal) result.unauthorized = unauthorized;
@@ -188,11 +217,18 @@ export async function unsubscribeByName(tx: Tx, events: EventRecorder, actor: Ac
   const removingOthers = users.some((u) => u.id !== actor.id && !(u.is_bot && u.bot_owner_id === actor.id));
   const streams: StreamModel[] = [];
   for (const raw of names) {
-    const stream = await getStreamByName(tx, actor.realm_id, raw);
-    if (!stream || !canSeeStream(actor, stream, await isSubscribed(tx, actor.id, stream))) throw new StreamDoesNotExistError(raw.trim());
-    // Zulip 9.0's can_remove_subscribers_from_stream: the stream's can_remove_subscribers_group
-    // (administrators by default; every allowed value includes them).
-    if (removingOthers && !isAdmin(actor) && !(await isUserInGroup(tx, actor.realm_id, actor.id, stream.can_remove_subscribers_group_id))) {
+    const stream = await getStreamByName(tx, actor.realm_id, raw, { includeArchived: true });
+    const subscribed = stream ? await isSubscribed(tx, actor.id, stream) : false;
+    const access = stream ? await channelAccess(tx, actor, stream, subscribed) : null;
+    if (!stream || !access || !canSeeStream(actor, stream, subscribed || access.metadata)) throw new StreamDoesNotExistError(raw.trim());
+    // Zulip 10.0's bulk_can_remove_subscribers_from_streams: organization administrators, the
+    // channel's administrators, or its can_remove_subscribers_group (any group since feature level
+    // 320; channel administrators since 349).
+    if (
+      removingOthers &&
+      !access.administer &&
+      !(await hasGroupSettingPermission(tx, actor, stream.can_remove_subscribers_group_id, STREAM_PERMISSION_GROUP_SETTINGS.can_remove_subscribers_group))
+    ) {
       throw badRequest("Insufficient permission");
     }
     if (!streams.some((s) => s.id === stream.id)) streams.push(stream);

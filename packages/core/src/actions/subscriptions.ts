@@ -1,9 +1,9 @@
 import type { StreamModel, Tx } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import type { EventRecorder } from "../events.ts";
-import { formatStream, formatSubscription, inheritedNotificationSettings, pickStreamColor } from "../lib/stream-format.ts";
+import { formatStreams, formatSubscription, streamGroupValues, inheritedNotificationSettings, pickStreamColor } from "../lib/stream-format.ts";
 import { ROLE_GUEST } from "../lib/roles.ts";
-import { deactivateStream } from "./streams.ts";
+import { archiveStream } from "./streams.ts";
 import { sendGuestAccessChanges, snapshotGuestAccess } from "./user-access-events.ts";
 import type { Realm } from "../models.ts";
 
@@ -12,10 +12,22 @@ export const INHERITED_NOTIFICATION_SETTINGS_KEY = "__inherited_notification_set
 /** Who can see a stream, and so receives its stream and peer events: for a public stream every
  * active non-guest user plus its subscribers, for a private stream its subscribers. */
 /** Guests see a web-public stream too (Zulip sends its creation to every active user). */
+/**
+ * A private stream's are also the non-guests its can_administer_channel_group,
+ * can_add_subscribers_group and can_subscribe_group hold (Zulip 10.0's metadata access through
+ * groups, feature level 349), as the given row has them.
+ */
 export async function usersWhoCanSeeStream(tx: Tx, stream: StreamModel): Promise<number[]> {
+  const groupIds = [stream.can_administer_channel_group_id, stream.can_add_subscribers_group_id, stream.can_subscribe_group_id].filter((id): id is number => id !== null);
   const rows = stream.invite_only
     ? await tx.$queryRaw<{ user_id: number }[]>`
-        SELECT user_id FROM subscription WHERE recipient_id = ${stream.recipient_id} AND active AND is_user_active`
+        SELECT user_id FROM subscription WHERE recipient_id = ${stream.recipient_id} AND active AND is_user_active
+        UNION
+        (WITH RECURSIVE g(id) AS (
+           SELECT id FROM user_group WHERE id = ANY(${groupIds}::int[]) AND realm_id = ${stream.realm_id}
+           UNION SELECT m.subgroup_id FROM group_group_membership m JOIN g ON m.supergroup_id = g.id)
+         SELECT um.user_id FROM user_group_membership um JOIN g ON um.user_group_id = g.id
+           JOIN user_profile u ON u.id = um.user_id AND u.is_active AND u.role <> ${ROLE_GUEST})`
     : await tx.$queryRaw<{ user_id: number }[]>`
         SELECT id AS user_id FROM user_profile WHERE realm_id = ${stream.realm_id} AND is_active AND (role <> ${ROLE_GUEST} OR ${stream.is_web_public})
         UNION
@@ -56,7 +68,7 @@ export async function bulkAddSubscriptions(
     // stream (a private one; a public one, for guests: feature level 192) learns of it first.
     const viewersBefore = new Set(await usersWhoCanSeeStream(tx, stream));
     const newViewers = newUsers.filter((id) => !viewersBefore.has(id));
-    if (newViewers.length > 0) events.send({ type: "stream", op: "create", streams: [formatStream(stream)] }, newViewers);
+    if (newViewers.length > 0) events.send({ type: "stream", op: "create", streams: await formatStreams(tx, [stream]) }, newViewers);
 
     for (const userId of newUsers) {
       const used = await tx.subscription.findMany({ where: { user_id: userId, active: true }, select: { color: true } });
@@ -70,12 +82,13 @@ export async function bulkAddSubscriptions(
 
     const subscribers = [...before, ...newUsers].sort((a, b) => a - b);
     const subscriptions = await tx.subscription.findMany({ where: { recipient_id: recipientId, user_id: { in: newUsers } }, include: { user: true } });
+    const groupValues = await streamGroupValues(tx, [stream]);
     for (const { user, ...subscription } of subscriptions) {
       events.send(
         {
           type: "subscription",
           op: "add",
-          subscriptions: [formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers })],
+          subscriptions: [formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers, groupValues })],
           // Stripped by the event tier; it resolves nulls for clients without notification_settings_null.
           [INHERITED_NOTIFICATION_SETTINGS_KEY]: inheritedNotificationSettings(user),
         },
@@ -84,8 +97,9 @@ export async function bulkAddSubscriptions(
     }
 
     const viewers = await usersWhoCanSeeStream(tx, stream);
-    if (before.length === 0 && !stream.invite_only && !options.createdStreamIds?.has(stream.id)) {
-      events.send({ type: "stream", op: "occupy", streams: [formatStream(stream)] }, viewers.filter((id) => !newViewers.includes(id)));
+    // An archived stream is listed whether or not anyone is subscribed: it neither vacates nor occupies.
+    if (before.length === 0 && !stream.invite_only && !stream.deactivated && !options.createdStreamIds?.has(stream.id)) {
+      events.send({ type: "stream", op: "occupy", streams: await formatStreams(tx, [stream]) }, viewers.filter((id) => !newViewers.includes(id)));
     }
     const newSet = new Set(newUsers);
     // The new subscribers learn the full list from their own add event. One event for the stream
@@ -132,8 +146,8 @@ export async function bulkRemoveSubscriptions(
     const peers = { stream_ids: [stream.id], user_ids: [...leaving].sort((a, b) => a - b) };
     events.send({ type: "subscription", op: "peer_remove", ...peers }, [...viewersAfter].filter((id) => !leavingSet.has(id)));
     if (before.length === leaving.length) {
-      if (stream.invite_only) await deactivateStream(tx, events, stream, viewersBefore);
-      else events.send({ type: "stream", op: "vacate", streams: [formatStream(stream)] }, viewersBefore);
+      if (stream.invite_only && !stream.deactivated) await archiveStream(tx, events, stream, viewersBefore);
+      else if (!stream.deactivated) events.send({ type: "stream", op: "vacate", streams: await formatStreams(tx, [stream]) }, viewersBefore);
     }
   }
   if (removed.length > 0) await sendGuestAccessChanges(tx, events, realm ?? { id: streams[0]!.realm_id }, accessBefore);

@@ -92,9 +92,12 @@ export async function syncFullMembers(tx: Tx, events: EventRecorder, realmId: nu
   // One job at a time per realm: the group's row is the lock.
   await tx.$queryRaw`SELECT id FROM user_group WHERE id = ${groupId} FOR UPDATE`;
   const realm = await tx.realm.findUniqueOrThrow({ where: { id: realmId }, select: { waiting_period_threshold: true } });
-  const users = await tx.userProfile.findMany({ where: { realm_id: realmId }, select: { id: true, role: true, date_joined: true, is_bot: true, bot_owner_id: true, delivery_email: true } });
+  // Deactivated users are in no group (feature level 303): their memberships wait, untouched, for a reactivation.
+  const users = await tx.userProfile.findMany({ where: { realm_id: realmId, is_active: true }, select: { id: true, role: true, date_joined: true, is_bot: true, bot_owner_id: true, delivery_email: true } });
   const should = new Set(users.filter((u) => !isSystemBot(u) && isFullMemberNow(u, realm.waiting_period_threshold)).map((u) => u.id));
-  const current = new Set((await tx.userGroupMembership.findMany({ where: { user_group_id: groupId }, select: { user_id: true } })).map((m) => m.user_id));
+  const current = new Set(
+    (await tx.userGroupMembership.findMany({ where: { user_group_id: groupId, user: { is_active: true } }, select: { user_id: true } })).map((m) => m.user_id),
+  );
   const added = [...should].filter((id) => !current.has(id)).sort((a, b) => a - b);
   const removed = [...current].filter((id) => !should.has(id)).sort((a, b) => a - b);
   if (added.length === 0 && removed.length === 0) return { added, removed };
@@ -121,12 +124,12 @@ export async function promoteNewFullMembers(prisma: Pick<Tx, "$queryRaw">, actio
     SELECT r.id AS realm_id FROM realm r
     JOIN user_group g ON g.realm_id = r.id AND g.is_system_group AND g.name = ${SYSTEM_GROUPS.FULL_MEMBERS}
     WHERE NOT r.deactivated AND (
-      EXISTS (SELECT 1 FROM user_profile u WHERE u.realm_id = r.id AND u.role = ${ROLE_MEMBER}
+      EXISTS (SELECT 1 FROM user_profile u WHERE u.realm_id = r.id AND u.is_active AND u.role = ${ROLE_MEMBER}
                 AND u.date_joined + make_interval(days => r.waiting_period_threshold) <= now()
                 AND NOT (u.is_bot AND u.bot_owner_id IS NULL)
                 AND NOT EXISTS (SELECT 1 FROM user_group_membership m WHERE m.user_group_id = g.id AND m.user_id = u.id))
       OR EXISTS (SELECT 1 FROM user_group_membership m JOIN user_profile u ON u.id = m.user_id
-                WHERE m.user_group_id = g.id AND (u.role <> ${ROLE_MEMBER} OR u.date_joined + make_interval(days => r.waiting_period_threshold) > now())))`;
+                WHERE m.user_group_id = g.id AND u.is_active AND (u.role <> ${ROLE_MEMBER} OR u.date_joined + make_interval(days => r.waiting_period_threshold) > now())))`;
   let changed = 0;
   for (const { realm_id } of realms) {
     const result = await actions.run(realm_id, (tx, events) => syncFullMembers(tx, events, realm_id));

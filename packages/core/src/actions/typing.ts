@@ -6,6 +6,9 @@ import { badRequest } from "../errors.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { usersByEmail } from "../queries/users.ts";
 import { accessStreamForPosting, checkTopic, type PrivateRecipients } from "./messages.ts";
+import { checkContentEditPermission } from "./message-edit.ts";
+import { accessMessage } from "../queries/messages.ts";
+import { RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
 
 export const TYPING_OPS = ["start", "stop"] as const;
 
@@ -79,4 +82,44 @@ export async function sendStreamTypingNotification(tx: Tx, events: EventRecorder
     { type: "typing", op, message_type: "stream", sender: { user_id: sender.id, email: sender.email }, stream_id: stream.id, topic },
     subscribers.filter((s) => s.receives).map((s) => s.user_id),
   );
+}
+
+/**
+ * POST /messages/{message_id}/typing (feature levels 351 and 361): the user started or stopped
+ * editing a message they may edit now (Zulip's validate_user_can_edit_message, without the grace
+ * period), told as `typing_edit_message` to a stream message's active subscribers who take typing
+ * notifications (none in a big stream), or to a direct message's participants who do.
+ */
+export async function sendMessageEditTypingNotification(tx: Tx, events: EventRecorder, sender: Actor, messageId: number, op: string): Promise<void> {
+  checkOp(op);
+  const message = await accessMessage(tx, sender, messageId);
+  checkContentEditPermission(sender, message, 0);
+  const base = { type: "typing_edit_message", op, sender_id: sender.id, message_id: message.id };
+  if (message.recipient_type === RECIPIENT_STREAM) {
+    if (!sender.send_stream_typing_notifications) throw badRequest("User has disabled typing notifications for channel messages");
+    const subscribers = await leanSql(tx).query<{ user_id: number; receives: boolean }>(Prisma.sql`
+      SELECT s.user_id, u.receives_typing_notifications AS receives FROM subscription s JOIN user_profile u ON u.id = s.user_id
+      WHERE s.recipient_id = ${message.recipient_id} AND s.active AND s.is_user_active
+      LIMIT ${MAX_STREAM_SIZE_FOR_TYPING + 1}`);
+    if (subscribers.length > MAX_STREAM_SIZE_FOR_TYPING) return;
+    events.send(
+      { ...base, recipient: { type: "channel", channel_id: message.stream!.id, topic: message.subject } },
+      subscribers.filter((s) => s.receives).map((s) => s.user_id),
+    );
+    return;
+  }
+  if (!sender.send_private_typing_notifications) throw badRequest("User has disabled typing notifications for direct messages");
+  // One-to-one: the sender and the personal recipient's user; a group: its members.
+  const participants = await leanSql(tx).query<{ id: number }>(
+    message.recipient_type === RECIPIENT_PERSONAL
+      ? Prisma.sql`
+          SELECT u.id FROM user_profile u
+          WHERE u.id IN (${sender.id}, (SELECT type_id FROM recipient WHERE id = ${message.recipient_id}))
+            AND u.is_active AND u.receives_typing_notifications ORDER BY u.id`
+      : Prisma.sql`
+          SELECT u.id FROM subscription s JOIN user_profile u ON u.id = s.user_id
+          WHERE s.recipient_id = ${message.recipient_id} AND u.is_active AND u.receives_typing_notifications ORDER BY u.id`,
+  );
+  const userIds = participants.map((row) => row.id);
+  events.send({ ...base, recipient: { type: "direct", user_ids: userIds } }, userIds);
 }

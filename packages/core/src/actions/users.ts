@@ -12,15 +12,18 @@ import { formatUser, type ProfileData } from "../lib/user-format.ts";
 import { withLegacyShape } from "../lib/legacy-shape.ts";
 import { userIdsWhoCanAccess } from "../queries/user-access.ts";
 import { INACCESSIBLE_USER_KEY, inaccessibleUserDict } from "../state/restricted-users.ts";
+import { sendUserGroupEventsForUserActivity } from "./user-groups.ts";
 import { checkEmailAllowedForRealm } from "../lib/email-domains.ts";
 import { checkFullName, isValidEmail, NAME_IN_USE_MESSAGE } from "../lib/validation.ts";
-import { BOT_CREATION_ADMINS_ONLY, BOT_CREATION_LIMIT_GENERIC_BOTS, BOT_TYPE_GENERIC } from "../lib/bots.ts";
+import { BOT_TYPE_GENERIC } from "../lib/bots.ts";
+import { canCreateBotOfType } from "../lib/group-permissions.ts";
+import { sendRealmSettingEventsForUserActivity } from "./realm-group-settings.ts";
 import { activeBotsControlledBy, ownedBotDict } from "../queries/bots.ts";
 import { isDummyEmailForm, shownEmail } from "../lib/email-visibility.ts";
 import { activeAdminIds, activeUserIds, deliveryEmailAudience, getProfileData, getUserByDeliveryEmail } from "../queries/users.ts";
 import { bulkAddSubscriptions, subscriberIds } from "./subscriptions.ts";
 import { listedStreamsFor } from "../queries/streams.ts";
-import { formatStream } from "../lib/stream-format.ts";
+import { formatStreams } from "../lib/stream-format.ts";
 import { checkProfileFieldValue } from "./profile-fields.ts";
 import { botDomain, isSystemBot } from "./system-bots.ts";
 import { botAdministratorIds, changeFullName } from "./user-changes.ts";
@@ -270,12 +273,12 @@ async function sendStreamEventsForRoleChange(tx: Tx, events: EventRecorder, user
   const gained = listedAfter.filter((stream) => !before.has(stream.id));
   const lost = listedBefore.filter((stream) => !after.has(stream.id));
   if (gained.length > 0) {
-    events.send({ type: "stream", op: "create", streams: gained.map((stream) => formatStream(stream)) }, [user.id]);
+    events.send({ type: "stream", op: "create", streams: await formatStreams(tx, gained) }, [user.id]);
     for (const stream of gained) {
       events.send({ type: "subscription", op: "peer_add", stream_ids: [stream.id], user_ids: await subscriberIds(tx, stream) }, [user.id]);
     }
   }
-  if (lost.length > 0) events.send({ type: "stream", op: "delete", streams: lost.map((stream) => formatStream(stream)) }, [user.id]);
+  if (lost.length > 0) events.send({ type: "stream", op: "delete", streams: await formatStreams(tx, lost), stream_ids: lost.map((stream) => stream.id) }, [user.id]);
 }
 
 /**
@@ -317,6 +320,9 @@ export async function deactivateUser(tx: Tx, events: EventRecorder, actor: Actor
       events.send({ type: "realm_bot", op: "remove", bot: { email: user.email, user_id: user.id, full_name: user.full_name } }, await botAdministratorIds(tx, user));
     }
   }
+  // Deactivated users are in no group (feature level 303): the groups they were in lose them.
+  await sendUserGroupEventsForUserActivity(tx, events, target.realm_id, [target.id, ...bots.map((bot) => bot.id)], false);
+  await sendRealmSettingEventsForUserActivity(tx, events, target.realm_id, [target.id, ...bots.map((bot) => bot.id)]);
   // Their polls fail from now on; a queue kept would answer again after a reactivation, missing
   // everything between. Their browser sessions end too (a reactivation signs in again).
   events.endQueues([target.id, ...bots.map((bot) => bot.id)]);
@@ -347,7 +353,7 @@ export async function regenerateApiKey(tx: Tx, events: EventRecorder, user: User
 export async function reactivateUser(tx: Tx, events: EventRecorder, actor: Actor, target: UserProfile, limits: BotLimits): Promise<UserProfile> {
   if (!isAdmin(actor) && !(target.is_bot && target.bot_owner_id === actor.id)) throw badRequest("Insufficient permission");
   if (target.is_active) throw badRequest("User is already active");
-  if (target.is_bot) checkBotCreationPolicy(actor, target.bot_type ?? BOT_TYPE_GENERIC);
+  if (target.is_bot) await checkBotCreationPolicy(tx, actor, target.bot_type ?? BOT_TYPE_GENERIC);
   if (target.is_bot && target.bot_owner_id !== null) {
     await lockRealmBots(tx, target.realm_id);
     await checkBotLimits(tx, limits, target.realm_id, target.bot_owner_id, target.bot_owner_id === actor.id ? "yours" : "owner");
@@ -357,19 +363,18 @@ export async function reactivateUser(tx: Tx, events: EventRecorder, actor: Actor
   // A returning user's custom profile fields are as they left them.
   await notifyCreatedUser(tx, events, user, user.is_bot ? {} : (await getProfileData(tx, [user.id])).get(user.id), { reactivated: true });
   if (user.is_bot) events.send({ type: "realm_bot", op: "add", bot: await ownedBotDict(tx, user) }, await botAdministratorIds(tx, user));
+  // Back in the groups they were in (feature level 303).
+  await sendUserGroupEventsForUserActivity(tx, events, user.realm_id, [user.id], true);
+  await sendRealmSettingEventsForUserActivity(tx, events, user.realm_id, [user.id]);
   return user;
 }
 
 /**
- * Zulip's check_bot_creation_policy: administrators may always add bots; otherwise the realm's
- * bot_creation_policy (1 everyone, 2 everyone but generic bots, 3 administrators only) decides.
+ * Zulip 10.0's check_bot_creation_policy (feature level 344): the realm's can_create_bots_group
+ * may add (or reactivate) any bot, can_create_write_only_bots_group incoming webhooks only.
  */
-export function checkBotCreationPolicy(actor: Actor, botType: number): void {
-  if (isAdmin(actor)) return;
-  const policy = actor.realm.bot_creation_policy;
-  if (policy === BOT_CREATION_ADMINS_ONLY || (policy === BOT_CREATION_LIMIT_GENERIC_BOTS && botType === BOT_TYPE_GENERIC)) {
-    throw new AdministratorRequiredError();
-  }
+export async function checkBotCreationPolicy(tx: Pick<Tx, "$queryRaw">, actor: Actor, botType: number): Promise<void> {
+  if (!(await canCreateBotOfType(tx, actor, botType))) throw new AdministratorRequiredError();
 }
 
 export interface ProfileDataChange {
@@ -386,6 +391,8 @@ export async function updateProfileData(tx: Tx, events: EventRecorder, actor: Ac
   for (const change of changes) {
     const field = byId.get(change.id);
     if (!field) throw badRequest(`Field id ${change.id} not found.`);
+    // Feature level 296: a field administrators keep for themselves.
+    if (!isAdmin(actor) && !field.editable_by_user) throw badRequest("You are not allowed to change this field. Contact an administrator to update it.");
     const raw = typeof change.value === "string" ? change.value.trim() : change.value;
     const cleared = raw === null || raw === "" || (Array.isArray(raw) && raw.length === 0);
     const checked = cleared ? null : await checkProfileFieldValue(tx, field, raw);

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type { Tx } from "@chat/db";
 import { badRequest } from "../errors.ts";
 import type { Actor, Realm } from "../models.ts";
+import { isFullMember } from "./permissions.ts";
 
 export const SYSTEM_GROUPS = {
   NOBODY: "role:nobody",
@@ -52,27 +53,27 @@ export function roleGroupName(role: number): SystemGroupName | null {
   }
 }
 
-/** Zulip's GroupPermissionSetting as /register's server_supported_permission_settings shows it (feature level 221). */
+/**
+ * Zulip's GroupPermissionSetting as /register's server_supported_permission_settings shows it
+ * (feature level 221; 326 removed allow_owners_group, which no setting refused any more, and
+ * id_field_name).
+ */
 export interface GroupPermissionSetting {
   require_system_group: boolean;
   allow_internet_group: boolean;
-  allow_owners_group: boolean;
   allow_nobody_group: boolean;
   allow_everyone_group: boolean;
   default_group_name: SystemGroupName;
-  id_field_name: string;
   default_for_system_groups: SystemGroupName | null;
   allowed_system_groups: SystemGroupName[];
 }
 
-function setting(name: string, options: Partial<GroupPermissionSetting> & Pick<GroupPermissionSetting, "default_group_name">): GroupPermissionSetting {
+function setting(_name: string, options: Partial<GroupPermissionSetting> & Pick<GroupPermissionSetting, "default_group_name">): GroupPermissionSetting {
   return {
     require_system_group: true,
     allow_internet_group: false,
-    allow_owners_group: false,
     allow_nobody_group: false,
     allow_everyone_group: false,
-    id_field_name: `${name}_id`,
     default_for_system_groups: null,
     allowed_system_groups: [],
     ...options,
@@ -88,42 +89,28 @@ function setting10(
   defaultGroup: SystemGroupName,
   options: Partial<GroupPermissionSetting> = {},
 ): GroupPermissionSetting {
-  return setting(name, { require_system_group: false, allow_nobody_group: true, allow_owners_group: true, default_group_name: defaultGroup, ...options });
+  return setting(name, { require_system_group: false, allow_nobody_group: true, default_group_name: defaultGroup, ...options });
 }
 
-/** The realm's group settings (Zulip 9.0's Realm.REALM_PERMISSION_GROUP_SETTINGS, with 10.0's web-public one). */
+/** The realm's group settings: Zulip 10.0's Realm.REALM_PERMISSION_GROUP_SETTINGS, flag for flag. */
 export const REALM_PERMISSION_GROUP_SETTINGS = {
-  create_multiuse_invite_group: setting("create_multiuse_invite_group", { allow_nobody_group: true, default_group_name: SYSTEM_GROUPS.ADMINISTRATORS }),
+  create_multiuse_invite_group: setting10("create_multiuse_invite_group", SYSTEM_GROUPS.ADMINISTRATORS),
   can_access_all_users_group: setting("can_access_all_users_group", {
     allow_everyone_group: true,
     default_group_name: SYSTEM_GROUPS.EVERYONE,
     allowed_system_groups: [SYSTEM_GROUPS.EVERYONE, SYSTEM_GROUPS.MEMBERS],
   }),
-  can_create_public_channel_group: setting("can_create_public_channel_group", { default_group_name: SYSTEM_GROUPS.MEMBERS }),
-  can_create_private_channel_group: setting("can_create_private_channel_group", { default_group_name: SYSTEM_GROUPS.MEMBERS }),
-  can_create_web_public_channel_group: setting("can_create_web_public_channel_group", {
-    allow_owners_group: true,
-    allow_nobody_group: true,
-    default_group_name: SYSTEM_GROUPS.OWNERS,
-    allowed_system_groups: [SYSTEM_GROUPS.MODERATORS, SYSTEM_GROUPS.ADMINISTRATORS, SYSTEM_GROUPS.OWNERS, SYSTEM_GROUPS.NOBODY],
-  }),
-  direct_message_initiator_group: setting("direct_message_initiator_group", {
-    allow_owners_group: true,
-    allow_nobody_group: true,
-    allow_everyone_group: true,
-    default_group_name: SYSTEM_GROUPS.EVERYONE,
-  }),
-  direct_message_permission_group: setting("direct_message_permission_group", {
-    allow_owners_group: true,
-    allow_nobody_group: true,
-    allow_everyone_group: true,
-    default_group_name: SYSTEM_GROUPS.EVERYONE,
-  }),
-  // Zulip 10.0's (feature levels 281 to 367), each replacing an integer policy or a fixed rule.
   can_add_custom_emoji_group: setting10("can_add_custom_emoji_group", SYSTEM_GROUPS.MEMBERS),
   can_add_subscribers_group: setting10("can_add_subscribers_group", SYSTEM_GROUPS.MEMBERS),
   can_create_bots_group: setting10("can_create_bots_group", SYSTEM_GROUPS.MEMBERS),
   can_create_groups: setting10("can_create_groups", SYSTEM_GROUPS.MEMBERS),
+  can_create_public_channel_group: setting10("can_create_public_channel_group", SYSTEM_GROUPS.MEMBERS),
+  can_create_private_channel_group: setting10("can_create_private_channel_group", SYSTEM_GROUPS.MEMBERS),
+  can_create_web_public_channel_group: setting("can_create_web_public_channel_group", {
+    allow_nobody_group: true,
+    default_group_name: SYSTEM_GROUPS.OWNERS,
+    allowed_system_groups: [SYSTEM_GROUPS.MODERATORS, SYSTEM_GROUPS.ADMINISTRATORS, SYSTEM_GROUPS.OWNERS, SYSTEM_GROUPS.NOBODY],
+  }),
   can_create_write_only_bots_group: setting10("can_create_write_only_bots_group", SYSTEM_GROUPS.MEMBERS),
   can_delete_any_message_group: setting10("can_delete_any_message_group", SYSTEM_GROUPS.ADMINISTRATORS),
   can_delete_own_message_group: setting10("can_delete_own_message_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
@@ -135,13 +122,16 @@ export const REALM_PERMISSION_GROUP_SETTINGS = {
   can_move_messages_between_topics_group: setting10("can_move_messages_between_topics_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
   can_resolve_topics_group: setting10("can_resolve_topics_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
   can_summarize_topics_group: setting10("can_summarize_topics_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
+  direct_message_initiator_group: setting10("direct_message_initiator_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
+  direct_message_permission_group: setting10("direct_message_permission_group", SYSTEM_GROUPS.EVERYONE, { allow_everyone_group: true }),
 } as const;
 export type RealmGroupSetting = keyof typeof REALM_PERMISSION_GROUP_SETTINGS;
 export const REALM_GROUP_SETTING_NAMES = Object.keys(REALM_PERMISSION_GROUP_SETTINGS) as RealmGroupSetting[];
 
 /** A stream's (Zulip's Stream.stream_permission_group_settings). */
 export const STREAM_PERMISSION_GROUP_SETTINGS = {
-  can_remove_subscribers_group: setting("can_remove_subscribers_group", { allow_everyone_group: true, default_group_name: SYSTEM_GROUPS.ADMINISTRATORS }),
+  // Any group, named or anonymous, since feature level 320 (Zulip 10.0's flags).
+  can_remove_subscribers_group: setting10("can_remove_subscribers_group", SYSTEM_GROUPS.ADMINISTRATORS, { allow_everyone_group: true }),
   // Zulip 10.0's (feature levels 325, 333, 342, 357). can_administer_channel_group's default is the
   // channel's creator (an anonymous group of them), else role:nobody.
   can_add_subscribers_group: setting10("can_add_subscribers_group", SYSTEM_GROUPS.NOBODY),
@@ -272,6 +262,9 @@ function roleInSystemGroup(role: number, name: string): boolean | undefined {
 export async function isActorInGroup(db: Reader | GroupMembershipCache, actor: Pick<Actor, "id" | "realm_id" | "role">, groupId: number | null): Promise<boolean> {
   if (groupId === null) return false;
   const name = await systemGroupName(db, groupId);
+  // role:fullmembers from the role and the waiting period as of now, where the actor says them
+  // (the group's memberships follow the waiting period only when it is synced).
+  if (name === SYSTEM_GROUPS.FULL_MEMBERS && "date_joined" in actor && "realm" in actor) return isFullMember(actor as Actor);
   const byRole = name === null ? undefined : roleInSystemGroup(actor.role, name);
   return byRole ?? isUserInGroup(db, actor.realm_id, actor.id, groupId);
 }
@@ -321,6 +314,64 @@ export async function canAccessAllUsers(db: Reader | GroupMembershipCache, actor
   return isActorInGroup(db, actor, realmGroupId(actor.realm, "can_access_all_users_group"));
 }
 
+// "May this actor…" for each of Zulip 10.0's realm settings (feature levels 281 to 367), each the
+// one check every path it governs makes.
+
+/** Zulip's can_delete_any_message (feature level 281): delete anyone's message, whenever sent. */
+export const canDeleteAnyMessage = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_delete_any_message_group");
+/** Zulip's can_delete_own_message (feature level 291): one's own messages and one's bots', within the time limit. */
+export const canDeleteOwnMessage = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_delete_own_message_group");
+/** Feature level 307: add custom emoji. */
+export const canAddCustomEmoji = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_add_custom_emoji_group");
+/** Zulip's can_move_messages_between_channels (feature level 310). */
+export const canMoveMessagesBetweenChannels = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> =>
+  hasRealmGroupPermission(db, actor, "can_move_messages_between_channels_group");
+/** Zulip's can_move_messages_to_another_topic (feature level 316): retitle others' messages, or one's own past nothing. */
+export const canMoveMessagesBetweenTopics = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> =>
+  hasRealmGroupPermission(db, actor, "can_move_messages_between_topics_group");
+/** Zulip's can_resolve_topic (feature level 367): resolving or unresolving a topic takes this, not the move permission. */
+export const canResolveTopics = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_resolve_topics_group");
+/** Zulip's can_invite_users_by_email (feature level 321): email invitations. */
+export const canInviteUsersByEmail = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_invite_users_group");
+/** Zulip's can_create_groups (feature level 299). */
+export const canCreateUserGroups = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_create_groups");
+/** Zulip's can_manage_all_groups (feature levels 299 and 305): manage every group, whatever the manager's role or membership. */
+export const canManageAllGroups = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_manage_all_groups");
+/** Feature level 352: wildcard mentions in channels past WILDCARD_MENTION_THRESHOLD subscribers. */
+export const canMentionManyUsers = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_mention_many_users_group");
+/** Feature level 350: this server has no AI, so nothing uses it yet; the setting is kept and shown. */
+export const canSummarizeTopics = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_summarize_topics_group");
+/** Feature level 363: this server has no billing, so nothing uses it yet; the setting is kept and shown. */
+export const canManageBilling = (db: Reader | GroupMembershipCache, actor: Actor): Promise<boolean> => hasRealmGroupPermission(db, actor, "can_manage_billing_group");
+
+/**
+ * Zulip's can_add_subscribers_to_streams (feature levels 341 and 342): subscribing others to a
+ * channel takes the realm's can_add_subscribers_group, or the channel's own (its id as
+ * `streamGroupId`, channel area's to pass; null: only the realm's counts).
+ */
+export async function canAddSubscribers(db: Reader | GroupMembershipCache, actor: Actor, streamGroupId: number | null = null): Promise<boolean> {
+  if (await hasRealmGroupPermission(db, actor, "can_add_subscribers_group")) return true;
+  return streamGroupId !== null && hasGroupSettingPermission(db, actor, streamGroupId, STREAM_PERMISSION_GROUP_SETTINGS.can_add_subscribers_group);
+}
+
+/** Zulip's UserProfile bot types: 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded. */
+const INCOMING_WEBHOOK_BOT = 2;
+
+/**
+ * Zulip 10.0's check_bot_creation_policy (feature level 344): can_create_bots_group may add any
+ * kind of bot; can_create_write_only_bots_group only incoming webhooks, which can only send.
+ */
+export async function canCreateBotOfType(db: Reader | GroupMembershipCache, actor: Actor, botType: number): Promise<boolean> {
+  if (await hasRealmGroupPermission(db, actor, "can_create_bots_group")) return true;
+  return botType === INCOMING_WEBHOOK_BOT && hasRealmGroupPermission(db, actor, "can_create_write_only_bots_group");
+}
+
+/** The bot types the actor may create, for /register's and the bots page's choices. */
+export async function creatableBotTypes(db: Reader | GroupMembershipCache, actor: Actor): Promise<{ any: boolean; incomingWebhook: boolean }> {
+  const any = await hasRealmGroupPermission(db, actor, "can_create_bots_group");
+  return { any, incomingWebhook: any || (await hasRealmGroupPermission(db, actor, "can_create_write_only_bots_group")) };
+}
+
 /**
  * Zulip's access_user_group_for_setting: a group of the realm that the setting may name, else the
  * error Zulip gives.
@@ -340,7 +391,6 @@ export async function checkGroupForSetting(
   const refuse = () => badRequest(`'${settingName}' setting cannot be set to '${group.name}' group.`);
   if (group.is_system_group) {
     if (!config.allow_internet_group && group.name === SYSTEM_GROUPS.EVERYONE_ON_INTERNET) throw refuse();
-    if (!config.allow_owners_group && group.name === SYSTEM_GROUPS.OWNERS) throw refuse();
     if (!config.allow_nobody_group && group.name === SYSTEM_GROUPS.NOBODY) throw refuse();
     if (!config.allow_everyone_group && group.name === SYSTEM_GROUPS.EVERYONE) throw refuse();
     if (config.allowed_system_groups.length > 0 && !config.allowed_system_groups.includes(group.name as SystemGroupName)) throw refuse();
@@ -412,4 +462,16 @@ export async function checkGroupMentionsAllowed(db: Reader, sender: Actor, group
       throw badRequest(`You are not allowed to mention user group '${group.name}'. You must be a member of '${group.can_mention_name ?? ""}' to mention this group.`);
     }
   }
+}
+
+/**
+ * Each realm group setting as the name of the system group it holds, or null for a group users
+ * made or an anonymous one (one query): what the integer policies older clients read are derived
+ * from (permissions.ts's legacyRealmPolicies).
+ */
+export async function realmGroupSystemNames(db: Reader, realm: Realm): Promise<Record<RealmGroupSetting, string | null>> {
+  const ids = REALM_GROUP_SETTING_NAMES.map((name) => realmGroupId(realm, name)).filter((id): id is number => id !== null);
+  const rows = await db.$queryRaw<{ id: number; name: string }[]>`SELECT id, name FROM user_group WHERE id = ANY(${ids}::int[]) AND is_system_group`;
+  const names = new Map(rows.map((row) => [row.id, row.name]));
+  return Object.fromEntries(REALM_GROUP_SETTING_NAMES.map((name) => [name, names.get(realmGroupId(realm, name) ?? -1) ?? null])) as Record<RealmGroupSetting, string | null>;
 }

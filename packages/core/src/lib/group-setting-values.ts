@@ -5,8 +5,8 @@
 // group settings all parse, store, compare and show their values here.
 import type { Tx } from "@chat/db";
 import { badRequest, JsonableError } from "../errors.ts";
-import type { Actor } from "../models.ts";
-import { checkGroupForSetting, type GroupPermissionSetting, SYSTEM_GROUPS } from "./group-permissions.ts";
+import type { Actor, Realm } from "../models.ts";
+import { checkGroupForSetting, type GroupPermissionSetting, REALM_GROUP_SETTING_NAMES, realmGroupId, SYSTEM_GROUPS } from "./group-permissions.ts";
 
 export interface AnonymousGroupValue {
   direct_members: number[];
@@ -242,4 +242,15 @@ export async function applyGroupSettingChange(
     if (await isAnonymousGroup(tx, currentGroupId)) await tx.userGroup.delete({ where: { id: currentGroupId! } });
   }
   return groupSettingValue(tx, groupId);
+}
+
+/**
+ * /register's `realm_<setting>` for each realm group setting (Zulip's
+ * get_group_setting_value_for_register_api): its API value, three queries at most for all of them.
+ */
+export async function realmGroupSettingsForApi(db: Reader, realm: Realm): Promise<Record<string, GroupSettingValue>> {
+  const ids = REALM_GROUP_SETTING_NAMES.map((name) => realmGroupId(realm, name));
+  const values = await groupSettingValues(db, ids);
+  const nobody = ids.some((id) => id === null) ? await systemGroupId(db, realm.id, SYSTEM_GROUPS.NOBODY) : null;
+  return Object.fromEntries(REALM_GROUP_SETTING_NAMES.map((name, i) => [`realm_${name}`, ids[i] === null ? nobody! : values.get(ids[i]!)!]));
 }

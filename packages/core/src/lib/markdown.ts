@@ -157,6 +157,8 @@ interface PreviewState {
   previewed: Set<string>;
   /** "WIDTHxHEIGHT" of uploaded images by path id, where known. */
   dimensions?: Map<string, string>;
+  /** Their uploads' content types, by path id. */
+  contentTypes?: Map<string, string>;
 }
 
 /**
@@ -197,10 +199,12 @@ function previewableUpload(href: string, realmHost: string | null): string | nul
   return PREVIEW_EXTENSIONS.some((extension) => lower.endsWith(extension)) ? pathId : null;
 }
 
-function previewHtml(href: string, title: string | null, fileName: string, dimensions: string | undefined): string {
+function previewHtml(href: string, title: string | null, fileName: string, dimensions: string | undefined, contentType: string | undefined): string {
   const titleAttribute = title === null ? "" : ` title="${escapeAttribute(title)}"`;
-  // Zulip's data-original-dimensions (feature levels 276, 278): the original's size, for layout.
-  const dimensionsAttribute = dimensions === undefined ? "" : ` data-original-dimensions="${escapeAttribute(dimensions)}"`;
+  // Zulip's data-original-dimensions (feature levels 276, 278): the original's size, for layout;
+  // data-original-content-type (feature level 336): its type, so clients know if they can show it.
+  let dimensionsAttribute = dimensions === undefined ? "" : ` data-original-dimensions="${escapeAttribute(dimensions)}"`;
+  if (dimensions !== undefined && contentType !== undefined) dimensionsAttribute += ` data-original-content-type="${escapeAttribute(contentType)}"`;
   // No whitespace inside: clients (zulip-flutter) expect the div, the link and the image alone.
   // Zulip writes no alt; clients ignore it, and without one the link has no accessible name.
   return `<div class="message_inline_image"><a href="${escapeAttribute(href)}"${titleAttribute}><img${dimensionsAttribute} src="${escapeAttribute(href)}" alt="${escapeAttribute(title ?? fileName)}"></a></div>\n`;
@@ -294,7 +298,7 @@ md.core.ruler.after("linkifiers", "image_previews", (state) => {
       let text = "";
       // (Entities are their own tokens until the last core rule joins them to the text.)
       for (let k = j + 1; k < children.length && (children[k]!.type === "text" || children[k]!.type === "text_special"); k++) text += children[k]!.content;
-      found.push(previewHtml(href, text === "" || text === href ? null : text, fileNameOfPathId(pathId), previews.dimensions?.get(pathId)));
+      found.push(previewHtml(href, text === "" || text === href ? null : text, fileNameOfPathId(pathId), previews.dimensions?.get(pathId), previews.contentTypes?.get(pathId)));
     }
     if (found.length === 0) continue;
     const open = tokens[i - 1];
@@ -340,7 +344,7 @@ export function renderMarkdown(content: string, context: RenderContext = {}): Re
     const syntax = syntaxEnv(context);
     const env: RenderEnv = { linkifiers: context.linkifiers, syntax, state: { hasLink: false, hasImage: false }, depth: 0 };
     if (context.imagePreviews) {
-      env.previews = { enabled: previews, realmHost: context.imagePreviews.realmHost ?? null, links: new Set(), previewed: new Set(), dimensions: context.imageDimensions };
+      env.previews = { enabled: previews, realmHost: context.imagePreviews.realmHost ?? null, links: new Set(), previewed: new Set(), dimensions: context.imageDimensions, contentTypes: context.imageContentTypes };
     }
     return { env, syntax, html: md.render(content, env).trimEnd() };
   };

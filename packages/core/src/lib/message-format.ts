@@ -38,6 +38,12 @@ export interface WireMessage {
   reactions: unknown[];
   submessages: Submessage[];
   last_edit_timestamp?: number;
+  last_moved_timestamp?: number;
+  /**
+   * A one-to-one direct message's sender's personal recipient: the recipient_id the receiver sees
+   * (the one their reply would have, feature level 327). The sender sees recipient_id. Never shown.
+   */
+  sender_recipient_id?: number;
   /** Set when the sender asked for a local echo: the queue whose event says `local_message_id`, and that id. */
   sender_queue_id?: string;
   local_id?: string;
@@ -69,6 +75,7 @@ export function finalizeMessage(message: WireMessage, options: { applyMarkdown: 
   result.reactions = message.reactions;
   result.submessages = message.submessages;
   if (message.last_edit_timestamp !== undefined) result.last_edit_timestamp = message.last_edit_timestamp;
+  if (message.last_moved_timestamp !== undefined) result.last_moved_timestamp = message.last_moved_timestamp;
   result.content = options.applyMarkdown ? message.rendered_content : message.raw_content;
   result.content_type = options.applyMarkdown ? "text/html" : "text/x-markdown";
   result.avatar_url = avatarUrl(

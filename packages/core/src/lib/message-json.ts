@@ -3,6 +3,16 @@
 // without building an object per message and serializing it again on every fetch.
 import type { CachedMessage, CachedSender } from "../queries/message-cache.ts";
 import { flagsToNames } from "./message-flags.ts";
+import { EMPTY_TOPIC_DISPLAY_NAME } from "./empty-topic.ts";
+
+/** The cached fields of a message in the empty topic (they start with its subject) for a client without allow_empty_topic_name. */
+const EMPTY_SUBJECT_FIELD = `"subject":""`;
+const DISPLAYED_SUBJECT_FIELD = `"subject":${JSON.stringify(EMPTY_TOPIC_DISPLAY_NAME)}`;
+
+function rowFields(message: CachedMessage, recipient: MessageRecipientJson, context: MessageJsonContext): string {
+  if (message.subject !== "" || recipient.streamId === null || context.allowEmptyTopicName === true) return message.fields;
+  return DISPLAYED_SUBJECT_FIELD + message.fields.slice(EMPTY_SUBJECT_FIELD.length);
+}
 
 export interface MessageJsonContext {
   /** The realm's string_id as JSON (sender_realm_str). */
@@ -11,6 +21,8 @@ export interface MessageJsonContext {
   clientGravatar: boolean;
   /** Senders and reactors of the page. */
   users: Map<number, CachedSender>;
+  /** allow_empty_topic_name (feature level 334): without it, the empty topic reads as its display name. */
+  allowEmptyTopicName?: boolean;
 }
 
 export interface MessageRecipientJson {
@@ -18,6 +30,8 @@ export interface MessageRecipientJson {
   streamId: number | null;
   displayRecipientJson: string;
   topicLinksJson: string;
+  /** What the user sees as recipient_id, when not the message's (an incoming one-to-one message, feature level 327). */
+  recipientId?: number;
 }
 
 /** A message the user has no row for was read from the stream's history. */
@@ -68,7 +82,7 @@ export function messageJson(
   const content = context.applyMarkdown ? `"content":${message.rendered},"content_type":"text/html"` : `"content":${message.raw},"content_type":"text/x-markdown"`;
   let json =
     `{"id":${message.id},"sender_id":${message.sender_id},${sender.fields},"sender_realm_str":${context.realmJson},` +
-    `"recipient_id":${message.recipient_id},${stream},"display_recipient":${recipient.displayRecipientJson},${message.fields},` +
+    `"recipient_id":${recipient.recipientId ?? message.recipient_id},${stream},"display_recipient":${recipient.displayRecipientJson},${rowFields(message, recipient, context)},` +
     `"topic_links":${recipient.topicLinksJson},"subject_links":${recipient.topicLinksJson},"reactions":${reactionsJson(message, context.users)},` +
     `"submessages":${message.submessages},${content},"avatar_url":${sender.avatar[context.clientGravatar ? 1 : 0]},"flags":${flagsJson(flags)}`;
   const extraJson = extra === null ? "" : JSON.stringify(extra).slice(1, -1);

@@ -8,17 +8,46 @@ const WILDCARD_MENTION_POLICY_STREAM_ADMINS = 4;
 const WILDCARD_MENTION_POLICY_ADMINS = 5;
 
 /**
- * Zulip 9.0's integer policies and limits that 3.x did not have (feature levels 56, 75, 85, 101,
- * 162), stored (migration 0030) and sent only to clients of today's API; 3.x clients read the
- * booleans PATCH /realm keeps in step (actions/realm-policies.ts).
+ * Zulip 9.0's integer policies that 3.x did not have (feature levels 56, 75, 85, 101): kept in
+ * step with the groups that replaced them in Zulip 10.0, announced for the clients of 4.0 to 9.0
+ * that read them; neither 3.x clients nor Zulip 10.0's get them (REMOVED_REALM_PROPERTIES).
  */
-export const MODERN_REALM_POLICIES = [
-  "edit_topic_policy",
+export const MODERN_REALM_POLICIES = ["edit_topic_policy", "move_messages_between_streams_policy", "delete_own_message_policy", "add_custom_emoji_policy"] as const;
+
+/** Zulip 9.0's time limits for moving messages (feature level 162), sent only to clients of today's API. */
+export const MODERN_REALM_LIMITS = ["move_messages_within_stream_limit_seconds", "move_messages_between_streams_limit_seconds"] as const;
+
+/**
+ * The integer policies Zulip 10.0 took out of PATCH /realm and `realm` events (feature levels 280
+ * to 352), each replaced by a group setting: clients of today's API get no event for them; 3.x
+ * clients still do for those they read.
+ */
+export const REMOVED_REALM_PROPERTIES: ReadonlySet<string> = new Set([
+  "create_web_public_stream_policy",
+  "delete_own_message_policy",
+  "user_group_edit_policy",
+  "add_custom_emoji_policy",
   "move_messages_between_streams_policy",
+  "edit_topic_policy",
+  "invite_to_realm_policy",
+  "invite_to_stream_policy",
+  "bot_creation_policy",
+  "wildcard_mention_policy",
+]);
+
+/**
+ * Of those, the ones Zulip 10.0's /register no longer has; the rest (user_group_edit_policy,
+ * wildcard_mention_policy, and the stream-creation policies) it still sends, deprecated, as the
+ * superset that best approximates the group (permissions.ts's legacyRealmPolicies).
+ */
+export const REMOVED_REGISTER_POLICIES = [
   "delete_own_message_policy",
   "add_custom_emoji_policy",
-  "move_messages_within_stream_limit_seconds",
-  "move_messages_between_streams_limit_seconds",
+  "move_messages_between_streams_policy",
+  "edit_topic_policy",
+  "invite_to_realm_policy",
+  "invite_to_stream_policy",
+  "bot_creation_policy",
 ] as const;
 
 /** A stored realm setting as today's Zulip encodes it. */
@@ -44,15 +73,21 @@ export const RENAMED_REALM_SETTINGS: Record<string, string> = {
   signup_notifications_stream_id: "signup_announcements_stream_id",
 };
 
-/** A `realm` update or update_dict event with its values in today's encoding. */
-export function modernRealmEvent<E extends Record<string, unknown>>(event: E): E {
+/**
+ * A `realm` update or update_dict event with its values in today's encoding, or null when it only
+ * carries properties Zulip 10.0 removed.
+ */
+export function modernRealmEvent<E extends Record<string, unknown>>(event: E): E | null {
   if (event.op === "update" && typeof event.property === "string") {
+    if (REMOVED_REALM_PROPERTIES.has(event.property)) return null;
     const value = modernRealmValue(event.property, event.value);
     const property = RENAMED_REALM_SETTINGS[event.property] ?? event.property;
     return value === event.value && property === event.property ? event : { ...event, property, value };
   }
   if (event.op === "update_dict" && typeof event.data === "object" && event.data !== null) {
-    const data = Object.fromEntries(Object.entries(event.data as Record<string, unknown>).map(([key, value]) => [key, modernRealmValue(key, value)]));
+    const entries = Object.entries(event.data as Record<string, unknown>).filter(([key]) => !REMOVED_REALM_PROPERTIES.has(key));
+    if (entries.length === 0) return null;
+    const data = Object.fromEntries(entries.map(([key, value]) => [key, modernRealmValue(key, value)]));
     return { ...event, data };
   }
   return event;

@@ -1,5 +1,6 @@
 // Narrows as clients send them, in either of Zulip's encodings:
 // [{"operator": "stream", "operand": "general", "negated": false}] or [["stream", "general"]].
+import { emptyTopicFromDisplayName } from "./empty-topic.ts";
 import { fitsPostgresInteger } from "./validation.ts";
 import { JsonableError } from "../errors.ts";
 
@@ -43,9 +44,10 @@ export const RESOLVED_TOPIC_PREFIX = "✔ ";
 
 /**
  * `dm` is the name of `private` since feature level 177; `resolved`: topics starting with "✔ ";
- * `followed`: topics the user follows (feature level 265).
+ * `followed`: topics the user follows (feature level 265); `muted`: muted topics, and muted streams'
+ * topics not unmuted or followed (feature level 366).
  */
-const IS_OPERANDS = ["private", "dm", "starred", "mentioned", "alerted", "unread", "read", "resolved", "followed"];
+const IS_OPERANDS = ["private", "dm", "starred", "mentioned", "alerted", "unread", "read", "resolved", "followed", "muted"];
 const HAS_OPERANDS = ["link", "attachment", "image", "reaction"];
 const STREAMS_OPERANDS = ["public", "web-public"];
 /** Operators whose operand may be a number (Zulip's NarrowParameter); a list of ids for pm-with. */
@@ -100,6 +102,8 @@ export function parseNarrow(raw: unknown): NarrowTerm[] {
     if ((op === "id" || op === "near" || op === "with") && (!/^\d+$/.test(String(operand)) || !fitsPostgresInteger(String(operand)))) throw new BadNarrowError(`invalid message ID ${String(operand)}`);
     // A conversation cannot be excluded by one of its messages (Zulip has no negated `with`).
     if (op === "with" && negated) throw new BadNarrowError("'with' cannot be negated");
+    // The empty topic's display name names it (feature level 334), as a client without it shows it.
+    if (op === "topic") operand = emptyTopicFromDisplayName(operand as string);
     return { operator: op, operand: operand as NarrowTerm["operand"], negated };
   });
   if (terms.filter((term) => term.operator === "with").length > 1) throw new BadNarrowError("duplicate 'with' operators");

@@ -55,6 +55,8 @@ export function buildWebhookRequest(
   // more than the rest of the payload's making.
   const wireMessage = finalizeMessage(message, { applyMarkdown: false, clientGravatar: false });
   wireMessage.rendered_content = message.rendered_content;
+  // The bot received it: a one-to-one message says what the bot's reply would have (feature level 327).
+  if (message.sender_recipient_id !== undefined && message.sender_id !== bot.id) wireMessage.recipient_id = message.sender_recipient_id;
   const payload = {
     data: message.raw_content,
     message: wireMessage,

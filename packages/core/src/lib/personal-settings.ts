@@ -182,7 +182,12 @@ export const PERSONAL_SETTINGS: readonly PersonalSetting[] = [
   bool("send_stream_typing_notifications"),
   bool("send_private_typing_notifications"),
   bool("send_read_receipts"),
+  // Feature level 293: whether administrators may export the user's private data (a user setting, not an organization default).
+  bool("allow_private_data_export"),
   bool("receives_typing_notifications"),
+  // Zulip 10.0 (feature levels 329 and 350).
+  bool("web_suggest_update_timezone"),
+  bool("hide_ai_features"),
 ];
 
 export const PERSONAL_SETTINGS_BY_NAME: ReadonlyMap<string, PersonalSetting> = new Map(PERSONAL_SETTINGS.map((setting) => [setting.name, setting]));

@@ -69,8 +69,10 @@ export const REALM_TABLES: ExportTable[] = [
     hasId: true,
     refs: { realm_id: "zerver_realm", recipient_id: "zerver_recipient" },
     deferred: ["recipient_id"],
-    // Set from the imported messages.
-    omit: ["first_message_id"],
+    // first_message_id is set from the imported messages. The email token lets anyone who has it
+    // post by email: a secret, as Zulip's channel email addresses, which it never exports; an
+    // import makes a new one.
+    omit: ["first_message_id", "email_token"],
     where: "t.realm_id = $1",
   },
   {

@@ -8,10 +8,13 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { once } from "node:events";
+import { randomBytes } from "node:crypto";
 import type { PrismaClient } from "@chat/db";
 import type { FileStorage } from "@chat/storage";
 import { avatarStorageKeys, customEmojiStorageKey } from "./avatars.ts";
 import { uploadStorageKey } from "./uploads.ts";
+import { EMAIL_ADDRESS_VISIBILITY_NOBODY } from "./email-visibility.ts";
+import { newUserSettingColumns } from "../actions/realm-user-defaults.ts";
 import {
   ATTACHMENT_TABLE,
   exportFieldName,
@@ -27,6 +30,8 @@ import { tarGzStream, type TarEntry } from "./realm-export-tar.ts";
 
 type Row = Record<string, unknown>;
 type Db = Pick<PrismaClient, "$queryRawUnsafe">;
+/** What writing an export reads with (the organization's defaults are read with $queryRaw). */
+type ExportDb = Pick<PrismaClient, "$queryRawUnsafe" | "$queryRaw">;
 
 /** Rows read at once from a table with ids. */
 const PAGE = 2000;
@@ -34,8 +39,97 @@ const PAGE = 2000;
 export const MAX_EXPORT_BYTES = 64 * 1024 ** 3;
 
 export interface RealmExportOptions {
-  /** Zulip's public export (what POST /export/realm makes): only public streams' messages. */
+  /** Zulip's public export (what POST /export/realm makes by default): only public streams' messages. */
   publicOnly: boolean;
+  /**
+   * Zulip's full export with consent (export_type 2, feature level 304): private data of these
+   * users only (consentedUserIds in actions/realm-export.ts). Absent with publicOnly false: every
+   * user's (the operators' full export).
+   */
+  consentedUserIds?: number[];
+}
+
+/**
+ * Tables of one user's private data, by the column naming the user (Zulip's Configs with
+ * limit_to_consenting_users): in an export with consent, only consenting users' rows; in a public
+ * export, nobody's. Custom profile field values are public, as Zulip's.
+ */
+const CONSENT_LIMITED: Record<string, string> = {
+  alert_word: "user_id",
+  user_status: "user_id",
+  user_topic: "user_id",
+  muted_user: "user_id",
+  service: "user_id",
+  bot_config_data: "bot_profile_id",
+  bot_storage_data: "user_id",
+};
+
+/** A subscription's personal choices, as a user whose private data the export does not hold is exported with (Zulip's scrubbed Subscription). */
+const SCRUBBED_SUBSCRIPTION: Row = {
+  is_muted: false,
+  pin_to_top: false,
+  desktop_notifications: null,
+  audible_notifications: null,
+  push_notifications: null,
+  email_notifications: null,
+  wildcard_mentions_notify: null,
+};
+/** Zulip's STREAM_ASSIGNMENT_COLORS' first few: a colour that says nothing of the user's. */
+const NEUTRAL_COLORS = ["#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd", "#addfe5"];
+
+/**
+ * What becomes of the row of a user whose private data the export does not hold (Zulip's
+ * custom_fetch_user_profile): their personal settings are the organization's defaults for new
+ * users, their email address visibility stays, and if nobody may see their address, the export
+ * does not either: it holds a made-up one, and in a public export the account (which cannot be
+ * used without its address) becomes a deactivated mirror dummy.
+ */
+async function userScrubber(db: ExportDb, realmId: number, privateOf: Set<number>, publicOnly: boolean): Promise<(row: Row) => void> {
+  const [realm] = await db.$queryRawUnsafe<{ id: number; default_twenty_four_hour_time: boolean }[]>("SELECT id, default_twenty_four_hour_time FROM realm WHERE id = $1", realmId);
+  const defaults = Object.entries(await newUserSettingColumns(db, realm)).filter(([column]) => column !== "email_address_visibility");
+  return (row) => {
+    if (privateOf.has(row.id as number)) return;
+    for (const [column, value] of defaults) if (column in row) row[column] = value;
+    if (row.email_address_visibility === EMAIL_ADDRESS_VISIBILITY_NOBODY) {
+      const domain = String(row.email ?? "").split("@").pop() || "export.invalid";
+      row.delivery_email = `exported-user-${randomBytes(16).toString("hex")}@${domain}`;
+      if (publicOnly) {
+        row.is_mirror_dummy = true;
+        row.is_active = false;
+      }
+    }
+  };
+}
+
+/** A literal array of ids for SQL (integers only, so nothing can be injected). */
+function idArray(ids: number[]): string {
+  return `'{${ids.filter((id) => Number.isSafeInteger(id)).join(",")}}'::int[]`;
+}
+
+/**
+ * The condition on `t` (a message, `$1` the realm) choosing the messages an export holds:
+ *  - public: the public streams' messages;
+ *  - with consent (Zulip's export_partial_message_files for EXPORT_FULL_WITH_CONSENT): the public
+ *    streams', those of private streams with shared history a consenting user is subscribed to,
+ *    those of private streams with protected history a consenting user is subscribed to and
+ *    received, and the direct messages a consenting user sent or received;
+ *  - full: all.
+ * Unlike Zulip, which counts any subscription a consenting user ever had, only current ones count:
+ * a user who left a private stream consents to nothing said there since.
+ */
+function messageCondition(options: RealmExportOptions): string {
+  const publicStreams = "SELECT recipient_id FROM stream WHERE realm_id = $1 AND NOT invite_only AND recipient_id IS NOT NULL";
+  if (options.publicOnly) return ` AND t.recipient_id IN (${publicStreams})`;
+  if (options.consentedUserIds === undefined) return "";
+  const ids = idArray(options.consentedUserIds);
+  const subscribed = `SELECT recipient_id FROM subscription WHERE active AND user_id = ANY(${ids})`;
+  const received = `EXISTS (SELECT 1 FROM user_message um WHERE um.message_id = t.id AND um.user_id = ANY(${ids}))`;
+  return (
+    ` AND (t.recipient_id IN (${publicStreams})` +
+    ` OR t.recipient_id IN (SELECT recipient_id FROM stream WHERE realm_id = $1 AND invite_only AND history_public_to_subscribers AND recipient_id IN (${subscribed}))` +
+    ` OR (t.recipient_id IN (SELECT recipient_id FROM stream WHERE realm_id = $1 AND invite_only AND NOT history_public_to_subscribers AND recipient_id IN (${subscribed})) AND ${received})` +
+    ` OR (t.recipient_id IN (SELECT id FROM recipient WHERE type <> 2) AND ${received}))`
+  );
 }
 
 const columnCache = new Map<string, string[]>();
@@ -181,7 +275,7 @@ interface StoredEntry {
  * Writes the export of `realmId` to storage under `key`. Returns its size. Everything staged on
  * disk is removed, whether or not it succeeds; a failure leaves nothing in storage.
  */
-export async function writeRealmExport(db: Db, storage: FileStorage, realmId: number, key: string, options: RealmExportOptions): Promise<number> {
+export async function writeRealmExport(db: ExportDb, storage: FileStorage, realmId: number, key: string, options: RealmExportOptions): Promise<number> {
   const dir = await mkdtemp(path.join(tmpdir(), "realm-export-"));
   try {
     const staged: StagedFile[] = [];
@@ -190,18 +284,35 @@ export async function writeRealmExport(db: Db, storage: FileStorage, realmId: nu
       staged.push({ path: name, file });
       return new JsonFileWriter(file);
     };
-    // The messages of the export: all of them, or those of public streams.
-    const messageWhere = options.publicOnly
-      ? " AND t.recipient_id IN (SELECT recipient_id FROM stream WHERE realm_id = $1 AND NOT invite_only AND recipient_id IS NOT NULL)"
-      : "";
+    // The messages of the export: all of them, those of public streams, or those consenting users may read.
+    const messageWhere = messageCondition(options);
+    const consenting = options.consentedUserIds === undefined ? null : new Set(options.consentedUserIds);
+    // The users whose private data the export holds (null: everyone's). A public export holds
+    // nobody's, as Zulip's: its users' messages read and flags stay (fetch_usermessages), their
+    // alert words, muted users and topics, statuses, bots' data, subscriptions' and account's
+    // personal settings do not.
+    const privateOf = options.publicOnly ? new Set<number>() : consenting;
+    const scrubUsers = privateOf === null ? null : await userScrubber(db, realmId, privateOf, options.publicOnly);
 
     // realm.json
     const realm = stage("realm.json");
     await realm.write("{");
     let first = true;
     for (const spec of REALM_TABLES) {
+      const limitedBy = privateOf === null ? undefined : CONSENT_LIMITED[spec.table];
+      const extra = limitedBy === undefined ? "" : ` AND t.${limitedBy} = ANY(${idArray([...privateOf!])})`;
       const decorate =
-        spec.key === "zerver_defaultstreamgroup"
+        spec.key === "zerver_userprofile" && scrubUsers !== null
+          ? async (rows: Row[]) => rows.forEach(scrubUsers)
+          : spec.key === "zerver_subscription" && privateOf !== null
+          ? async (rows: Row[]) => {
+              for (const row of rows) {
+                if (privateOf.has(row.user_profile as number)) continue;
+                for (const [field, value] of Object.entries(SCRUBBED_SUBSCRIPTION)) if (field in row) row[field] = value;
+                if ("color" in row) row.color = NEUTRAL_COLORS[(row.recipient as number) % NEUTRAL_COLORS.length];
+              }
+            }
+          : spec.key === "zerver_defaultstreamgroup"
           ? async (rows: Row[]) => {
               for (const row of rows) {
                 const streams = await db.$queryRawUnsafe<{ stream_id: number }[]>("SELECT stream_id FROM default_stream_group_stream WHERE group_id = $1 ORDER BY stream_id", row.id);
@@ -209,7 +320,7 @@ export async function writeRealmExport(db: Db, storage: FileStorage, realmId: nu
               }
             }
           : undefined;
-      await writeTable(db, realm, spec, realmId, "", first, decorate);
+      await writeTable(db, realm, spec, realmId, extra, first, decorate);
       first = false;
     }
     const exportedMessage = `t.message_id IN (SELECT id FROM message t WHERE t.realm_id = $1${messageWhere})`;
@@ -250,7 +361,14 @@ export async function writeRealmExport(db: Db, storage: FileStorage, realmId: nu
           .join(","),
       );
       await out.write('],"zerver_usermessage":[');
-      const userMessages = ids.length === 0 ? [] : await db.$queryRawUnsafe<Row[]>("SELECT * FROM user_message WHERE message_id = ANY($1::int[]) ORDER BY message_id, user_id", ids);
+      // With consent, only the consenting users' rows (Zulip's fetch_usermessages): what others read or starred is theirs.
+      const userMessages =
+        ids.length === 0
+          ? []
+          : await db.$queryRawUnsafe<Row[]>(
+              `SELECT * FROM user_message WHERE message_id = ANY($1::int[])${consenting === null ? "" : ` AND user_id = ANY(${idArray([...consenting])})`} ORDER BY message_id, user_id`,
+              ids,
+            );
       await out.write(userMessages.map((um) => JSON.stringify(exportRow(USER_MESSAGE_TABLE, userMessageColumns, um))).join(","));
       await out.write("]}");
       await out.close();
@@ -262,7 +380,7 @@ export async function writeRealmExport(db: Db, storage: FileStorage, realmId: nu
     const attachments = stage("attachment.json");
     const uploads: StoredEntry[] = [];
     const uploadRecords: Row[] = [];
-    const attachmentWhere = options.publicOnly ? ` AND t.id IN (SELECT attachment_id FROM attachment_message WHERE ${exportedMessage.replace("t.message_id", "message_id")})` : "";
+    const attachmentWhere = messageWhere !== "" ? ` AND t.id IN (SELECT attachment_id FROM attachment_message WHERE ${exportedMessage.replace("t.message_id", "message_id")})` : "";
     await attachments.write("{");
     await writeTable(db, attachments, ATTACHMENT_TABLE, realmId, attachmentWhere, true, async (rows) => {
       for (const row of rows) {

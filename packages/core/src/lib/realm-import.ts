@@ -738,8 +738,9 @@ const MAX_TOPIC_LENGTH = 60;
  * A message's edit_history (Zulip's: a JSON string, or a list, newest edit first) as message_edit
  * rows, oldest first so their ids keep the order: users and streams by their new ids, an unknown
  * editor the message's sender, an unknown stream dropped from its entry. Earlier contents are
- * rendered again here (never the export's HTML). Sets last_edit_time from the newest entry when
- * the export has none.
+ * rendered again here (never the export's HTML). From the history, last_edit_time becomes its
+ * newest content edit and last_moved_time its newest move (resolving a topic is none), as feature
+ * level 365 reads them: Zulip's last_edit_time counts moves too.
  */
 async function editRows(
   ictx: ImportContext,
@@ -760,7 +761,11 @@ async function editRows(
   }
   if (!Array.isArray(history)) return [];
   const out: Row[] = [];
-  let newest: number | null = null;
+  let newestContent: number | null = null;
+  let newestMove: number | null = null;
+  // Newest first: an entry's topic after the edit is the newer topic change's previous one.
+  let topicAfter = typeof message.subject === "string" ? message.subject : "";
+  const unresolved = (topic: string) => topic.replace(/^[✔ ]+/u, "");
   for (const entry of history.slice(0, MAX_EDITS_PER_MESSAGE) as unknown[]) {
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) continue;
     const e = entry as Row;
@@ -786,10 +791,21 @@ async function editRows(
       edit.prev_rendered_content_version = String(MARKDOWN_VERSION);
     }
     if (edit.prev_topic === undefined && edit.prev_stream_id === undefined && edit.prev_content === undefined) continue;
-    newest = newest === null ? timestamp : Math.max(newest, timestamp);
+    let moved = edit.prev_stream_id !== undefined;
+    if (typeof edit.prev_topic === "string") {
+      const after = typeof e.topic === "string" ? e.topic : topicAfter;
+      if (unresolved(edit.prev_topic) !== unresolved(after)) moved = true;
+      topicAfter = edit.prev_topic;
+    }
+    if (moved) newestMove = Math.max(newestMove ?? 0, timestamp);
+    if (edit.prev_content !== undefined) newestContent = Math.max(newestContent ?? 0, timestamp);
     out.push(edit);
   }
-  if (newest !== null && (message.last_edit_time === undefined || message.last_edit_time === null)) message.last_edit_time = new Date(Math.floor(newest) * 1000).toISOString();
+  if (out.length > 0) {
+    const at = (seconds: number | null) => (seconds === null ? null : new Date(Math.floor(seconds) * 1000).toISOString());
+    message.last_edit_time = at(newestContent);
+    message.last_moved_time = at(newestMove);
+  }
   return out.reverse();
 }
 

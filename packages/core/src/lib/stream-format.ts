@@ -1,11 +1,49 @@
-import type { StreamModel, SubscriptionModel } from "@chat/db";
+import type { StreamModel, SubscriptionModel, Tx } from "@chat/db";
+import { groupSettingValues, type GroupSettingValue } from "./group-setting-values.ts";
 
 export const STREAM_POST_POLICY_EVERYONE = 1;
 export const STREAM_POST_POLICY_ADMINS = 2;
 export const STREAM_POST_POLICY_RESTRICT_NEW_MEMBERS = 3;
 
-/** The Stream object of the contract. */
-export function formatStream(stream: StreamModel): Record<string, unknown> {
+/**
+ * A channel's permission settings (Zulip 10.0's Stream.stream_permission_group_settings), each a
+ * group-setting value in the API (feature levels 320, 325, 333, 342, 357) and a `<name>_id` column.
+ */
+export const STREAM_GROUP_SETTING_NAMES = [
+  "can_add_subscribers_group",
+  "can_administer_channel_group",
+  "can_remove_subscribers_group",
+  "can_send_message_group",
+  "can_subscribe_group",
+] as const;
+export type StreamGroupSettingName = (typeof STREAM_GROUP_SETTING_NAMES)[number];
+
+/** The group a channel setting holds. */
+export function streamSettingGroupId(stream: StreamModel, name: StreamGroupSettingName): number | null {
+  return (stream as unknown as Record<string, number | null>)[`${name}_id`] ?? null;
+}
+
+/** The API values of these streams' settings (anonymous groups as members and subgroups): at most three queries. */
+export function streamGroupValues(db: Pick<Tx, "$queryRaw">, streams: readonly StreamModel[]): Promise<Map<number, GroupSettingValue>> {
+  return groupSettingValues(db, streams.flatMap((stream) => STREAM_GROUP_SETTING_NAMES.map((name) => streamSettingGroupId(stream, name))));
+}
+
+/** Stream objects for these streams, with their settings' values read in one go. */
+export async function formatStreams(db: Pick<Tx, "$queryRaw">, streams: readonly StreamModel[]): Promise<Array<Record<string, unknown>>> {
+  const values = await streamGroupValues(db, streams);
+  return streams.map((stream) => formatStream(stream, values));
+}
+
+/**
+ * The Stream object of the contract. `groupValues` (streamGroupValues) shows the permission
+ * settings; a setting whose group it lacks is shown by the group's id.
+ */
+export function formatStream(stream: StreamModel, groupValues: ReadonlyMap<number, GroupSettingValue>): Record<string, unknown> {
+  const settings: Record<string, GroupSettingValue> = {};
+  for (const name of STREAM_GROUP_SETTING_NAMES) {
+    const id = streamSettingGroupId(stream, name);
+    if (id !== null) settings[name] = groupValues.get(id) ?? id;
+  }
   return {
     stream_id: stream.id,
     name: stream.name,
@@ -19,12 +57,18 @@ export function formatStream(stream: StreamModel): Record<string, unknown> {
     first_message_id: stream.first_message_id,
     message_retention_days: stream.message_retention_days,
     date_created: Math.floor(stream.date_created.getTime() / 1000),
-    // Who may unsubscribe others (feature levels 142, 197): a system group's id.
-    ...(stream.can_remove_subscribers_group_id === null ? {} : { can_remove_subscribers_group: stream.can_remove_subscribers_group_id }),
+    // Who may post, administer, subscribe others, subscribe, unsubscribe others: group-setting
+    // values. stream_post_policy (kept in step with can_send_message_group) is the integer policy
+    // closest to it that lets no fewer users post (feature level 333).
+    ...settings,
     // Feature level 254; null for streams from before it was kept.
     creator_id: stream.creator_id ?? null,
     // Feature level 199: messages a week over the last four weeks, null under a week old (refreshed by a worker).
     stream_weekly_traffic: stream.stream_weekly_traffic ?? null,
+    // Feature level 315: archived (DELETE /streams/{id}); listed only to archived_channels clients.
+    is_archived: stream.deactivated,
+    // Feature level 323: messages in the last 180 days (kept by the worker, actions/stream-activity.ts).
+    is_recently_active: stream.is_recently_active,
   };
 }
 
@@ -72,10 +116,10 @@ export function resolveNullNotificationSettings(subscription: Record<string, unk
 export function formatSubscription(
   subscription: SubscriptionModel,
   stream: StreamModel,
-  options: { emailDomain: string; subscribers?: number[] | string[] },
+  options: { emailDomain: string; subscribers?: number[] | string[]; groupValues: ReadonlyMap<number, GroupSettingValue> },
 ): Record<string, unknown> {
   const result: Record<string, unknown> = {
-    ...formatStream(stream),
+    ...formatStream(stream, options.groupValues),
     color: subscription.color,
     is_muted: subscription.is_muted,
     in_home_view: !subscription.is_muted,

@@ -33,7 +33,10 @@ export interface MessageRow {
   /** Seconds since the epoch. */
   timestamp: number;
   sending_client: string;
+  /** When the content was last edited. */
   last_edit_timestamp: number | null;
+  /** When the message was last moved to another channel or topic (feature level 365). */
+  last_moved_timestamp: number | null;
   is_me_message: boolean;
   reactions: ReactionRow[] | null;
   /** Oldest first; null for none. */
@@ -46,7 +49,7 @@ export interface CachedMessage {
   sender_id: number;
   recipient_id: number;
   subject: string;
-  /** JSON text of the fields that come from the row alone: `"subject":…,"timestamp":…,"client":…,"is_me_message":…` and an edit's time. */
+  /** JSON text of the fields that come from the row alone: `"subject":…,"timestamp":…,"client":…,"is_me_message":…` and the last edit's and move's times. */
   fields: string;
   /** The rendered and the raw content, each a JSON string. */
   rendered: string;
@@ -64,10 +67,13 @@ export interface SenderRow {
   short_name: string;
   avatar_source: string;
   avatar_version: number;
+  /** Their personal recipient (what a one-to-one message from them says to its receiver). */
+  recipient_id: number | null;
 }
 
 export interface CachedSender {
   id: number;
+  recipient_id: number | null;
   email: string;
   full_name: string;
   /** JSON text: `"sender_full_name":…,"sender_short_name":…,"sender_email":…`. */
@@ -79,6 +85,7 @@ export interface CachedSender {
 export function cachedMessageFromRow(row: MessageRow): CachedMessage {
   let fields = `"subject":${JSON.stringify(row.subject)},"timestamp":${row.timestamp},"client":${JSON.stringify(row.sending_client)},"is_me_message":${row.is_me_message}`;
   if (row.last_edit_timestamp !== null) fields += `,"last_edit_timestamp":${row.last_edit_timestamp}`;
+  if (row.last_moved_timestamp !== null) fields += `,"last_moved_timestamp":${row.last_moved_timestamp}`;
   return {
     id: row.id,
     version: row.version,
@@ -97,6 +104,7 @@ export function cachedSenderFromRow(row: SenderRow): CachedSender {
   const avatar = (clientGravatar: boolean) => JSON.stringify(avatarUrl(row, clientGravatar));
   return {
     id: row.id,
+    recipient_id: row.recipient_id,
     email: row.email,
     full_name: row.full_name,
     fields: `"sender_full_name":${JSON.stringify(row.full_name)},"sender_short_name":${JSON.stringify(row.short_name)},"sender_email":${JSON.stringify(row.email)}`,
@@ -148,7 +156,8 @@ export class MessageCache {
       Prisma.sql`
         SELECT m.id, m.cache_version AS version, m.sender_id, m.recipient_id, m.subject, m.content AS raw_content,
                coalesce(m.rendered_content, '') AS rendered_content, floor(extract(epoch FROM m.date_sent))::int AS timestamp,
-               m.sending_client, floor(extract(epoch FROM m.last_edit_time))::int AS last_edit_timestamp, m.is_me_message,
+               m.sending_client, floor(extract(epoch FROM m.last_edit_time))::int AS last_edit_timestamp,
+               floor(extract(epoch FROM m.last_moved_time))::int AS last_moved_timestamp, m.is_me_message,
                (SELECT json_agg(json_build_object('emoji_name', rc.emoji_name, 'emoji_code', rc.emoji_code,
                                                   'reaction_type', rc.reaction_type, 'user_id', rc.user_id) ORDER BY rc.id)
                 FROM reaction rc WHERE rc.message_id = m.id) AS reactions,
@@ -189,7 +198,7 @@ export class MessageCache {
     // Read after the generation was: the rows are at least as new as the copy they join.
     const rows = await leanSql(this.db).query<SenderRow>(
       Prisma.sql`
-        SELECT id, realm_id, email, full_name, short_name, avatar_source, avatar_version
+        SELECT id, realm_id, email, full_name, short_name, avatar_source, avatar_version, recipient_id
         FROM user_profile WHERE id = ANY(${missing}::int[])`,
       { prepare: true },
     );

@@ -16,9 +16,9 @@ import { BadNarrowError, RESOLVED_TOPIC_PREFIX, type NarrowTerm } from "../lib/n
 import { MAX_PRIVATE_RECIPIENTS, RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { isGuest } from "../lib/roles.ts";
 import { realmLinkifiers } from "./linkifiers.ts";
-import type { CachedMessage, MessageCache } from "./message-cache.ts";
+import type { CachedMessage, CachedSender, MessageCache } from "./message-cache.ts";
 import { accessMessage, invalidMessageError, type AccessedMessage } from "./messages.ts";
-import { canSeeStream, findStreamForHotPath } from "./streams.ts";
+import { canSeeStream, findStreamForHotPath, hasContentAccessViaGroups } from "./streams.ts";
 import { usersByEmail } from "./users.ts";
 import { VisibilityPolicy } from "./user-topics.ts";
 
@@ -31,6 +31,11 @@ export type Anchor = number | "newest" | "oldest" | "first_unread";
 /** Which messages: a range around an anchor in a narrow. */
 export interface RangeRequest {
   anchor: Anchor;
+  /**
+   * Instead of a range: exactly these messages, those of them the narrow selects (feature level
+   * 300). The anchor and the counts are then unused.
+   */
+  messageIds?: number[];
   /** Whether the anchor itself is part of the range (feature level 155; default true). */
   includeAnchor?: boolean;
   numBefore: number;
@@ -41,10 +46,13 @@ export interface RangeRequest {
 export interface FetchRequest extends RangeRequest {
   applyMarkdown: boolean;
   clientGravatar: boolean;
+  /** Feature level 334: the empty topic as "" (else as its display name). */
+  allowEmptyTopicName?: boolean;
 }
 
 export interface FetchResult {
-  anchor: number;
+  /** Absent when the request named its messages (message_ids), as in Zulip. */
+  anchor?: number;
   found_anchor: boolean;
   found_oldest: boolean;
   found_newest: boolean;
@@ -101,9 +109,13 @@ async function findUsers(prisma: PrismaClient, actor: Actor, operands: Array<str
 }
 
 async function findStream(prisma: PrismaClient, actor: Actor, operand: string | number): Promise<{ stream: StreamModel; subscribed: boolean }> {
-  const found = await findStreamForHotPath(prisma, actor, operand, [actor.id]);
+  // An archived stream's history stays readable to those with access (feature level 360).
+  const found = await findStreamForHotPath(prisma, actor, operand, [actor.id], { includeArchived: true });
   // Not read (null) only for a public stream and a non-guest, whom these rules treat alike either way.
-  const subscribed = found?.subscribed ?? false;
+  let subscribed = found?.subscribed ?? false;
+  // Those a private stream's can_add_subscribers_group or can_subscribe_group lets read it read it
+  // as its subscribers do (feature level 354).
+  if (found && !subscribed && found.stream.invite_only) subscribed = await hasContentAccessViaGroups(prisma, actor, found.stream.id);
   if (!found || !canSeeStream(actor, found.stream, subscribed)) throw new BadNarrowError(`unknown stream ${operand}`);
   return { stream: found.stream, subscribed };
 }
@@ -200,6 +212,16 @@ export async function compileNarrow(prisma: PrismaClient, actor: Actor, narrow: 
         if (operand === "followed") {
           condition = Prisma.sql`EXISTS (SELECT 1 FROM user_topic ut WHERE ut.user_id = ${actor.id} AND ut.recipient_id = m.recipient_id
             AND ut.visibility_policy = ${VisibilityPolicy.FOLLOWED} AND lower(ut.topic_name) = lower(m.subject))`;
+          break;
+        }
+        // Muted (feature level 366): a muted topic, or a muted stream's topic the user did not
+        // unmute or follow (the complement of Zulip's exclude_muting_conditions; no DM is muted).
+        if (operand === "muted") {
+          const policy = (policies: number[]) => Prisma.sql`EXISTS (SELECT 1 FROM user_topic ut WHERE ut.user_id = ${actor.id} AND ut.recipient_id = m.recipient_id
+            AND ut.visibility_policy = ANY(${policies}::int[]) AND lower(ut.topic_name) = lower(m.subject))`;
+          condition = Prisma.sql`(${policy([VisibilityPolicy.MUTED])} OR (
+            EXISTS (SELECT 1 FROM subscription ms WHERE ms.user_id = ${actor.id} AND ms.recipient_id = m.recipient_id AND ms.active AND ms.is_muted)
+            AND NOT ${policy([VisibilityPolicy.UNMUTED, VisibilityPolicy.FOLLOWED])}))`;
           break;
         }
         needsRows = true;
@@ -406,6 +428,10 @@ interface SelectedRange {
 
 /** Checks a range's bounds as Zulip does for GET /messages and POST /messages/flags/narrow. */
 function checkRange(request: RangeRequest, max: number): void {
+  if (request.messageIds !== undefined) {
+    if (request.messageIds.length > max) throw badRequest(`Too many messages requested (maximum ${max}).`);
+    return;
+  }
   const { numBefore, numAfter } = request;
   if (numBefore < 0 || numAfter < 0) throw badRequest("num_before and num_after must not be negative");
   if (numBefore + numAfter > max) throw badRequest(`Too many messages requested (maximum ${max}).`);
@@ -422,6 +448,7 @@ async function selectRange(
   const { numBefore, numAfter } = request;
   const narrow = await resolveWithOperator(prisma, actor, request.narrow);
   const compiled = await compileNarrow(prisma, actor, narrow);
+  if (request.messageIds !== undefined) return selectNamed(prisma, actor, narrow, compiled, request.messageIds, version, withLinkifiers);
 
   let anchor: number;
   if (request.anchor === "newest") anchor = NEWEST_ANCHOR;
@@ -456,6 +483,34 @@ async function selectRange(
   return { anchor, rows, found_anchor: at.length === 1, found_oldest: foundOldest, found_newest: foundNewest, narrow, compiled, linkifiers };
 }
 
+/**
+ * The named messages (message_ids, feature level 300) the narrow selects, ascending. Nothing is
+ * found in the sense of a range: found_anchor, found_oldest and found_newest are false, as Zulip's.
+ */
+async function selectNamed(
+  prisma: PrismaClient,
+  actor: Actor,
+  narrow: NarrowTerm[],
+  compiled: Compiled,
+  messageIds: number[],
+  version: ActorVersion | null,
+  withLinkifiers: boolean,
+): Promise<SelectedRange> {
+  // An id no message can have names nothing (and must not reach Postgres' integer).
+  const ids = [...new Set(messageIds.filter((id) => id > 0 && fitsPostgresInteger(id)))];
+  const named: Compiled = { ...compiled, conditions: [...compiled.conditions, Prisma.sql`m.id = ANY(${ids}::int[])`] };
+  const [rows, linkifiers] = await Promise.all([
+    // The limit rounded up to a power of two: the stream narrow's page query is prepared per limit.
+    selectPage(prisma, actor, named, { range: { op: ">", id: 0 }, order: "ASC", limit: ids.length === 0 ? 0 : 2 ** Math.ceil(Math.log2(ids.length)) }, version),
+    !withLinkifiers ? Promise.resolve([]) : (actor.realmLinkifiers ?? realmLinkifiers(prisma, actor.realm_id)),
+  ]);
+  if (version !== null) {
+    if (rows.length > 0 && rows[0].actor_valid !== true) throw new StaleActorError();
+    if (rows.length === 0) await checkActorVersion(prisma, version);
+  }
+  return { anchor: 0, rows, found_anchor: false, found_oldest: false, found_newest: false, narrow, compiled: named, linkifiers };
+}
+
 /** The ids of a range's messages, ascending (POST /messages/flags/narrow), bounded by `max`. */
 export async function fetchMessageIds(
   prisma: PrismaClient,
@@ -466,6 +521,15 @@ export async function fetchMessageIds(
   checkRange(request, max);
   const range = await selectRange(prisma, actor, request, null, false);
   return { ids: range.rows.map((row) => row.id), found_oldest: range.found_oldest, found_newest: range.found_newest };
+}
+
+/**
+ * An incoming one-to-one message's recipient_id as its receiver sees it: the one their reply would
+ * have, the sender's personal recipient (feature level 327); undefined for any other message.
+ */
+function incomingRecipientId(actor: Actor, row: PageRow, message: CachedMessage, users: Map<number, CachedSender>): number | undefined {
+  if (row.recipient_type !== RECIPIENT_PERSONAL || row.recipient_type_id !== actor.id || message.sender_id === actor.id) return undefined;
+  return users.get(message.sender_id)?.recipient_id ?? undefined;
 }
 
 /**
@@ -498,6 +562,7 @@ export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, a
     applyMarkdown: request.applyMarkdown,
     clientGravatar: request.clientGravatar,
     users,
+    allowEmptyTopicName: request.allowEmptyTopicName,
   };
   // A page holds few topics and streams.
   const topicLinksJson = new Map<string, string>();
@@ -512,12 +577,13 @@ export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, a
     const isStream = pinned !== null || row.recipient_type === RECIPIENT_STREAM;
     const recipient = isStream
       ? { streamId: pinned?.id ?? row.recipient_type_id!, displayRecipientJson: pinned?.nameJson ?? JSON.stringify(row.stream_name), topicLinksJson: linksOf(message.subject) }
-      : { streamId: null, displayRecipientJson: JSON.stringify(participants.get(row.id) ?? []), topicLinksJson: "[]" };
+      : { streamId: null, displayRecipientJson: JSON.stringify(participants.get(row.id) ?? []), topicLinksJson: "[]", recipientId: incomingRecipientId(actor, row, message, users) };
     const extra = row.match_content !== undefined ? { match_content: row.match_content, match_subject: row.match_subject } : null;
     const json = messageJson(message, recipient, row.flags, context, extra);
     // The sender is missing only if the user row is gone; such a message cannot be shown.
     if (json !== null) messages.push(json);
   }
+  if (request.messageIds !== undefined) return { found_anchor, found_oldest, found_newest, history_limited: false, messages };
   return { anchor, found_anchor, found_oldest, found_newest, history_limited: false, messages };
 }
 
@@ -525,12 +591,12 @@ export async function fetchMessages(prisma: PrismaClient, cache: MessageCache, a
  * GET /messages/{message_id}'s `message` (feature level 120): the message as GET /messages shows
  * it to the user, flags included, or "Invalid message(s)" if they may not read it.
  */
-export async function fetchOneMessage(prisma: PrismaClient, cache: MessageCache, actor: Actor, messageId: number, applyMarkdown: boolean): Promise<string> {
+export async function fetchOneMessage(prisma: PrismaClient, cache: MessageCache, actor: Actor, messageId: number, applyMarkdown: boolean, allowEmptyTopicName = false): Promise<string> {
   const message = await accessMessage(prisma, actor, messageId);
   const term = (operator: NarrowTerm["operator"], operand: number): NarrowTerm => ({ operator, operand, negated: false });
   // Without a row of their own, the user reads it as stream history, which a stream term allows.
   const narrow = message.user_message_flags === null && message.stream !== null ? [term("stream", message.stream.id), term("id", messageId)] : [term("id", messageId)];
-  const result = await fetchMessages(prisma, cache, actor, { anchor: messageId, numBefore: 0, numAfter: 0, narrow, applyMarkdown, clientGravatar: false });
+  const result = await fetchMessages(prisma, cache, actor, { anchor: messageId, numBefore: 0, numAfter: 0, narrow, applyMarkdown, clientGravatar: false, allowEmptyTopicName });
   if (result.messages.length !== 1) throw invalidMessageError();
   return result.messages[0];
 }

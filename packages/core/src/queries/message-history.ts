@@ -6,6 +6,8 @@ import { badRequest } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { DIFF_TIMEOUT_MS, htmlDiff } from "../lib/html-diff.ts";
 import { accessMessage } from "./messages.ts";
+import { EDIT_HISTORY_POLICY } from "../lib/edit-history-policy.ts";
+import { topicForClient } from "../lib/empty-topic.ts";
 
 export interface EditHistoryEntry {
   user_id: number;
@@ -24,9 +26,15 @@ export interface EditHistoryEntry {
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
-/** GET /messages/{message_id}/history: the original first, then one snapshot per edit. */
-export async function messageEditHistory(tx: Tx, actor: Actor, messageId: number): Promise<EditHistoryEntry[]> {
-  if (!actor.realm.allow_edit_history) throw badRequest("Message edit history is disabled in this organization");
+/**
+ * GET /messages/{message_id}/history: the original first, then one snapshot per edit. Under the
+ * organization's "moves" policy (feature level 358), only the original and the moves, without
+ * what the content was before or its diff; under "none", an error.
+ */
+export async function messageEditHistory(tx: Tx, actor: Actor, messageId: number, allowEmptyTopicName = false): Promise<EditHistoryEntry[]> {
+  const policy = actor.realm.message_edit_history_visibility_policy;
+  if (policy === EDIT_HISTORY_POLICY.none || !actor.realm.allow_edit_history) throw badRequest("Message edit history is disabled in this organization");
+  const movesOnly = policy === EDIT_HISTORY_POLICY.moves;
   const accessed = await accessMessage(tx, actor, messageId);
   const message = await tx.message.findUniqueOrThrow({ where: { id: messageId } });
   const edits = await tx.messageEdit.findMany({ where: { message_id: messageId }, orderBy: { id: "desc" } });
@@ -53,16 +61,27 @@ export async function messageEditHistory(tx: Tx, actor: Actor, messageId: number
       streamId = edit.prev_stream_id;
     }
     if (edit.prev_content !== null) {
-      entry.prev_content = edit.prev_content;
-      entry.prev_rendered_content = edit.prev_rendered_content;
-      const timeout = Math.min(DIFF_TIMEOUT_MS, Math.floor(diffDeadline - performance.now()));
-      entry.content_html_diff = htmlDiff(edit.prev_rendered_content ?? "", rendered ?? "", Math.max(0, timeout));
+      if (!movesOnly) {
+        entry.prev_content = edit.prev_content;
+        entry.prev_rendered_content = edit.prev_rendered_content;
+        const timeout = Math.min(DIFF_TIMEOUT_MS, Math.floor(diffDeadline - performance.now()));
+        entry.content_html_diff = htmlDiff(edit.prev_rendered_content ?? "", rendered ?? "", Math.max(0, timeout));
+      }
       content = edit.prev_content;
       rendered = edit.prev_rendered_content;
     }
+    // Moves only: an edit of the content alone is not shown at all.
+    if (movesOnly && edit.prev_topic === null && edit.prev_stream_id === null) continue;
     entries.push(entry);
   }
   entries.push({ user_id: message.sender_id, timestamp: seconds(message.date_sent), topic, content, rendered_content: rendered });
+  // A channel message's empty topic as its display name, unless the client allows "" (feature level 334).
+  if (accessed.stream && !allowEmptyTopicName) {
+    for (const entry of entries) {
+      entry.topic = topicForClient(entry.topic, false);
+      if (entry.prev_topic !== undefined) entry.prev_topic = topicForClient(entry.prev_topic, false);
+    }
+  }
   return entries.reverse();
 }
 

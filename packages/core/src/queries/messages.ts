@@ -7,6 +7,7 @@ import { badRequest, type JsonableError } from "../errors.ts";
 import type { Actor } from "../models.ts";
 import { RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { isGuest } from "../lib/roles.ts";
+import { contentAccessViaGroupsSql } from "./streams.ts";
 
 export interface AccessedMessage {
   id: number;
@@ -43,6 +44,8 @@ interface AccessRow {
   first_message_id: number | null;
   flags: number | null;
   subscribed: boolean;
+  /** Reads the stream through its can_add_subscribers_group or can_subscribe_group (feature level 354). */
+  group_access: boolean;
 }
 
 /**
@@ -56,7 +59,8 @@ export async function accessMessage(tx: Tx, actor: Actor, messageId: number, opt
         SELECT m.id, m.realm_id, m.sender_id, m.recipient_id, m.subject, m.date_sent, r.type AS recipient_type,
                s.id AS stream_id, s.name AS stream_name, s.invite_only, s.is_web_public, s.history_public_to_subscribers, s.first_message_id,
                um.flags,
-               EXISTS (SELECT 1 FROM subscription sub WHERE sub.user_id = ${actor.id} AND sub.recipient_id = m.recipient_id AND sub.active) AS subscribed
+               EXISTS (SELECT 1 FROM subscription sub WHERE sub.user_id = ${actor.id} AND sub.recipient_id = m.recipient_id AND sub.active) AS subscribed,
+               (s.id IS NOT NULL AND ${contentAccessViaGroupsSql(actor, "s")}) AS group_access
         FROM message m
         JOIN recipient r ON r.id = m.recipient_id
         LEFT JOIN stream s ON r.type = ${RECIPIENT_STREAM} AND s.id = r.type_id
@@ -67,7 +71,8 @@ export async function accessMessage(tx: Tx, actor: Actor, messageId: number, opt
         SELECT m.id, m.realm_id, m.sender_id, m.recipient_id, m.subject, m.date_sent, r.type AS recipient_type,
                s.id AS stream_id, s.name AS stream_name, s.invite_only, s.is_web_public, s.history_public_to_subscribers, s.first_message_id,
                um.flags,
-               EXISTS (SELECT 1 FROM subscription sub WHERE sub.user_id = ${actor.id} AND sub.recipient_id = m.recipient_id AND sub.active) AS subscribed
+               EXISTS (SELECT 1 FROM subscription sub WHERE sub.user_id = ${actor.id} AND sub.recipient_id = m.recipient_id AND sub.active) AS subscribed,
+               (s.id IS NOT NULL AND ${contentAccessViaGroupsSql(actor, "s")}) AS group_access
         FROM message m
         JOIN recipient r ON r.id = m.recipient_id
         LEFT JOIN stream s ON r.type = ${RECIPIENT_STREAM} AND s.id = r.type_id
@@ -105,7 +110,9 @@ function canReadWithoutRow(actor: Actor, row: AccessRow): boolean {
   // A web-public stream's history is anyone's, guests' too (Zulip's can_access_stream_history).
   if (row.is_web_public && !row.invite_only) return true;
   if (!row.invite_only && !isGuest(actor)) return true;
-  return row.subscribed;
+  // A private stream's shared history: its subscribers', and (feature level 354) its
+  // can_add_subscribers_group's and can_subscribe_group's (never guests': contentAccessViaGroupsSql).
+  return row.subscribed || row.group_access;
 }
 
 /** The ids of the users with a user_message row for the message: who receives events about it. */

@@ -77,13 +77,25 @@ function formatPresenceRows(rows: PresenceRow[], slim: boolean): Record<string, 
  * The organization's presence (Zulip's get_presences_for_realm): active human users, last two
  * weeks; by email, or with slim_presence in the modern form by user id (as Zulip since 3.0).
  */
-export async function getRealmPresences(db: Reader, realmId: number, slim: false): Promise<Record<string, UserPresenceInfo>>;
-export async function getRealmPresences(db: Reader, realmId: number, slim: boolean): Promise<Record<string, UserPresenceInfo> | Record<string, ModernPresence>>;
-export async function getRealmPresences(db: Reader, realmId: number, slim: boolean): Promise<Record<string, UserPresenceInfo> | Record<string, ModernPresence>> {
+/**
+ * Feature level 288's history_limit_days: presences reported within this many days (Zulip's
+ * default, 14, when not given; none for 0). Bounded so the interval stays a date.
+ */
+export function presenceHistoryDays(historyLimitDays: number | undefined): number {
+  if (historyLimitDays === undefined) return PRESENCE_HISTORY_DAYS;
+  return Math.min(Math.max(historyLimitDays, 0), MAX_PRESENCE_HISTORY_DAYS);
+}
+/** About a century: more than any presence row is old. */
+const MAX_PRESENCE_HISTORY_DAYS = 36_500;
+
+export async function getRealmPresences(db: Reader, realmId: number, slim: false, historyLimitDays?: number): Promise<Record<string, UserPresenceInfo>>;
+export async function getRealmPresences(db: Reader, realmId: number, slim: boolean, historyLimitDays?: number): Promise<Record<string, UserPresenceInfo> | Record<string, ModernPresence>>;
+export async function getRealmPresences(db: Reader, realmId: number, slim: boolean, historyLimitDays?: number): Promise<Record<string, UserPresenceInfo> | Record<string, ModernPresence>> {
+  const days = presenceHistoryDays(historyLimitDays);
   const rows = await db.$queryRaw<PresenceRow[]>`
     SELECT p.user_id, u.email, p.client_name, p.status, p.timestamp, u.date_joined
     FROM user_presence p JOIN user_profile u ON u.id = p.user_id
-    WHERE p.realm_id = ${realmId} AND p.timestamp >= now() - make_interval(days => ${PRESENCE_HISTORY_DAYS})
+    WHERE p.realm_id = ${realmId} AND ${days} > 0 AND p.timestamp >= now() - make_interval(days => ${days})
       AND u.is_active AND NOT u.is_bot`;
   return slim ? modernPresences(rows) : formatPresenceRows(rows, false);
 }
@@ -94,11 +106,12 @@ export async function getRealmPresences(db: Reader, realmId: number, slim: boole
  * `sinceId` when nothing changed. A user's presence is made from all their clients' rows, so a
  * user with any changed row is sent whole.
  */
-export async function getRealmPresencesSince(db: Reader, realmId: number, sinceId: number): Promise<{ presences: Record<string, ModernPresence>; lastUpdateId: number }> {
+export async function getRealmPresencesSince(db: Reader, realmId: number, sinceId: number, historyLimitDays?: number): Promise<{ presences: Record<string, ModernPresence>; lastUpdateId: number }> {
+  const days = presenceHistoryDays(historyLimitDays);
   const rows = await db.$queryRaw<Array<PresenceRow & { last_update_id: bigint }>>`
     SELECT p.user_id, u.email, p.client_name, p.status, p.timestamp, u.date_joined, p.last_update_id
     FROM user_presence p JOIN user_profile u ON u.id = p.user_id
-    WHERE p.realm_id = ${realmId} AND p.timestamp >= now() - make_interval(days => ${PRESENCE_HISTORY_DAYS})
+    WHERE p.realm_id = ${realmId} AND ${days} > 0 AND p.timestamp >= now() - make_interval(days => ${days})
       AND u.is_active AND NOT u.is_bot
       AND p.user_id IN (SELECT user_id FROM user_presence WHERE realm_id = ${realmId} AND last_update_id > ${sinceId})`;
   let lastUpdateId = sinceId;

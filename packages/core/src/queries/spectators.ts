@@ -4,6 +4,7 @@
 // files such messages link, and a /register state without a queue (fetch_initial_state_data with
 // no user). Every query here is scoped to the web-public streams by its own base condition, never
 // by what a client's narrow says: a narrow only ever takes messages away.
+import { topicForClient } from "../lib/empty-topic.ts";
 import { Prisma, type PrismaClient, type StreamModel, type Tx } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import { JsonableError, NotLoggedInError } from "../errors.ts";
@@ -15,7 +16,7 @@ import { BadNarrowError, type NarrowTerm } from "../lib/narrow.ts";
 import { ROLE_GUEST } from "../lib/roles.ts";
 import { fitsPostgresInteger } from "../lib/validation.ts";
 import { spectatorsAllowed, webPublicStreamCondition } from "../lib/web-public.ts";
-import { formatStream, STREAM_COLORS } from "../lib/stream-format.ts";
+import { formatStream, STREAM_COLORS, streamGroupValues } from "../lib/stream-format.ts";
 import { realmLinkifiers } from "./linkifiers.ts";
 import type { MessageCache } from "./message-cache.ts";
 import { MAX_MESSAGES_PER_FETCH, NEWEST_ANCHOR, type FetchRequest, type FetchResult } from "./message-fetch.ts";
@@ -169,22 +170,26 @@ async function selectSpectatorPage(db: Db, query: SpectatorQuery, op: "<" | "=" 
  */
 export async function fetchWebPublicMessages(db: Db, cache: MessageCache, realm: Realm, request: FetchRequest): Promise<FetchResult> {
   const { numBefore, numAfter } = request;
+  if (request.messageIds !== undefined && request.messageIds.length > MAX_MESSAGES_PER_FETCH) throw new JsonableError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   if (numBefore < 0 || numAfter < 0) throw new JsonableError("num_before and num_after must not be negative");
   if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw new JsonableError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   if (numBefore > 0 && numAfter > 0 && request.includeAnchor === false) throw new JsonableError("The anchor can only be excluded at an end of the range");
   checkSpectatorNarrow(request.narrow);
   const query = await compileSpectatorNarrow(db, realm, request.narrow);
+  // Named messages (message_ids, feature level 300): those the narrow selects, no range around them.
+  const named = request.messageIds === undefined ? null : [...new Set(request.messageIds.filter((id) => id > 0 && fitsPostgresInteger(id)))];
+  if (named !== null) query.conditions.push(Prisma.sql`m.id = ANY(${named}::int[])`);
   // A spectator has nothing unread: first_unread is the newest (Zulip's find_first_unread_anchor without a user).
   const anchor = request.anchor === "newest" || request.anchor === "first_unread" ? NEWEST_ANCHOR : request.anchor === "oldest" ? 0 : request.anchor;
   const includeAnchor = request.includeAnchor !== false;
   const none = Promise.resolve([] as SpectatorRow[]);
   const [before, at, after, linkifiers] = await Promise.all([
-    anchor > 0 ? selectSpectatorPage(db, query, "<", anchor, numBefore + 1) : none,
-    includeAnchor && anchor > 0 && anchor < NEWEST_ANCHOR ? selectSpectatorPage(db, query, "=", anchor, 1) : none,
-    anchor < NEWEST_ANCHOR ? selectSpectatorPage(db, query, ">", anchor, numAfter + 1) : none,
+    named === null && anchor > 0 ? selectSpectatorPage(db, query, "<", anchor, numBefore + 1) : none,
+    named === null && includeAnchor && anchor > 0 && anchor < NEWEST_ANCHOR ? selectSpectatorPage(db, query, "=", anchor, 1) : none,
+    named !== null ? selectSpectatorPage(db, query, ">", 0, named.length) : anchor < NEWEST_ANCHOR ? selectSpectatorPage(db, query, ">", anchor, numAfter + 1) : none,
     realmLinkifiers(db as PrismaClient, realm.id),
   ]);
-  const rows = [...before.slice(Math.max(0, before.length - numBefore)), ...at, ...after.slice(0, numAfter)];
+  const rows = named !== null ? after : [...before.slice(Math.max(0, before.length - numBefore)), ...at, ...after.slice(0, numAfter)];
   const cached = await cache.messagesFor(rows);
   const senderIds = new Set<number>();
   for (const row of rows) {
@@ -198,6 +203,7 @@ export async function fetchWebPublicMessages(db: Db, cache: MessageCache, realm:
     applyMarkdown: request.applyMarkdown,
     clientGravatar: false,
     users: await cache.sendersFor(realm, senderIds),
+    allowEmptyTopicName: request.allowEmptyTopicName,
   };
   const messages: string[] = [];
   for (const row of rows) {
@@ -208,6 +214,7 @@ export async function fetchWebPublicMessages(db: Db, cache: MessageCache, realm:
     const json = messageJson(message, recipient, FLAG_BITS.read, context, extra);
     if (json !== null) messages.push(json);
   }
+  if (named !== null) return { found_anchor: false, found_oldest: false, found_newest: false, history_limited: false, messages };
   return {
     anchor,
     found_anchor: at.length === 1,
@@ -222,7 +229,7 @@ export async function fetchWebPublicMessages(db: Db, cache: MessageCache, realm:
  * GET /messages/{message_id} for a spectator (Zulip's access_web_public_message): a message of a
  * web-public stream, with its Markdown source; any other id is "Invalid message(s)".
  */
-export async function fetchWebPublicMessage(db: Db, cache: MessageCache, realm: Realm, messageId: number, applyMarkdown: boolean): Promise<{ rawContent: string; message: string }> {
+export async function fetchWebPublicMessage(db: Db, cache: MessageCache, realm: Realm, messageId: number, applyMarkdown: boolean, allowEmptyTopicName = false): Promise<{ rawContent: string; message: string }> {
   if (messageId <= 0 || !fitsPostgresInteger(messageId)) throw invalidMessageError();
   const term = (operator: NarrowTerm["operator"], operand: string | number): NarrowTerm => ({ operator, operand, negated: false });
   const result = await fetchWebPublicMessages(db, cache, realm, {
@@ -232,6 +239,7 @@ export async function fetchWebPublicMessage(db: Db, cache: MessageCache, realm: 
     narrow: [term("streams", "web-public"), term("id", messageId)],
     applyMarkdown,
     clientGravatar: false,
+    allowEmptyTopicName,
   });
   if (result.messages.length !== 1) throw invalidMessageError();
   const [row] = await db.$queryRaw<{ content: string }[]>`SELECT content FROM message WHERE id = ${messageId} AND realm_id = ${realm.id}`;
@@ -240,14 +248,14 @@ export async function fetchWebPublicMessage(db: Db, cache: MessageCache, realm: 
 }
 
 /** GET /users/me/{stream_id}/topics for a spectator (Zulip's access_web_public_stream): newest first. */
-export async function webPublicStreamTopics(db: Db, realm: Realm, streamId: number): Promise<Array<{ name: string; max_id: number }>> {
+export async function webPublicStreamTopics(db: Db, realm: Realm, streamId: number, allowEmptyTopicName = false): Promise<Array<{ name: string; max_id: number }>> {
   const id = fitsPostgresInteger(streamId) ? streamId : -1;
   const [stream] = await db.$queryRaw<{ recipient_id: number }[]>`SELECT recipient_id FROM stream WHERE id = ${id} AND ${webPublicStreamCondition(realm.id)}`;
   if (stream === undefined) throw new JsonableError("Invalid channel ID");
   const topics = await db.$queryRaw<{ name: string; max_id: number }[]>`
     SELECT DISTINCT ON (upper(subject)) subject AS name, id AS max_id
     FROM message WHERE recipient_id = ${stream.recipient_id} ORDER BY upper(subject), id DESC`;
-  return topics.sort((a, b) => b.max_id - a.max_id);
+  return topics.sort((a, b) => b.max_id - a.max_id).map((topic) => ({ ...topic, name: topicForClient(topic.name, allowEmptyTopicName) }));
 }
 
 // Files.
@@ -349,8 +357,9 @@ const SPECTATOR_SECTIONS: Record<string, State | null> = {
  */
 async function webPublicSubscriptions(db: Db, realm: Realm): Promise<State[]> {
   const streams = await db.$queryRaw<StreamModel[]>`SELECT * FROM stream WHERE ${webPublicStreamCondition(realm.id)} ORDER BY id`;
+  const values = await streamGroupValues(db, streams);
   return streams.map((stream, i) => ({
-    ...formatStream(stream),
+    ...formatStream(stream, values),
     color: STREAM_COLORS[i % STREAM_COLORS.length],
     is_muted: false,
     in_home_view: true,

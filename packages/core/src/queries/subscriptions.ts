@@ -9,15 +9,18 @@ export interface SubscriptionWithStream {
   stream: StreamModel;
 }
 
-/** The user's subscriptions (active, or every one ever, for "unsubscribed") with their streams, in one query. */
-export async function subscriptionsOf(db: Reader, userId: number, options: { activeOnly: boolean }): Promise<SubscriptionWithStream[]> {
+/**
+ * The user's subscriptions (active, or every one ever, for "unsubscribed") with their streams, in
+ * one query; those of archived streams (feature level 315) only with `includeArchived`.
+ */
+export async function subscriptionsOf(db: Reader, userId: number, options: { activeOnly: boolean; includeArchived?: boolean }): Promise<SubscriptionWithStream[]> {
   const rows = await db.$queryRaw<Array<StreamModel & SubscriptionColumns>>`
     SELECT st.*, sub.id AS sub_id, sub.active AS sub_active, sub.is_user_active AS sub_is_user_active, sub.color AS sub_color,
            sub.is_muted AS sub_is_muted, sub.pin_to_top AS sub_pin_to_top, sub.desktop_notifications AS sub_desktop_notifications,
            sub.audible_notifications AS sub_audible_notifications, sub.push_notifications AS sub_push_notifications,
            sub.email_notifications AS sub_email_notifications, sub.wildcard_mentions_notify AS sub_wildcard_mentions_notify
     FROM subscription sub JOIN stream st ON st.recipient_id = sub.recipient_id
-    WHERE sub.user_id = ${userId} AND (sub.active OR NOT ${options.activeOnly}) AND NOT st.deactivated
+    WHERE sub.user_id = ${userId} AND (sub.active OR NOT ${options.activeOnly}) AND (NOT st.deactivated OR ${options.includeArchived === true})
     ORDER BY st.name`;
   return rows.map((row) => {
     const { sub_id, sub_active, sub_is_user_active, sub_color, sub_is_muted, sub_pin_to_top, sub_desktop_notifications, sub_audible_notifications, sub_push_notifications, sub_email_notifications, sub_wildcard_mentions_notify, ...stream } = row;

@@ -240,14 +240,15 @@ const APPLIERS: Record<string, Applier> = {
       .filter((list): list is Array<Record<string, unknown>> => Array.isArray(list));
     if (event.op === "create" || event.op === "occupy") {
       for (const stream of event.streams as Array<Record<string, unknown>>) upsertById(state.streams as unknown[] | undefined, stream, "stream_id");
-      // A public stream one can now see and is not in is never-subscribed (Zulip's apply_event); a
-      // subscription of one's own that follows takes it out again.
+      // A stream one can now see and is not in is never-subscribed (Zulip's apply_event; a private
+      // one reaches only those its groups let see it, feature level 349); a subscription of one's
+      // own that follows takes it out again.
       const never = state.never_subscribed as Array<Record<string, unknown>> | undefined;
       if (event.op === "create" && Array.isArray(never)) {
         const own = [state.subscriptions, state.unsubscribed].flatMap((list) => (Array.isArray(list) ? (list as Array<Record<string, unknown>>) : []));
         const withSubscribers = [...own, ...never].some((s) => "subscribers" in s);
         for (const stream of event.streams as Array<Record<string, unknown>>) {
-          if (stream.invite_only || own.some((s) => s.stream_id === stream.stream_id)) continue;
+          if (own.some((s) => s.stream_id === stream.stream_id)) continue;
           upsertById(never, withSubscribers ? { ...stream, subscribers: [] } : { ...stream }, "stream_id");
         }
       }
@@ -357,6 +358,16 @@ const APPLIERS: Record<string, Applier> = {
     state.drafts = drafts.sort((a, b) => b.timestamp - a.timestamp || b.id - a.id);
   },
 
+  // Feature levels 297 and 368 (Zulip's apply_event): added at the end, replaced in place.
+  saved_snippets(state, event) {
+    if (!("saved_snippets" in state)) return;
+    type Snippet = { id: number };
+    const list = state.saved_snippets as Snippet[];
+    if (event.op === "add") state.saved_snippets = [...list.filter((snippet) => snippet.id !== (event.saved_snippet as Snippet).id), event.saved_snippet as Snippet];
+    if (event.op === "remove") state.saved_snippets = list.filter((snippet) => snippet.id !== event.saved_snippet_id);
+    if (event.op === "update") state.saved_snippets = list.map((snippet) => (snippet.id === (event.saved_snippet as Snippet).id ? (event.saved_snippet as Snippet) : snippet));
+  },
+
   scheduled_messages(state, event) {
     if (!("scheduled_messages" in state)) return;
     type Scheduled = { scheduled_message_id: number; scheduled_delivery_timestamp: number };
@@ -383,14 +394,39 @@ export function applyEvents(
    * The queue's user_list_incomplete capability (feature level 232), and the realm's fake email
    * domain (realm_bot_domain) for "Unknown user" placeholders when the state has no realm section.
    */
-  options: { userListIncomplete?: boolean; fakeEmailDomain?: string } = {},
+  options: { userListIncomplete?: boolean; fakeEmailDomain?: string; archivedChannels?: boolean } = {},
 ): State {
   for (const event of events) {
     if (!appliesToFetched(event.type as string, fetched)) continue;
     if (isLostAccessEvent(event)) applyLostAccess(state, event, options);
+    else if (options.archivedChannels === true && isArchivingEvent(event)) applyArchiving(state, event);
     else APPLIERS[event.type as string]?.(state, event, userId);
   }
   return state;
+}
+
+/**
+ * `stream delete` for streams that were archived (feature level 315): its deprecated `streams`
+ * carry the archived streams, `is_archived` true; a stream one only lost sight of is not archived.
+ */
+function isArchivingEvent(event: Record<string, unknown>): boolean {
+  return event.type === "stream" && event.op === "delete" && Array.isArray(event.streams) && (event.streams as Array<{ is_archived?: unknown }>).every((s) => s.is_archived === true);
+}
+
+/**
+ * For archived_channels clients, an archived stream stays where it is listed, archived: its stream
+ * fields become the event's (is_archived true), a subscription's own fields stay.
+ */
+function applyArchiving(state: State, event: Record<string, unknown>): void {
+  const byId = new Map((event.streams as Array<Record<string, unknown>>).map((s) => [s.stream_id as number, s]));
+  for (const key of ["streams", "subscriptions", "unsubscribed", "never_subscribed"]) {
+    const list = state[key];
+    if (!Array.isArray(list)) continue;
+    for (const item of list as Array<Record<string, unknown>>) {
+      const archived = byId.get(item.stream_id as number);
+      if (archived) Object.assign(item, archived);
+    }
+  }
 }
 
 /**

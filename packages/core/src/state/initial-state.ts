@@ -5,41 +5,46 @@ import { Prisma, type PrismaClient, type StreamModel } from "@chat/db";
 import type { ServerContext } from "../context.ts";
 import type { Actor, UserProfile } from "../models.ts";
 import { avatarUrl, realmIconUrl } from "../lib/avatars.ts";
-import { formatStream, formatSubscription, inheritedNotificationSettings, resolveNullNotificationSettings } from "../lib/stream-format.ts";
+import { formatStream, formatStreams, formatSubscription, inheritedNotificationSettings, resolveNullNotificationSettings, streamGroupValues } from "../lib/stream-format.ts";
 import { subscribersByRecipient, subscriptionsOf, type SubscriptionWithStream } from "../queries/subscriptions.ts";
 import { mutedTopicsOf, userTopicsOf } from "../queries/user-topics.ts";
 import { mutedUsersOf } from "../queries/muted-users.ts";
 import { EMBEDDED_BOTS } from "../lib/embedded-bots.ts";
 import { ownedBotDicts } from "../queries/bots.ts";
 import { isAdmin, isGuest, isOwner, isModerator } from "../lib/roles.ts";
-import { canInviteOthersToRealm, canSubscribeOthers } from "../lib/permissions.ts";
+import { legacyRealmPolicies } from "../lib/permissions.ts";
 import { getAlertWords } from "../queries/alert-words.ts";
 import { getDrafts } from "../queries/drafts.ts";
+import { getSavedSnippets } from "../actions/saved-snippets.ts";
 import { getScheduledMessages } from "../queries/scheduled-messages.ts";
 import { getRealmPresences, getRealmPresencesSince, lastPresenceUpdateId, websitePresence } from "../queries/presence.ts";
 import { getUserStatuses } from "../queries/user-status.ts";
 import { FLAG_BITS } from "../lib/message-flags.ts";
-import { occupiedStreamsOf } from "../queries/streams.ts";
+import { archivedStreamsOf, metadataAccessViaGroupsSql, occupiedStreamsOf } from "../queries/streams.ts";
 import { botDomain, isSystemBot } from "../actions/system-bots.ts";
 import { EMOJISETS, legacyName, legacySettings, NOTIFICATION_SOUNDS, personalSettingValues, toLegacyValue, type LegacySection } from "../lib/personal-settings.ts";
 import { ORGANIZATION_STATE_SECTIONS } from "./organization-state.ts";
+import { defaultStreamGroupsWithIds, defaultStreamIdsOf } from "../lib/default-stream-ids.ts";
 import { fetchRecentConversations } from "./recent-conversations.ts";
 import { fetchRawUnreadMessages, finishUnreadState } from "./unread-state.ts";
 import { JsonText } from "./json-text.ts";
 import { restrictRealmUsers, restrictUserKeyedSections } from "./restricted-users.ts";
 import { readRealmUsers, showOwnDeliveryEmail } from "./realm-state-cache.ts";
-import { MODERN_REALM_POLICIES, modernRealmValue } from "../lib/modern-realm-settings.ts";
+import { MODERN_REALM_LIMITS, modernRealmValue, REMOVED_REGISTER_POLICIES } from "../lib/modern-realm-settings.ts";
 import { serverEmojiDataUrl } from "../lib/server-emoji-data.ts";
 import { DEFAULT_EXTERNAL_ACCOUNTS } from "../actions/profile-fields.ts";
 import { linkifierDicts } from "../actions/linkifiers.ts";
 import { getRealmPlaygrounds } from "../actions/realm-playgrounds.ts";
 import { nextOnboardingSteps } from "../actions/onboarding-steps.ts";
 import { realmUserDefaultValues } from "../actions/realm-user-defaults.ts";
-import { PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from "../lib/passwords.ts";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_GUESSES, PASSWORD_MIN_LENGTH } from "../lib/passwords.ts";
 import { normalizedColor } from "../lib/validation.ts";
-import { canCreatePrivateStreams, canCreatePublicStreams, realmGroupId, REALM_GROUP_SETTING_NAMES, serverSupportedPermissionSettings } from "../lib/group-permissions.ts";
+import { canAddSubscribers, canCreatePrivateStreams, canCreatePublicStreams, canInviteUsersByEmail, realmGroupSystemNames, serverSupportedPermissionSettings } from "../lib/group-permissions.ts";
+import { realmGroupSettingsForApi } from "../lib/group-setting-values.ts";
 import { webPublicStreamsEnabled } from "../lib/web-public.ts";
 import { getRealmDomains } from "../queries/realm-domains.ts";
+import { editHistoryPolicyName } from "../lib/edit-history-policy.ts";
+import { EMPTY_TOPIC_DISPLAY_NAME, topicForClient } from "../lib/empty-topic.ts";
 
 export interface RegisterOptions {
   /** Section names (Zulip's, or an alias) to fetch; null for all. */
@@ -49,6 +54,8 @@ export interface RegisterOptions {
   slimPresence: boolean;
   /** Feature level 263: only the presences changed after this update id (implies slim_presence). */
   presenceLastUpdateId?: number;
+  /** Feature level 288: presences reported within this many days (14 when not given). */
+  presenceHistoryLimitDays?: number;
   allPublicStreams: boolean;
   includeSubscribers: boolean;
   narrow: Array<[string, string]>;
@@ -63,6 +70,8 @@ export interface RegisterOptions {
   userListIncomplete?: boolean;
   /** linkifier_url_template (feature level 176): realm_linkifiers with templates, and realm_filters empty. */
   linkifierUrlTemplate?: boolean;
+  /** archived_channels (feature level 315): archived streams in `streams` and the subscription lists. */
+  archivedChannels?: boolean;
   /**
    * The client declared a capability newer than Zulip 3.x (MODERN_CAPABILITIES): it gets events
    * in the shapes of today's Zulip where those replaced 3.x's without a capability of their own
@@ -70,6 +79,8 @@ export interface RegisterOptions {
    * declares none gets 3.x's shapes, which every client of that era parses.
    */
   modernClient: boolean;
+  /** empty_topic_name (feature level 334): the empty topic as "" (else as realm_empty_topic_display_name) in unread_msgs, user_topics and events. */
+  emptyTopicName?: boolean;
   /** The organization's URL as this request reached it (`realm_uri`). */
   realmUri: string;
   /** How often an idle long poll gets a heartbeat (EVENT_HEARTBEAT_SECONDS); Zulip's 45 when unset. */
@@ -246,6 +257,13 @@ async function occupiedStreamsFor(prisma: PrismaClient, actor: Actor, ctx: Serve
 export const STATE_SECTIONS: Record<string, Section> = {
   ...ORGANIZATION_STATE_SECTIONS,
 
+  // Deactivated groups only for clients with include_deactivated_groups (feature level 294).
+  async realm_user_groups(prisma, actor, options, ctx) {
+    const state = await ORGANIZATION_STATE_SECTIONS.realm_user_groups(prisma, actor, options, ctx);
+    if (options.includeDeactivatedGroups) return state;
+    return { realm_user_groups: (state.realm_user_groups as Array<{ deactivated: boolean }>).filter((group) => !group.deactivated) };
+  },
+
   async message(prisma, actor) {
     const [row] = await prisma.$queryRaw<{ max: number | null }[]>`SELECT max(message_id) AS max FROM user_message WHERE user_id = ${actor.id}`;
     return { max_message_id: row?.max ?? -1 };
@@ -254,7 +272,7 @@ export const STATE_SECTIONS: Record<string, Section> = {
   // Unread counts only for clients that follow both new messages and read changes, as Zulip. The
   // raw form is what events update; finishState turns it into `unread_msgs`.
   async update_message_flags(prisma, actor, options) {
-    return wants(options, "message") ? { raw_unread_msgs: await fetchRawUnreadMessages(prisma, actor.id) } : {};
+    return wants(options, "message") ? { raw_unread_msgs: await fetchRawUnreadMessages(prisma, actor.id, options.emptyTopicName === true) } : {};
   },
 
   // Zulip's get_starred_message_ids: oldest first, at most 10,000.
@@ -299,8 +317,6 @@ export const STATE_SECTIONS: Record<string, Section> = {
       is_owner: isOwner(actor),
       is_guest: isGuest(actor),
       is_moderator: isModerator(actor),
-      // A role this server does not have (feature level 73).
-      is_billing_admin: false,
       role: actor.role,
       enter_sends: actor.enter_sends,
       // One's own avatar always as a URL, whatever client_gravatar says (Zulip #8253).
@@ -310,8 +326,10 @@ export const STATE_SECTIONS: Record<string, Section> = {
       // What subscribe.ts enforces (Zulip's can_create_streams, can_subscribe_other_users).
       // Zulip 9.0: either kind of stream (the realm's can_create_*_channel_group, lib/group-permissions.ts).
       can_create_streams: (await canCreatePublicStreams(prisma, actor)) || (await canCreatePrivateStreams(prisma, actor)),
-      can_subscribe_other_users: canSubscribeOthers(actor),
-      can_invite_others_to_realm: canInviteOthersToRealm(actor),
+      // Zulip 10.0: the realm's can_add_subscribers_group (removed from today's API at feature level
+      // 341; 3.x clients still read it) and can_invite_users_group (321).
+      ...(options.modernClient ? {} : { can_subscribe_other_users: await canAddSubscribers(prisma, actor) }),
+      can_invite_others_to_realm: await canInviteUsersByEmail(prisma, actor),
     };
   },
 
@@ -344,18 +362,32 @@ export const STATE_SECTIONS: Record<string, Section> = {
   },
 
   async subscription(prisma, actor, options, ctx) {
-    const [all, streams] = await Promise.all([subscriptionsOf(prisma, actor.id, { activeOnly: false }), publicStreams(prisma, actor.realm_id, ctx)]);
+    const includeArchived = options.archivedChannels === true;
+    const [all, active, archived] = await Promise.all([
+      subscriptionsOf(prisma, actor.id, { activeOnly: false, includeArchived }),
+      publicStreams(prisma, actor.realm_id, ctx),
+      // Archived public streams are never_subscribed ones too for clients that know them (feature level 362).
+      includeArchived ? prisma.$queryRaw<StreamModel[]>`SELECT * FROM stream WHERE realm_id = ${actor.realm_id} AND deactivated AND NOT invite_only ORDER BY id` : [],
+    ]);
+    // Private streams whose metadata the user sees through its groups: its channel administrators,
+    // can_add_subscribers_group and can_subscribe_group (feature level 349).
+    const viaGroups = await prisma.$queryRaw<StreamModel[]>`
+      SELECT st.* FROM stream st WHERE st.realm_id = ${actor.realm_id} AND st.invite_only AND (NOT st.deactivated OR ${includeArchived})
+        AND ${metadataAccessViaGroupsSql(actor)} ORDER BY st.id`;
+    const streams = [...active, ...archived, ...viaGroups].sort((a, b) => a.id - b.id);
+    const viaGroupIds = new Set(viaGroups.map((stream) => stream.id));
     const known = new Set(all.map((s) => s.stream.id));
     // Guests see only the web-public streams they are not in.
     const neverSubscribed = streams.filter((s) => !known.has(s.id) && (!isGuest(actor) || s.is_web_public));
-    const recipients = [...all.filter((s) => s.subscription.active || !s.stream.invite_only).map((s) => s.stream), ...neverSubscribed].map((s) => s.recipient_id!);
+    const recipients = [...all.filter((s) => s.subscription.active || !s.stream.invite_only || viaGroupIds.has(s.stream.id)).map((s) => s.stream), ...neverSubscribed].map((s) => s.recipient_id!);
     const subscribers = options.includeSubscribers ? await subscribersByRecipient(prisma, recipients, "ids") : null;
+    const groupValues = await streamGroupValues(prisma, [...all.map((s) => s.stream), ...neverSubscribed]);
     const inherited = inheritedNotificationSettings(actor);
     const format = ({ subscription, stream }: SubscriptionWithStream) => {
-      // Subscribers of a private stream one has left are not one's business.
-      const visible = subscription.active || !stream.invite_only;
+      // Subscribers of a private stream one has left are not one's business (unless its groups make them so).
+      const visible = subscription.active || !stream.invite_only || viaGroupIds.has(stream.id);
       const ids = subscribers && visible ? ((subscribers.get(stream.recipient_id!) as number[] | undefined) ?? []) : undefined;
-      const formatted = formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers: ids });
+      const formatted = formatSubscription(subscription, stream, { emailDomain: ctx.externalHost, subscribers: ids, groupValues });
       if (options.modernClient) formatted.color = normalizedColor(subscription.color);
       return options.notificationSettingsNull ? formatted : resolveNullNotificationSettings(formatted, inherited);
     };
@@ -363,7 +395,7 @@ export const STATE_SECTIONS: Record<string, Section> = {
       subscriptions: all.filter((s) => s.subscription.active).map(format),
       unsubscribed: all.filter((s) => !s.subscription.active).map(format),
       never_subscribed: neverSubscribed.map((stream) => ({
-        ...formatStream(stream),
+        ...formatStream(stream, groupValues),
         ...(subscribers ? { subscribers: (subscribers.get(stream.recipient_id!) as number[] | undefined) ?? [] } : {}),
       })),
     };
@@ -373,31 +405,58 @@ export const STATE_SECTIONS: Record<string, Section> = {
   // they have the same in `user_topics` (as Zulip 9).
   async muted_topics(prisma, actor, options) {
     if (options.eventTypes !== null && wants(options, "user_topic")) return {};
-    return { muted_topics: await mutedTopicsOf(prisma, actor.id) };
+    const muted = await mutedTopicsOf(prisma, actor.id);
+    return { muted_topics: options.emptyTopicName ? muted : muted.map(([stream, topic, at]) => [stream, topicForClient(topic, false), at]) };
   },
 
-  async user_topic(prisma, actor) {
-    return { user_topics: await userTopicsOf(prisma, actor.id) };
+  async user_topic(prisma, actor, options) {
+    const userTopics = await userTopicsOf(prisma, actor.id);
+    return { user_topics: options.emptyTopicName ? userTopics : userTopics.map((item) => ({ ...item, topic_name: topicForClient(item.topic_name, false) })) };
   },
 
-  async stream(prisma, actor, _options, ctx) {
+  async stream(prisma, actor, options, ctx) {
     const streams = await occupiedStreamsFor(prisma, actor, ctx);
-    // Web-public streams too, for guests (feature level 205).
-    const visible = streams.filter(({ stream, subscribed }) => (stream.invite_only || isGuest(actor) ? subscribed || stream.is_web_public : true)).map(({ stream }) => stream);
-    return { streams: visible.map(formatStream), stream_name_max_length: STREAM_NAME_MAX_LENGTH, stream_description_max_length: STREAM_DESCRIPTION_MAX_LENGTH };
+    // Archived streams only for clients that declared archived_channels (feature level 315).
+    if (options.archivedChannels) {
+      const archived = await prisma.$queryRaw<Array<StreamModel & { subscribed: boolean }>>`
+        SELECT st.*, EXISTS (SELECT 1 FROM subscription s WHERE s.recipient_id = st.recipient_id AND s.user_id = ${actor.id} AND s.active) AS subscribed
+        FROM stream st WHERE ${archivedStreamsOf(actor.realm_id)}`;
+      streams.push(...archived.map(({ subscribed, ...stream }) => ({ stream, subscribed })));
+      streams.sort((a, b) => a.stream.id - b.stream.id);
+    }
+    // Web-public streams too, for guests (feature level 205); private ones whose groups let the
+    // user see them (feature level 349).
+    const viaGroups = new Set(
+      (await prisma.$queryRaw<{ id: number }[]>`SELECT st.id FROM stream st WHERE st.realm_id = ${actor.realm_id} AND st.invite_only AND ${metadataAccessViaGroupsSql(actor)}`).map((row) => row.id),
+    );
+    const visible = streams
+      .filter(({ stream, subscribed }) => (stream.invite_only || isGuest(actor) ? subscribed || stream.is_web_public || viaGroups.has(stream.id) : true))
+      .map(({ stream }) => stream);
+    return { streams: await formatStreams(prisma, visible), stream_name_max_length: STREAM_NAME_MAX_LENGTH, stream_description_max_length: STREAM_DESCRIPTION_MAX_LENGTH };
   },
 
   async realm(prisma, actor, options, ctx) {
     const realm = actor.realm;
-    const live = await liveStreamIds(prisma, [realm.notifications_stream_id, realm.signup_notifications_stream_id, realm.zulip_update_announcements_stream_id], ctx.realmState?.streams(realm.id));
+    const live = await liveStreamIds(prisma, [realm.notifications_stream_id, realm.signup_notifications_stream_id, realm.zulip_update_announcements_stream_id, realm.moderation_request_channel_id], ctx.realmState?.streams(realm.id));
     const liveOrNone = (id: number | null) => (id !== null && live.has(id) ? id : -1);
     const settings = pick(realm, REALM_SETTINGS, "realm_");
+    // Feature level 358 (realm_allow_edit_history, kept in step, says whether it is not "none").
+    settings.realm_message_edit_history_visibility_policy = editHistoryPolicyName(realm.message_edit_history_visibility_policy);
+    // The integer policies and 3.x booleans, as the superset of each group setting that replaced
+    // them (feature levels 280 to 352): what older clients read, whatever the stored integers say.
+    const legacy = legacyRealmPolicies(await realmGroupSystemNames(prisma, realm));
+    for (const name of REALM_SETTINGS) if (name in legacy) settings[`realm_${name}`] = legacy[name];
     if (options.modernClient) {
       for (const name of REALM_SETTINGS) settings[`realm_${name}`] = modernRealmValue(name, settings[`realm_${name}`]);
       // A personal setting since feature level 163: user_settings has it, realm_user_settings_defaults what new users start with.
       delete settings.realm_email_address_visibility;
-      // Zulip 9.0's integer policies, which `realm` events keep current (actions/realm-policies.ts).
-      Object.assign(settings, pick(realm, MODERN_REALM_POLICIES, "realm_"));
+      // Zulip 9.0's limits for moving messages; of the integer policies, only the ones Zulip 10.0
+      // still sends, deprecated (feature levels 280, 299, 352).
+      Object.assign(settings, pick(realm, MODERN_REALM_LIMITS, "realm_"));
+      for (const name of REMOVED_REGISTER_POLICIES) delete settings[`realm_${name}`];
+      settings.realm_create_public_stream_policy = legacy.create_public_stream_policy;
+      settings.realm_create_private_stream_policy = legacy.create_private_stream_policy;
+      settings.realm_create_web_public_stream_policy = legacy.create_web_public_stream_policy;
     }
     const uploadQuota = realmQuota(realm.upload_quota_bytes, ctx.uploads?.realmQuotaBytes ?? 0);
     return {
@@ -408,6 +467,13 @@ export const STATE_SECTIONS: Record<string, Section> = {
       realm_new_stream_announcements_stream_id: liveOrNone(realm.notifications_stream_id),
       realm_signup_announcements_stream_id: liveOrNone(realm.signup_notifications_stream_id),
       realm_zulip_update_announcements_stream_id: liveOrNone(realm.zulip_update_announcements_stream_id),
+      // Feature levels 331 and 348.
+      realm_moderation_request_channel_id: liveOrNone(realm.moderation_request_channel_id),
+      realm_enable_guest_user_dm_warning: realm.enable_guest_user_dm_warning,
+      // Feature level 350: this server has no AI to summarize topics with.
+      server_can_summarize_topics: false,
+      // Feature level 369: no navigation tour video here.
+      navigation_tour_video_url: null,
       realm_uri: options.realmUri,
       // Feature level 257's name for realm_uri.
       realm_url: options.realmUri,
@@ -449,6 +515,9 @@ export const STATE_SECTIONS: Record<string, Section> = {
       server_avatar_changes_disabled: false,
       server_name_changes_disabled: false,
       server_needs_upgrade: false,
+      // Feature level 332: Zulip's defaults (MIN/MAX_DEACTIVATED_REALM_DELETION_DAYS); this server deletes no deactivated organization.
+      server_min_deactivated_realm_deletion_days: 14,
+      server_max_deactivated_realm_deletion_days: null,
       server_jitsi_server_url: SERVER_JITSI_SERVER_URL,
       jitsi_server_url: realm.jitsi_server_url ?? SERVER_JITSI_SERVER_URL,
       max_avatar_file_size_mib: MAX_IMAGE_FILE_SIZE_MIB.avatar,
@@ -458,14 +527,20 @@ export const STATE_SECTIONS: Record<string, Section> = {
       realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
       password_min_length: PASSWORD_MIN_LENGTH,
       password_min_guesses: PASSWORD_MIN_GUESSES,
+      // Feature level 338.
+      password_max_length: PASSWORD_MAX_LENGTH,
       server_emoji_data_url: serverEmojiDataUrl(options.realmUri),
       event_queue_longpoll_timeout_seconds: longpollTimeoutSeconds(options.heartbeatSeconds),
       ...CLIENT_TIMINGS,
       // No thumbnails are made here: clients show the uploaded images themselves.
       server_thumbnail_formats: [],
       // Group-based permission settings (system group ids) and what each may be (feature level 221).
-      ...Object.fromEntries(REALM_GROUP_SETTING_NAMES.map((name) => [`realm_${name}`, realmGroupId(realm, name)])),
+      // Every realm group setting as a group-setting value (feature levels 280 to 367; 314 for
+      // create_multiuse_invite_group and can_access_all_users_group).
+      ...(await realmGroupSettingsForApi(prisma, realm)),
       server_supported_permission_settings: serverSupportedPermissionSettings(),
+      // Feature level 334: what clients show for the empty topic (and what clients without empty_topic_name get for it).
+      realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
     };
   },
 
@@ -482,6 +557,17 @@ export const STATE_SECTIONS: Record<string, Section> = {
   // Zulip 3.x's tuples; empty for clients with linkifier_url_template, as Zulip 9.
   async realm_filters(prisma, actor, options, ctx) {
     return options.linkifierUrlTemplate ? { realm_filters: [] } : ORGANIZATION_STATE_SECTIONS.realm_filters(prisma, actor, options, ctx);
+  },
+
+  // Default channels as ids for today's clients (feature level 330); 3.x-era clients read whole streams (lib/default-stream-ids.ts).
+  async default_streams(prisma, actor, options, ctx) {
+    const state = await ORGANIZATION_STATE_SECTIONS.default_streams(prisma, actor, options, ctx);
+    return options.modernClient ? { realm_default_streams: defaultStreamIdsOf(state.realm_default_streams) } : state;
+  },
+
+  async default_stream_groups(prisma, actor, options, ctx) {
+    const state = await ORGANIZATION_STATE_SECTIONS.default_stream_groups(prisma, actor, options, ctx);
+    return options.modernClient ? { realm_default_stream_groups: defaultStreamGroupsWithIds(state.realm_default_stream_groups) } : state;
   },
 
   // Code playgrounds (feature levels 49 and 196).
@@ -543,10 +629,10 @@ export const STATE_SECTIONS: Record<string, Section> = {
 
   async presence(prisma, actor, options) {
     if (options.presenceLastUpdateId !== undefined) {
-      const since = await getRealmPresencesSince(prisma, actor.realm_id, options.presenceLastUpdateId);
+      const since = await getRealmPresencesSince(prisma, actor.realm_id, options.presenceLastUpdateId, options.presenceHistoryLimitDays);
       return { presences: since.presences, presence_last_update_id: since.lastUpdateId, server_timestamp: Date.now() / 1000 };
     }
-    const [presences, lastUpdateId] = await Promise.all([getRealmPresences(prisma, actor.realm_id, options.slimPresence), lastPresenceUpdateId(prisma, actor.realm_id)]);
+    const [presences, lastUpdateId] = await Promise.all([getRealmPresences(prisma, actor.realm_id, options.slimPresence, options.presenceHistoryLimitDays), lastPresenceUpdateId(prisma, actor.realm_id)]);
     // Today's clients without slim_presence get Zulip's form since feature level 178 (no client names).
     const shown = options.modernClient && !options.slimPresence ? Object.fromEntries(Object.entries(presences).map(([key, info]) => [key, websitePresence(info as Record<string, { status: string; timestamp: number }>)])) : presences;
     return { presences: shown, presence_last_update_id: lastUpdateId, server_timestamp: Date.now() / 1000 };
@@ -563,6 +649,16 @@ export const STATE_SECTIONS: Record<string, Section> = {
   // Feature level 87: the newest drafts first (queries/drafts.ts).
   async drafts(prisma, actor) {
     return { drafts: await getDrafts(prisma, actor.id, { newestFirst: true }) };
+  },
+
+  // Feature level 363: no plans nor billing here, so nothing is pending.
+  async realm_billing() {
+    return { realm_billing: { has_pending_sponsorship_request: false } };
+  },
+
+  // Feature level 297: the user's saved snippets, oldest first.
+  async saved_snippets(prisma, actor) {
+    return { saved_snippets: await getSavedSnippets(prisma, actor.id) };
   },
 
   // Feature level 179: the user's messages not yet sent, failed ones included.

@@ -13,6 +13,8 @@ import { getDefaultStreamGroups, getDefaultStreams } from "../actions/default-st
 import { getCustomProfileFields, PROFILE_FIELD_TYPE_CHOICES } from "../actions/profile-fields.ts";
 import { getRealmEmojiDicts } from "../queries/realm-emoji.ts";
 import { isGuest } from "../lib/roles.ts";
+import { REALM_GROUP_SETTING_NAMES } from "../lib/group-permissions.ts";
+import { legacyRealmPolicies } from "../lib/permissions.ts";
 
 type Section = (prisma: PrismaClient, actor: Actor, options: unknown, ctx: ServerContext) => Promise<State>;
 type Applier = (state: State, event: Record<string, unknown>, userId: number) => void;
@@ -74,6 +76,38 @@ function stateGroupHas(groups: GroupState[], groupId: number, userId: number, se
   return ((group.direct_subgroup_ids as number[] | undefined) ?? []).some((id) => stateGroupHas(groups, id, userId, seen));
 }
 
+/** Whether the user has what a group-setting value grants (a group's id, or an anonymous group), as the state's groups say. */
+function stateValueHas(groups: GroupState[], value: unknown, userId: number): boolean {
+  if (typeof value === "number") return stateGroupHas(groups, value, userId);
+  if (typeof value !== "object" || value === null) return false;
+  const anonymous = value as { direct_members: number[]; direct_subgroups: number[] };
+  return anonymous.direct_members.includes(userId) || anonymous.direct_subgroups.some((id) => stateGroupHas(groups, id, userId));
+}
+
+/**
+ * After a realm group setting changed (Zulip 10.0): what the state derives from the settings, as
+ * the server derives it (lib/permissions.ts's legacyRealmPolicies; group-permissions.ts's checks),
+ * when the state holds the groups to read them with.
+ */
+function applyRealmGroupSettings(state: Record<string, unknown>): void {
+  if (!Array.isArray(state.realm_user_groups)) return;
+  const groups = state.realm_user_groups as GroupState[];
+  const names: Record<string, string | null> = {};
+  for (const setting of REALM_GROUP_SETTING_NAMES) {
+    const value = state[`realm_${setting}`];
+    const group = typeof value === "number" ? groups.find((g) => g.id === value) : undefined;
+    names[setting] = group && group.is_system_group ? (group.name as string) : null;
+  }
+  const legacy = legacyRealmPolicies(names);
+  for (const [property, value] of Object.entries(legacy)) if (`realm_${property}` in state) state[`realm_${property}`] = value;
+  const userId = state.user_id as number;
+  const guest = state.is_guest === true;
+  const has = (setting: string) => !guest && stateValueHas(groups, state[`realm_${setting}`], userId);
+  if ("can_create_streams" in state) state.can_create_streams = has("can_create_public_channel_group") || has("can_create_private_channel_group");
+  if ("can_invite_others_to_realm" in state) state.can_invite_others_to_realm = has("can_invite_users_group");
+  if ("can_subscribe_other_users" in state) state.can_subscribe_other_users = has("can_add_subscribers_group");
+}
+
 export const ORGANIZATION_APPLIERS: Record<string, Applier> = {
   user_group(state, event) {
     if (!("realm_user_groups" in state)) return;
@@ -92,6 +126,12 @@ export const ORGANIZATION_APPLIERS: Record<string, Applier> = {
     } else if (event.op === "remove_members" && group) {
       const removed = new Set(event.user_ids as number[]);
       group.members = group.members.filter((id) => !removed.has(id));
+    } else if (event.op === "add_subgroups" && group) {
+      const current = (group.direct_subgroup_ids as number[] | undefined) ?? [];
+      group.direct_subgroup_ids = [...new Set([...current, ...(event.direct_subgroup_ids as number[])])].sort((a, b) => a - b);
+    } else if (event.op === "remove_subgroups" && group) {
+      const removed = new Set(event.direct_subgroup_ids as number[]);
+      group.direct_subgroup_ids = ((group.direct_subgroup_ids as number[] | undefined) ?? []).filter((id) => !removed.has(id));
     }
   },
 
@@ -151,6 +191,9 @@ export const ORGANIZATION_APPLIERS: Record<string, Applier> = {
     if (event.op === "update") setBoth(event.property as string, event.value);
     else if (event.op === "update_dict") {
       for (const [property, value] of Object.entries(event.data as Record<string, unknown>)) setBoth(property, value);
+      if (Object.keys(event.data as Record<string, unknown>).some((key) => (REALM_GROUP_SETTING_NAMES as string[]).includes(key))) {
+        applyRealmGroupSettings(state);
+      }
     }
   },
 };

@@ -149,7 +149,8 @@ export class RealmStateCache implements RealmState {
 
   private async organizationAt(read: Promise<Generations>, realmId: number, guest: boolean): Promise<Record<string, Record<string, unknown>>> {
     const g = await read;
-    const generation = `${g.realm_config_generation}.${g.stream_generation}.${g.user_generation}.${g.linkifier_generation}`;
+    // realm_users_generation too: a user's deactivation takes them out of every group's members (feature level 303).
+    const generation = `${g.realm_config_generation}.${g.stream_generation}.${g.user_generation}.${g.linkifier_generation}.${g.realm_users_generation}`;
     return JSON.parse(await this.organization.get(realmId, generation, guest ? "guest" : "member")) as Record<string, Record<string, unknown>>;
   }
 

@@ -7,6 +7,7 @@ import type { State } from "./initial-state.ts";
 import { FLAG_BITS, WILDCARD_MENTION_BITS } from "../lib/message-flags.ts";
 import { RECIPIENT_HUDDLE, RECIPIENT_PERSONAL, RECIPIENT_STREAM } from "../lib/recipients.ts";
 import { VisibilityPolicy } from "../queries/user-topics.ts";
+import { topicForClient } from "../lib/empty-topic.ts";
 
 type Applier = (state: State, event: Record<string, unknown>, userId: number) => void;
 
@@ -154,18 +155,21 @@ async function mutedOf(prisma: PrismaClient, userId: number): Promise<Array<{ st
     SELECT stream_id, topic_name, visibility_policy FROM user_topic WHERE user_id = ${userId}`;
 }
 
-/** Zulip's get_raw_unread_data. */
-export async function fetchRawUnreadMessages(prisma: PrismaClient, userId: number): Promise<RawUnreadMessages> {
+/**
+ * Zulip's get_raw_unread_data. A client without the empty_topic_name capability has the empty
+ * topic by its display name here, as in the events its queue gets (fanout.ts), which apply to it.
+ */
+export async function fetchRawUnreadMessages(prisma: PrismaClient, userId: number, allowEmptyTopicName = true): Promise<RawUnreadMessages> {
   const [rows, muted] = await Promise.all([unreadRows(prisma, userId), mutedOf(prisma, userId)]);
   const raw = emptyRaw();
   for (const { stream_id, topic, policy } of muted) {
     if (topic === null) raw.muted_stream_ids.add(stream_id);
-    else raw.topic_policies.set(topicKey(stream_id, topic), policy ?? VisibilityPolicy.INHERIT);
+    else raw.topic_policies.set(topicKey(stream_id, topicForClient(topic, allowEmptyTopicName)), policy ?? VisibilityPolicy.INHERIT);
   }
   for (const row of rows) {
     const id = row.message_id;
     if (row.recipient_type === RECIPIENT_STREAM) {
-      putStreamMessage(raw, id, { stream_id: row.type_id, topic: row.topic, sender_id: row.sender_id });
+      putStreamMessage(raw, id, { stream_id: row.type_id, topic: topicForClient(row.topic, allowEmptyTopicName), sender_id: row.sender_id });
     } else if (row.recipient_type === RECIPIENT_PERSONAL) {
       raw.pm_dict.set(id, { sender_id: row.sender_id === userId ? row.type_id : row.sender_id });
     } else {

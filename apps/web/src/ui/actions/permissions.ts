@@ -54,7 +54,10 @@ export function canDelete(message: Message): boolean {
 }
 
 export function canViewHistory(message: Message): boolean {
-  return realm.value.realm_allow_edit_history !== false && message.last_edit_timestamp !== undefined;
+  // Feature level 358's "moves" shows moves only; a content edit alone then has nothing to show.
+  const policy = realm.value.realm_message_edit_history_visibility_policy;
+  if (policy === "none" || realm.value.realm_allow_edit_history === false) return false;
+  return message.last_moved_timestamp !== undefined || (policy !== "moves" && message.last_edit_timestamp !== undefined);
 }
 
 export function canViewReadReceipts(): boolean {

@@ -18,6 +18,8 @@ export interface MentionableUser {
 export interface MentionableGroup {
   id: number;
   name: string;
+  /** A system group (role:…) is shown by its display name (feature level 333). */
+  is_system_group?: boolean;
   member_ids: number[];
   /** Active outgoing-webhook and embedded bots among the members. */
   service_bot_ids: number[];
@@ -51,6 +53,53 @@ export interface RenderContext {
   imagePreviews?: { realmHost?: string | null };
   /** "WIDTHxHEIGHT" by path id, for the realm's image uploads the content links to whose size is known. */
   imageDimensions?: Map<string, string>;
+  /** Of those, the upload's content type, where it has one (feature level 336). */
+  imageContentTypes?: Map<string, string>;
+  /** The latest message the author can read in each topic the content links to (feature level 347's `with`). */
+  topicLatestIds?: TopicLatestId[];
+}
+
+export interface TopicLatestId {
+  stream_id: number;
+  topic: string;
+  id: number;
+}
+
+/** Topic links of one message whose `with` message is looked up; others link without it. */
+const MAX_TOPIC_LINK_LOOKUPS = 20;
+
+/** The [stream name (lower-cased), topic] pairs of the content's #**stream>topic** links (not message links). */
+export function scanTopicLinks(content: string): Array<[string, string]> {
+  const pairs = new Map<string, [string, string]>();
+  for (const match of content.matchAll(STREAM_LINK)) {
+    const arrow = match[1].indexOf(">");
+    if (arrow <= 0 || /@\d+$/.test(match[1])) continue;
+    const pair: [string, string] = [match[1].slice(0, arrow).toLowerCase(), match[1].slice(arrow + 1)];
+    pairs.set(`${pair[0]}>${pair[1].toLowerCase()}`, pair);
+    if (pairs.size >= MAX_TOPIC_LINK_LOOKUPS) break;
+  }
+  return [...pairs.values()];
+}
+
+/**
+ * Zulip's get_with_operand: per linked topic, the latest message in it the author can read (a row
+ * of their own, or shared history they may see: a public stream's unless they are a guest, a
+ * private one's while subscribed), so nothing of a topic they cannot read leaks into the link.
+ */
+async function latestTopicMessages(db: Reader, realmId: number, author: { id: number; isGuest: boolean }, pairs: Array<[string, string]>): Promise<TopicLatestId[]> {
+  return leanSql(db).query<TopicLatestId>(Prisma.sql`
+    SELECT s.id AS stream_id, t.topic, latest.id
+    FROM unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::text[]) AS t(stream_name, topic)
+    JOIN stream s ON s.realm_id = ${realmId} AND NOT s.deactivated AND lower(s.name) = t.stream_name
+    JOIN LATERAL (
+      SELECT m.id FROM message m
+      WHERE m.recipient_id = s.recipient_id AND upper(m.subject) = upper(t.topic)
+        AND (EXISTS (SELECT 1 FROM user_message um WHERE um.user_id = ${author.id} AND um.message_id = m.id)
+          OR (s.history_public_to_subscribers AND (
+            (NOT s.invite_only AND NOT ${author.isGuest}::boolean)
+            OR EXISTS (SELECT 1 FROM subscription sub WHERE sub.recipient_id = s.recipient_id AND sub.user_id = ${author.id} AND sub.active))))
+      ORDER BY m.id DESC LIMIT 1
+    ) latest ON true`);
 }
 
 type Reader = Parameters<typeof leanSql>[0];
@@ -92,14 +141,14 @@ export function scanMentionSyntax(content: string): { names: string[]; ids: numb
 }
 
 /**
- * The render context for `content` sent in `realmId`: at most six queries, usually one. A caller
+ * The render context for `content` sent in `realmId`: at most seven queries, usually one. A caller
  * that has read the realm's linkifiers already passes them in.
  */
 export async function fetchRenderContext(
   db: Reader,
   realmId: number,
   content: string,
-  known: { linkifiers?: Linkifier[]; imagePreviews?: boolean; realmHost?: string | null } = {},
+  known: { linkifiers?: Linkifier[]; imagePreviews?: boolean; realmHost?: string | null; author?: { id: number; isGuest: boolean } } = {},
 ): Promise<RenderContext> {
   const hasSyntax = (c: string) => content.includes(c);
   const scan = hasSyntax("@") || hasSyntax("#**") || hasSyntax(":") ? scanMentionSyntax(content) : null;
@@ -107,7 +156,9 @@ export async function fetchRenderContext(
   const pathIds = known.imagePreviews !== false ? referencedPathIds(content) : [];
   const sql = leanSql(db);
   // The lookups are independent: run them side by side (outside a transaction, on separate connections).
-  const [linkifiers, users, groups, streams, customEmoji, dimensions] = await Promise.all([
+  // Topic links name their latest message only for an author (a message, not a preview or an import).
+  const topicPairs = known.author !== undefined && hasSyntax(">") && scan !== null ? scanTopicLinks(content) : [];
+  const [linkifiers, users, groups, streams, customEmoji, dimensions, topicLatestIds] = await Promise.all([
     known.linkifiers ?? realmLinkifiers(db, realmId),
     scan && (scan.names.length > 0 || scan.ids.length > 0)
       ? // Deactivated users are never mentioned; the renderer leaves their syntax as text.
@@ -119,10 +170,10 @@ export async function fetchRenderContext(
       : undefined,
     scan && scan.groups.length > 0
       ? sql.query<MentionableGroup>(Prisma.sql`
-          SELECT g.id, g.name, COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE m.user_id IS NOT NULL), '{}') AS member_ids,
+          SELECT g.id, g.name, g.is_system_group, COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE u.is_active), '{}') AS member_ids,
                  COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE u.is_active AND u.bot_type = ANY(${SERVICE_BOT_TYPES}::int[])), '{}') AS service_bot_ids
           FROM user_group g LEFT JOIN user_group_membership m ON m.user_group_id = g.id LEFT JOIN user_profile u ON u.id = m.user_id
-          WHERE g.realm_id = ${realmId} AND lower(g.name) = ANY(${scan.groups}::text[])
+          WHERE g.realm_id = ${realmId} AND g.name IS NOT NULL AND NOT g.deactivated AND lower(g.name) = ANY(${scan.groups}::text[])
           GROUP BY g.id ORDER BY g.id`)
       : undefined,
     scan && scan.streams.length > 0
@@ -138,11 +189,12 @@ export async function fetchRenderContext(
           ORDER BY id`)
       : undefined,
     pathIds.length > 0
-      ? sql.query<{ path_id: string; original_width: number; original_height: number }>(Prisma.sql`
-          SELECT path_id, original_width, original_height FROM attachment
+      ? sql.query<{ path_id: string; original_width: number; original_height: number; content_type: string | null }>(Prisma.sql`
+          SELECT path_id, original_width, original_height, content_type FROM attachment
           WHERE realm_id = ${realmId} AND path_id = ANY(${pathIds}::text[])
             AND original_width IS NOT NULL AND original_height IS NOT NULL`)
       : undefined,
+    topicPairs.length > 0 ? latestTopicMessages(db, realmId, known.author!, topicPairs) : undefined,
   ]);
   const context: RenderContext = { linkifiers };
   // Messages preview image uploads unless the realm turned that off (needs no query).
@@ -151,8 +203,10 @@ export async function fetchRenderContext(
   if (groups) context.groups = groups;
   if (streams) context.streams = streams;
   if (customEmoji) context.customEmoji = customEmoji;
+  if (topicLatestIds && topicLatestIds.length > 0) context.topicLatestIds = topicLatestIds;
   if (dimensions && dimensions.length > 0) {
     context.imageDimensions = new Map(dimensions.map((row) => [row.path_id, `${row.original_width}x${row.original_height}`]));
+    context.imageContentTypes = new Map(dimensions.flatMap((row) => (row.content_type ? [[row.path_id, row.content_type] as const] : [])));
   }
   return context;
 }

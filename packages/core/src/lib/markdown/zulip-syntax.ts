@@ -5,6 +5,7 @@
 import type { MarkdownIt, StateInline, Token } from "markdown-it";
 import { unicodeEmojiByName } from "../emoji.ts";
 import type { CustomEmoji, LinkableStream, MentionableGroup, MentionableUser, RenderContext } from "./render-context.ts";
+import { EMPTY_TOPIC_DISPLAY_NAME } from "../empty-topic.ts";
 
 /** Everyone in the stream; `channel` since feature level 247. */
 export const WILDCARD_MENTIONS = ["all", "everyone", "stream", "channel"] as const;
@@ -26,6 +27,8 @@ export interface SyntaxEnv {
   usersByName: Map<string, MentionableUser>;
   groupsByName: Map<string, MentionableGroup>;
   streamsByName: Map<string, LinkableStream>;
+  /** The latest message id the author can read in each linked topic, by topicKeyOf. */
+  topicLatestIds: Map<string, number>;
   customEmoji: Map<string, CustomEmoji>;
 }
 
@@ -41,6 +44,7 @@ export function syntaxEnv(context: RenderContext): SyntaxEnv {
     usersByName,
     groupsByName: new Map((context.groups ?? []).map((g) => [g.name.toLowerCase(), g])),
     streamsByName,
+    topicLatestIds: new Map((context.topicLatestIds ?? []).map((row) => [topicKeyOf(row.stream_id, row.topic), row.id])),
     customEmoji: new Map((context.customEmoji ?? []).map((e) => [e.name, e])),
   };
 }
@@ -137,14 +141,33 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
   const isSilent = group[1] === "_";
   if (!silent) {
     const token = state.push("zulip_group_mention", "", 0);
-    token.meta = { groupId: found.id, text: found.name, silent: isSilent };
+    token.meta = { groupId: found.id, text: found.is_system_group ? (SYSTEM_GROUP_DISPLAY_NAMES[found.name] ?? found.name) : found.name, silent: isSilent };
     if (!isSilent) env.findings.mentionedGroupIds.add(found.id);
   }
   state.pos += group[0].length;
   return true;
 }
 
+/** How a mention shows a system group (Zulip's SystemGroups.GROUP_DISPLAY_NAME_MAP; feature level 333). */
+const SYSTEM_GROUP_DISPLAY_NAMES: Record<string, string> = {
+  "role:nobody": "Nobody",
+  "role:owners": "Owners",
+  "role:administrators": "Administrators",
+  "role:moderators": "Moderators",
+  "role:fullmembers": "Full members",
+  "role:members": "Members",
+  "role:everyone": "Everyone",
+  "role:internet": "Everyone on the internet",
+};
+
 const STREAM_LINK = /#\*\*([^*]+)\*\*/y;
+/** A message link's end, `@` and the message's id (Zulip's STREAM_TOPIC_MESSAGE_LINK_REGEX). */
+const MESSAGE_LINK_SUFFIX = /@(\d+)$/;
+
+/** How topicLatestIds names a topic: topics match without case, as in Zulip. */
+export function topicKeyOf(streamId: number, topic: string): string {
+  return `${streamId}:${topic.toLowerCase()}`;
+}
 
 function streamRule(state: StateInline, silent: boolean): boolean {
   if (state.src.charCodeAt(state.pos) !== 0x23 /* # */ || !atBoundary(state)) return false;
@@ -154,14 +177,21 @@ function streamRule(state: StateInline, silent: boolean): boolean {
   const match = STREAM_LINK.exec(state.src);
   if (!match || match.index + match[0].length > state.posMax) return false;
   const body = match[1];
-  // #**stream>topic** first (the stream name holds no '>'), then the whole body as a stream name.
+  // #**stream>topic@id** (a message, feature level 319), then #**stream>topic** (the stream name
+  // holds no '>'; the topic may be empty, feature level 346), then the whole body as a stream name.
   const arrow = body.indexOf(">");
-  const topicStream = arrow > 0 && arrow < body.length - 1 ? env.streamsByName.get(body.slice(0, arrow).toLowerCase()) : undefined;
+  const topicStream = arrow > 0 ? env.streamsByName.get(body.slice(0, arrow).toLowerCase()) : undefined;
   const stream = topicStream ?? env.streamsByName.get(body.toLowerCase());
   if (!stream) return false;
   if (!silent) {
     const token = state.push("zulip_stream_link", "", 0);
-    token.meta = topicStream ? { stream, topic: body.slice(arrow + 1) } : { stream };
+    if (topicStream) {
+      const topicPart = body.slice(arrow + 1);
+      const near = MESSAGE_LINK_SUFFIX.exec(topicPart);
+      token.meta = near
+        ? { stream, topic: topicPart.slice(0, near.index), messageId: near[1] }
+        : { stream, topic: topicPart, withId: env.topicLatestIds.get(topicKeyOf(stream.id, topicPart)) };
+    } else token.meta = { stream };
   }
   state.pos += match[0].length;
   return true;
@@ -205,14 +235,23 @@ function renderGroupMention(tokens: Token[], idx: number): string {
   return `<span class="${className}" data-user-group-id="${groupId}">${silent ? "" : "@"}${escapeText(text)}</span>`;
 }
 
+/** A topic as a link shows it: the empty topic as its display name, in `<em>` (feature level 346). */
+function topicText(topic: string): string {
+  return topic === "" ? `<em>${EMPTY_TOPIC_DISPLAY_NAME}</em>` : escapeText(topic);
+}
+
 function renderStreamLink(tokens: Token[], idx: number): string {
-  const { stream, topic } = tokens[idx].meta as { stream: LinkableStream; topic?: string };
+  const { stream, topic, withId, messageId } = tokens[idx].meta as { stream: LinkableStream; topic?: string; withId?: number; messageId?: string };
   const url = streamNarrowUrl(stream);
   if (topic === undefined) {
     return `<a class="stream" data-stream-id="${stream.id}" href="${escapeAttribute(url)}">#${escapeText(stream.name)}</a>`;
   }
   const topicUrl = `${url}/topic/${encodeHashComponent(topic)}`;
-  return `<a class="stream-topic" data-stream-id="${stream.id}" href="${escapeAttribute(topicUrl)}">#${escapeText(stream.name)} &gt; ${escapeText(topic)}</a>`;
+  const label = `#${escapeText(stream.name)} &gt; ${topicText(topic)}`;
+  if (messageId !== undefined) return `<a class="message-link" href="${escapeAttribute(`${topicUrl}/near/${messageId}`)}">${label} @ 💬</a>`;
+  // Feature level 347: a topic with messages the author can read links with `with`, following the topic's moves.
+  const href = withId === undefined ? topicUrl : `${topicUrl}/with/${withId}`;
+  return `<a class="stream-topic" data-stream-id="${stream.id}" href="${escapeAttribute(href)}">${label}</a>`;
 }
 
 function renderEmoji(tokens: Token[], idx: number): string {
