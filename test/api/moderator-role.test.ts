@@ -71,22 +71,27 @@ describe.each(MODES)("the moderator role (%s)", (mode) => {
     expect((await moderator.client.delete(`/messages/${id}`)).body.msg).toBe("You don't have permission to delete this message");
   });
 
-  test("moderators edit any user group; members only the groups they are in (Zulip 9.0's has_user_group_access)", async () => {
+  test("user groups as Zulip 10.0 manages them: the creator and can_manage_all_groups, not a member of the group; moderators by the setting", async () => {
     const created = await admin.client.post("/user_groups/create", { name: `mods-${mode}`, description: "d", members: JSON.stringify([other.id]) });
     expect(created.body.result).toBe("success");
     const group = (await admin.client.get("/user_groups")).body.user_groups.find((g: { name: string }) => g.name === `mods-${mode}`);
     expect((await member.client.patch(`/user_groups/${group.id}`, { description: "by a stranger" })).body).toEqual({ result: "error", msg: "Insufficient permission", code: "BAD_REQUEST" });
     expect((await member.client.post(`/user_groups/${group.id}/members`, { add: JSON.stringify([member.id]) })).body.msg).toBe("Insufficient permission");
-    expect((await other.client.patch(`/user_groups/${group.id}`, { description: "by a member of it" })).body.result).toBe("success");
-    expect((await moderator.client.patch(`/user_groups/${group.id}`, { description: "by a moderator" })).body.result).toBe("success");
-    expect((await moderator.client.post(`/user_groups/${group.id}/members`, { add: JSON.stringify([member.id]) })).body.result).toBe("success");
-    // Under user_group_edit_policy 4 (moderators), a member of a group may no longer edit it.
-    await server.owner.patch("/realm", { user_group_edit_policy: 4 });
+    // Being in a group no longer lets one manage it (Zulip 9.0's has_user_group_access did).
+    expect((await other.client.patch(`/user_groups/${group.id}`, { description: "by a member of it" })).body.msg).toBe("Insufficient permission");
+    // The creator is the group's can_manage_group by default.
+    expect((await admin.client.patch(`/user_groups/${group.id}`, { description: "by its creator" })).body.result).toBe("success");
+    // can_manage_all_groups is role:owners by default: moderators manage groups once it names them.
+    expect((await moderator.client.patch(`/user_groups/${group.id}`, { description: "by a moderator" })).body.msg).toBe("Insufficient permission");
+    const groups = (await server.owner.get("/user_groups")).body.user_groups as Array<{ id: number; name: string }>;
+    const byName = (name: string) => groups.find((g) => g.name === name)!.id;
+    await server.owner.patch("/realm", { can_manage_all_groups: JSON.stringify({ new: byName("role:moderators") }) });
     try {
+      expect((await moderator.client.patch(`/user_groups/${group.id}`, { description: "by a moderator" })).body.result).toBe("success");
+      expect((await moderator.client.post(`/user_groups/${group.id}/members`, { add: JSON.stringify([member.id]) })).body.result).toBe("success");
       expect((await other.client.patch(`/user_groups/${group.id}`, { description: "x" })).body.msg).toBe("Insufficient permission");
-      expect((await moderator.client.patch(`/user_groups/${group.id}`, { description: "y" })).body.result).toBe("success");
     } finally {
-      await server.owner.patch("/realm", { user_group_edit_policy: 1 });
+      await server.owner.patch("/realm", { can_manage_all_groups: JSON.stringify({ new: byName("role:owners") }) });
     }
   });
 

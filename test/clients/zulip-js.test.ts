@@ -20,7 +20,7 @@ describe.each(MODES)("zulip-js client (%s)", (mode) => {
     expect(client.config.apiKey).toBe(server.owner.credentials!.apiKey);
 
     const settings = await client.server.settings();
-    expect(settings).toMatchObject({ result: "success", zulip_version: "9.0", zulip_feature_level: 277, zulip_merge_base: "9.0" });
+    expect(settings).toMatchObject({ result: "success", zulip_version: "10.0", zulip_feature_level: 371, zulip_merge_base: "10.0" });
 
     const me = await client.users.me.getProfile();
     expect(me).toMatchObject({ result: "success", email: OWNER_EMAIL, is_owner: true });

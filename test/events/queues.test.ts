@@ -22,7 +22,7 @@ describe.each(MODES)("event queues (%s)", (mode) => {
   describe("POST /register", () => {
     test("returns a queue, last_event_id -1, the version, and the state asked for", async () => {
       const res = await member.post("/register", { event_types: ["message", "realm_user"] });
-      expect(res.body).toMatchObject({ result: "success", msg: "", last_event_id: -1, zulip_version: "9.0", zulip_feature_level: 277, zulip_merge_base: "9.0" });
+      expect(res.body).toMatchObject({ result: "success", msg: "", last_event_id: -1, zulip_version: "10.0", zulip_feature_level: 371, zulip_merge_base: "10.0" });
       expect(typeof res.body.queue_id).toBe("string");
       expect(res.body.max_message_id).toEqual(expect.any(Number));
       expect(res.body.realm_users.map((u: { email: string }) => u.email)).toContain("ev@example.com");

@@ -171,8 +171,8 @@ describe.each(MODES)("/register for today's clients (%s)", (mode) => {
 
     test("custom profile fields, emoji and groups", () => {
       expect(body.custom_profile_fields).toEqual([
-        { id: ids.phone, type: 1, order: expect.any(Number), name: "Phone", hint: "Work phone", field_data: "", required: false },
-        { id: ids.github, type: 7, order: expect.any(Number), name: "GitHub", hint: "", field_data: JSON.stringify({ subtype: "github" }), required: false },
+        { id: ids.phone, type: 1, order: expect.any(Number), name: "Phone", hint: "Work phone", field_data: "", required: false, editable_by_user: true },
+        { id: ids.github, type: 7, order: expect.any(Number), name: "GitHub", hint: "", field_data: JSON.stringify({ subtype: "github" }), required: false, editable_by_user: true },
       ]);
       const emoji = Object.values(body.realm_emoji as Record<string, Record<string, unknown>>).find((e) => e.name === "party_flo");
       expect(emoji).toMatchObject({ id: expect.any(String), source_url: expect.any(String), deactivated: false, still_url: null, author_id: bob.id });
@@ -188,7 +188,15 @@ describe.each(MODES)("/register for today's clients (%s)", (mode) => {
           direct_subgroup_ids: [],
           is_system_group: false,
           deactivated: false,
+          // Zulip 10.0's group fields: its creator, who manages it and adds members (as an anonymous group).
+          creator_id: bob.id,
+          date_created: expect.any(Number),
           can_mention_group: expect.any(Number),
+          can_manage_group: { direct_members: [bob.id], direct_subgroups: [] },
+          can_add_members_group: { direct_members: [bob.id], direct_subgroups: [] },
+          can_join_group: expect.any(Number),
+          can_leave_group: expect.any(Number),
+          can_remove_members_group: expect.any(Number),
         },
       ]);
     });

@@ -150,7 +150,8 @@ describe("shapes today's Zulip changed without a capability: modern clients get 
     expect(received(limit, modern)).toEqual([{ ...limit, data: { allow_message_editing: true, message_content_edit_limit_seconds: null } }]);
     expect(received(limit, base)).toEqual([limit]);
     const wildcard = { type: "realm", op: "update", property: "wildcard_mention_policy", value: 4 };
-    expect(received(wildcard, modern)).toEqual([{ ...wildcard, value: 5 }]);
+    // Feature level 352 removed the property: today's clients follow can_mention_many_users_group's update_dict instead.
+    expect(received(wildcard, modern)).toEqual([]);
     expect(received(wildcard, base)).toEqual([wildcard]);
     // The 3.x boolean passes as it is: the change sends delete_own_message_policy's own event too (actions/realm-policies.ts).
     const deleting = { type: "realm", op: "update", property: "allow_message_deleting", value: false };

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import type { Bus } from "@chat/bus";
 import type { MailConfig, OutgoingWebhookConfig } from "@chat/config";
 import type { PrismaClient } from "@chat/db";
-import { promoteNewFullMembers, refreshStreamRecentActivity, refreshStreamWeeklyTraffic, sweepBrowserSessions, sweepOutbox, sweepPasswordResetTokens, sweepStaleTusUploads, sweepUnclaimedUploads, type ActionRunner, type ServerContext } from "@chat/core";
+import { promoteNewFullMembers, refreshStreamRecentActivity, refreshStreamWeeklyTraffic, sweepBrowserSessions, sweepDeactivatedRealms, sweepOutbox, sweepPasswordResetTokens, sweepStaleTusUploads, sweepUnclaimedUploads, type ActionRunner, type ServerContext } from "@chat/core";
 import type { FileStorage } from "@chat/storage";
 import { logger } from "@chat/logger";
 import { every } from "./periodic.ts";
@@ -63,6 +63,11 @@ export function startWorker(services: WorkerServices): WorkerTier {
     every("stale resumable upload sweep", 10 * 60_000, async () => {
       const deleted = await sweepStaleTusUploads(prisma, services.storage);
       if (deleted > 0) logger.info("deleted unfinished resumable uploads", { uploads: deleted });
+    }),
+    // Organizations deactivated with a deletion date now past (POST /realm/deactivate, feature level 332).
+    every("deactivated organization deletion", 60 * 60_000, async () => {
+      const deleted = await sweepDeactivatedRealms(prisma, services.storage);
+      if (deleted > 0) logger.info("deleted deactivated organizations' data", { realms: deleted });
     }),
     every("password reset link sweep", 60 * 60_000, () => sweepPasswordResetTokens(prisma)),
     every("browser session sweep", 60 * 60_000, () => sweepBrowserSessions(prisma)),

@@ -96,6 +96,7 @@ export * from "./queries/matches-narrow.ts";
 export * from "./queries/stream-members.ts";
 export * from "./queries/realm-domains.ts";
 export * from "./actions/realm-domains.ts";
+export * from "./actions/realm-deactivation.ts";
 export * from "./queries/message-cache.ts";
 export * from "./actions/message-edit.ts";
 export * from "./queries/message-history.ts";

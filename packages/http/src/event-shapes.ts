@@ -228,6 +228,8 @@ const BY_TYPE: Record<string, JsonSchema | Record<string, JsonSchema>> = {
     update: opEvent("realm", "update", { property: string, value: SCALAR }),
     // A group setting's value is a group-setting value (feature levels 280 to 367).
     update_dict: opEvent("realm", "update_dict", { property: string, data: s.dict(s.anyOf(SCALAR, GROUP_SETTING_VALUE)) }),
+    // POST /realm/deactivate, to every user of the organization.
+    deactivated: opEvent("realm", "deactivated", { realm_id: integer }),
   },
   realm_user: {
     add: opEvent("realm_user", "add", { person: ref("User") }),

@@ -8,8 +8,8 @@
 -- /api/v1/tus); its bytes are kept in file storage, one object a PATCH, until it completes.
 
 ALTER TABLE "user_profile" ADD COLUMN "allow_private_data_export" BOOLEAN NOT NULL DEFAULT false;
-ALTER TABLE "realm_export" ADD COLUMN "export_type" SMALLINT NOT NULL DEFAULT 1;
-ALTER TABLE "invite" ADD COLUMN "group_ids" INTEGER[] NOT NULL DEFAULT '{}';
+ALTER TABLE "realm_export" ADD COLUMN "export_type" INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE "invite" ADD COLUMN "group_ids" INTEGER[] DEFAULT '{}';
 
 CREATE TABLE "tus_upload" (
   "id" TEXT PRIMARY KEY,

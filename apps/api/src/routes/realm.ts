@@ -1,6 +1,6 @@
 import { Router } from "express";
-import { EDIT_HISTORY_POLICY_NAMES, fitsPostgresInteger, InvalidArgumentError, parseGroupSettingChange, parseTimeLimit, REALM_GROUP_SETTING_NAMES, type GroupSettingChange, MAX_CODE_BLOCK_LANGUAGE_LENGTH, MAX_JITSI_SERVER_URL_LENGTH, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
-import { actorOf, changedSettingsBody, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
+import { checkRealmOwner, deactivateRealm, EDIT_HISTORY_POLICY_NAMES, fitsPostgresInteger, InvalidArgumentError, parseGroupSettingChange, parseTimeLimit, REALM_GROUP_SETTING_NAMES, type GroupSettingChange, MAX_CODE_BLOCK_LANGUAGE_LENGTH, MAX_JITSI_SERVER_URL_LENGTH, updateRealmSettings, type RealmSettingsChanges } from "@chat/core";
+import { actorOf, changedSettingsBody, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, route, serve, success } from "@chat/http";
 import type { ApiServices } from "../services.ts";
 
 /** Seconds, or "unlimited" (Zulip's parse_message_time_limit_setting; feature levels 100, 138, 162). */
@@ -143,6 +143,24 @@ export const realmEndpoints = {
     // EXPECTATION_MISMATCH: a group setting's `old` is not its value (feature level 280 on).
     errors: ["UNAUTHORIZED_PRINCIPAL", "EXPECTATION_MISMATCH"],
   }),
+  deactivate: endpoint({
+    method: "post",
+    path: "/realm/deactivate",
+    tag: "server_and_organizations",
+    auth: "basic",
+    summary: "Deactivate the organization (owners only)",
+    description:
+      "Ends every session and API key of the organization at once; every user gets a `realm` `deactivated` event. Feature level 332: `deletion_delay_days` schedules the deletion of its data (at least `server_min_deactivated_realm_deletion_days` days; `null` or absent: kept, allowed only while the server has no maximum).",
+    params: {
+      deletion_delay_days: params
+        .json<number | null>({ anyOf: [{ type: "integer" }, { type: "null" }] })
+        .maxLength(40)
+        .optional()
+        .describe("Days from now until the organization's data is deleted, or `null`."),
+    },
+    response: EMPTY_SUCCESS,
+    errors: ["UNAUTHORIZED_PRINCIPAL"],
+  }),
 };
 
 export function realmRoutes(services: ApiServices): Router {
@@ -176,6 +194,18 @@ export function realmRoutes(services: ApiServices): Router {
       success(res, data);
     }),
   );
+  serve(
+    router,
+    realmEndpoints.deactivate,
+    route(async (req, res) => {
+      const actor = actorOf(res);
+      checkRealmOwner(actor);
+      const { deletion_delay_days } = parseParams(req, realmEndpoints.deactivate.params);
+      await actions.run(originOf(req, actor), (tx, events) => deactivateRealm(tx, events, actor, deletion_delay_days ?? null));
+      success(res);
+    }),
+  );
+
   return router;
 }
 

@@ -16,6 +16,7 @@ import {
   type GroupSettingChange,
   type StreamGroupSettingName,
   accessStreamByIdAsMember,
+  accessStreamForContent,
   addDefaultStream,
   badRequest,
   archivedStreams,
@@ -258,7 +259,7 @@ export function streamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const p = parseParams(req, E.emailAddress.params);
-      await accessStreamByIdAsMember(prisma, actor, pathId(req, "stream_id"));
+      await accessStreamForContent(prisma, actor, pathId(req, "stream_id"));
       // As Zulip's: the user themselves, or a bot they may manage (there is no email gateway bot here).
       if (p.sender_id !== undefined && p.sender_id !== actor.id) await accessBotById(prisma, actor, p.sender_id);
       success(res, { email: "" });

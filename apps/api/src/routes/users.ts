@@ -117,7 +117,8 @@ export const userEndpoints = {
     path: "/users/{email}",
     summary: "Change a user named by email (administrators)",
     params: UPDATE_USER_PARAMS,
-    pathParams: { email: { schema: { type: "string" }, description: "The `email` clients are shown, or the real address where the caller may see it." } },
+    // `/users/me` is not a user named "me": it has no PATCH, as in Zulip.
+    pathParams: { email: { schema: { type: "string", pattern: "^(?!me$)" }, description: "The `email` clients are shown, or the real address where the caller may see it." } },
   }),
   deactivate: endpoint({
     ...common,
@@ -287,6 +288,8 @@ export function userRoutes(services: ApiServices): Router {
     (req, _res, next) => (/^\d+$/.test(String(req.params.email)) ? next("route") : next()),
     updateTarget(async (tx, actor, req) => {
       const email = String(req.params.email);
+      // No address holds a NUL or runs this long; Postgres would refuse the former outright.
+      if (email.includes("\u0000") || email.length > MAX_EMAIL_PARAM_LENGTH) throw badRequest("No such user");
       const user = (await usersByEmail(tx, actor, [email])).get(email.trim().toLowerCase());
       if (!user || !(await mayAccessUser(tx, actor, user.id))) throw badRequest("No such user");
       return getUserInRealm(tx, actor.realm, user.id);

@@ -1742,6 +1742,30 @@ export interface paths {
         patch: operations["patchRealm"];
         trace?: never;
     };
+    "/api/v1/realm/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deactivate the organization (owners only)
+         * @description Ends every session and API key of the organization at once; every user gets a `realm` `deactivated` event. Feature level 332: `deletion_delay_days` schedules the deletion of its data (at least `server_min_deactivated_realm_deletion_days` days; `null` or absent: kept, allowed only while the server has no maximum).
+         */
+        post: operations["postRealmDeactivate"];
+        delete?: never;
+        /**
+         * The methods this path serves
+         * @description Zulip's answer: no body, the methods in the Allow header. No credentials needed; no CORS header is given.
+         */
+        options: operations["optionsApiV1RealmDeactivate"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/realm/filters": {
         parameters: {
             query?: never;
@@ -4513,6 +4537,14 @@ export interface components {
                     direct_subgroups: number[];
                 });
             };
+        };
+        RealmDeactivatedEvent: {
+            id: number;
+            /** @constant */
+            type: "realm";
+            /** @constant */
+            op: "deactivated";
+            realm_id: number;
         };
         RealmUserAddEvent: {
             id: number;
@@ -16160,6 +16192,95 @@ export interface operations {
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postRealmDeactivate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description Days from now until the organization's data is deleted, or `null`. JSON-encoded; at most 40 characters as sent. */
+                    deletion_delay_days?: number | null;
+                } & {
+                    [key: string]: unknown;
+                };
+                "multipart/form-data": {
+                    /** @description Days from now until the organization's data is deleted, or `null`. JSON-encoded; at most 40 characters as sent. */
+                    deletion_delay_days?: number | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        result: "success";
+                        msg: string;
+                        /** @description The request's query and form parameters this endpoint does not take, which were ignored (sorted). Present only when there are some. */
+                        ignored_parameters_unsupported?: string[];
+                    };
+                };
+            };
+            /** @description The request is wrong: a parameter missing or invalid, a body that cannot be read, a path segment that is not percent-encoded UTF-8 (`Malformed URL path`), a request HTTP cannot parse (`Malformed request`) or one without Host (`Missing Host header`), or a refusal in the endpoint's own words. Codes: BAD_REQUEST, REQUEST_VARIABLE_MISSING, UNAUTHORIZED_PRINCIPAL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST" | "REQUEST_VARIABLE_MISSING" | "UNAUTHORIZED_PRINCIPAL";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    optionsApiV1RealmDeactivate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content. */
+            204: {
+                headers: {
+                    /** @description The methods this path serves, sorted, HEAD wherever GET is (`GET, HEAD, POST`). */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     getRealmFilters: {

@@ -3,9 +3,9 @@
 // below 277), so it may rise only when every changelog entry up to it holds (README's table).
 
 /** The Zulip release whose API this server implements. */
-export const ZULIP_VERSION = "9.0";
+export const ZULIP_VERSION = "10.0";
 /** Zulip's `zulip_feature_level` of that release. */
-export const ZULIP_FEATURE_LEVEL = 277;
+export const ZULIP_FEATURE_LEVEL = 371;
 /** Zulip's `zulip_merge_base` (feature level 88): the release this server's API is based on. */
 export const ZULIP_MERGE_BASE = ZULIP_VERSION;
 

@@ -249,6 +249,38 @@ async function translateRow(ictx: ImportContext, spec: ExportTable, row: Row, re
   return out;
 }
 
+/**
+ * Settings an older export has no value for (Zulip 10.0's channel and user-group settings, from an
+ * export of Zulip 9 or of this server before migration 0041) get what migration 0041 gave existing
+ * rows: who may post from stream_post_policy, role:nobody for what is new, leaving open.
+ */
+async function fillDefaultGroupSettings(ictx: ImportContext, realmId: number): Promise<void> {
+  await ictx.tx.$executeRawUnsafe(
+    `WITH g AS (SELECT name, id FROM user_group WHERE realm_id = $1 AND is_system_group)
+     UPDATE stream s SET
+       can_send_message_group_id = COALESCE(s.can_send_message_group_id, (SELECT id FROM g WHERE name = CASE s.stream_post_policy
+         WHEN 2 THEN 'role:administrators' WHEN 3 THEN 'role:fullmembers' WHEN 4 THEN 'role:moderators' ELSE 'role:everyone' END)),
+       can_administer_channel_group_id = COALESCE(s.can_administer_channel_group_id, (SELECT id FROM g WHERE name = 'role:nobody')),
+       can_add_subscribers_group_id = COALESCE(s.can_add_subscribers_group_id, (SELECT id FROM g WHERE name = 'role:nobody')),
+       can_subscribe_group_id = COALESCE(s.can_subscribe_group_id, (SELECT id FROM g WHERE name = 'role:nobody')),
+       can_remove_subscribers_group_id = COALESCE(s.can_remove_subscribers_group_id, (SELECT id FROM g WHERE name = 'role:administrators'))
+     WHERE s.realm_id = $1`,
+    realmId,
+  );
+  await ictx.tx.$executeRawUnsafe(
+    `WITH g AS (SELECT name, id FROM user_group WHERE realm_id = $1 AND is_system_group)
+     UPDATE user_group u SET
+       can_add_members_group_id = COALESCE(u.can_add_members_group_id, (SELECT id FROM g WHERE name = 'role:nobody')),
+       can_join_group_id = COALESCE(u.can_join_group_id, (SELECT id FROM g WHERE name = 'role:nobody')),
+       can_leave_group_id = COALESCE(u.can_leave_group_id, (SELECT id FROM g WHERE name = CASE WHEN u.is_system_group THEN 'role:nobody' ELSE 'role:everyone' END)),
+       can_manage_group_id = COALESCE(u.can_manage_group_id, (SELECT id FROM g WHERE name = 'role:nobody')),
+       can_remove_members_group_id = COALESCE(u.can_remove_members_group_id, (SELECT id FROM g WHERE name = 'role:nobody')),
+       can_mention_group_id = COALESCE(u.can_mention_group_id, (SELECT id FROM g WHERE name = CASE WHEN u.is_system_group THEN 'role:nobody' ELSE 'role:everyone' END))
+     WHERE u.realm_id = $1 AND u.name IS NOT NULL`,
+    realmId,
+  );
+}
+
 /** A group setting's group (`x_group_id` ours, `x_group` Zulip's), or undefined. */
 function groupSettingValue(row: Row, column: string): unknown {
   return column in row ? row[column] : row[column.slice(0, -3)];
@@ -462,6 +494,7 @@ async function importInto(ictx: ImportContext, services: RealmImportServices, ro
     "UPDATE stream s SET first_message_id = (SELECT min(m.id) FROM message m WHERE m.recipient_id = s.recipient_id) WHERE s.realm_id = $1",
     realmId,
   );
+  await fillDefaultGroupSettings(ictx, realmId);
   await importAvatars(ictx, root, realmId);
   await importEmojiFiles(ictx, root, realmId);
 

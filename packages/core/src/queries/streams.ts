@@ -236,6 +236,17 @@ export async function channelAccess(db: Pick<Tx, "$queryRaw">, actor: Pick<Actor
 }
 
 /**
+ * A channel of the actor's realm whose content they may read (Zulip 10.0's access_stream_by_id with
+ * require_content_access): subscribed, public to a non-guest, web-public, or through its groups;
+ * a channel administrator with metadata access only is refused as anyone else, `Invalid stream id`.
+ */
+export async function accessStreamForContent(db: Reader, actor: Actor, streamId: number, options: ArchivedOption = {}): Promise<StreamModel> {
+  const found = await findStreamWithSubscription(db, actor.realm_id, streamId, [actor.id], options);
+  if (!found || !(await channelAccess(db, actor, found.stream, found.subscribed)).content) throw badRequest("Invalid stream id");
+  return found.stream;
+}
+
+/**
  * Zulip's CannotAdministerChannelError, with the code clients saw for this refusal before channel
  * administrators existed ("Must be an organization administrator").
  */
