@@ -108,6 +108,17 @@ describe.each(MODES)("mention and alert word flags (%s)", (mode) => {
     expect(event.message.content).toMatch(/^<p>ping <span class="user-group-mention" data-user-group-id="\d+">@mention-team<\/span><\/p>$/);
   });
 
+  test("a group mention reaches the members of its subgroups too", async () => {
+    const inner = await server.owner.post("/user_groups/create", { name: "mention-inner", description: "Inner", members: [carol.id] });
+    expect(inner.body.result).toBe("success");
+    const outer = await server.owner.post("/user_groups/create", { name: "mention-outer", description: "Outer", members: [alice.id], subgroups: [inner.body.group_id] });
+    expect(outer.body.result).toBe("success");
+    const flags = await flagsOf(await send(bob, "ping @*mention-outer*"));
+    expect(flags.get(alice.id)).toBe(MENTIONED);
+    expect(flags.get(carol.id)).toBe(MENTIONED);
+    expect(flags.get(bob.id)).toBe(1);
+  });
+
   test("alert words set `has_alert_word`: case-insensitive, whole words, regex characters literal", async () => {
     expect((await carol.client.post("/users/me/alert_words", { alert_words: ["Pineapple", "c++"] })).body.result).toBe("success");
     expect((await alice.client.post("/users/me/alert_words", { alert_words: ["a.b"] })).body.result).toBe("success");

@@ -1,6 +1,7 @@
 // POST /realm/deactivate (feature level 332's deletion_delay_days) and the worker's sweep that
 // deletes a deactivated organization's data once its scheduled_deletion_date has passed: every row
 // of that organization, in every table, and its stored files; nothing of any other organization.
+import http from "node:http";
 import { createRealm, sweepDeactivatedRealms } from "@chat/core";
 import { imagePart, makePng, rawRequest, type FilePart } from "../support/images.ts";
 import { MODES, OWNER_EMAIL, startSecondNode, startTestServer, type TestServer } from "../support/server.ts";
@@ -16,6 +17,8 @@ interface World {
   streamId: number;
   messageIds: number[];
   uploadKeys: string[];
+  /** The stored piece of an unfinished resumable (tus) upload. */
+  tusPieceKey: string;
 }
 
 function upload(client: ApiClient, path: string, file: FilePart) {
@@ -32,6 +35,20 @@ function upload(client: ApiClient, path: string, file: FilePart) {
   };
   if (client.host) headers.host = client.host;
   return rawRequest(client.baseUrl, "POST", `/api/v1${path}`, headers, body);
+}
+
+/** A tus request (outside the API document, so not checked against it): its status and headers. */
+function tusRequest(baseUrl: string, method: string, target: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; headers: http.IncomingHttpHeaders }> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, method, path: target, headers: body ? { ...headers, "content-length": String(body.length) } : headers }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 async function ok(res: Promise<{ body: Record<string, any> }>, what: string): Promise<Record<string, any>> {
@@ -72,9 +89,18 @@ async function populate(server: TestServer, owner: ApiClient, host: string | und
   await ok(member.client.post(`/users/me/muted_users/${admin.id}`), "mute");
   await ok(member.client.patch(`/messages/${messageIds[0]}`, { content: `edited [pic](${url})` }), "edit");
   await ok(owner.post("/realm/filters", { pattern: `#${tag}(?P<id>[0-9]+)`, url_template: "https://x.test/{id}" }), "linkifier");
+  // An unfinished resumable upload with one piece stored.
+  const { email, apiKey } = member.client.credentials!;
+  const tusHeaders: Record<string, string> = { "tus-resumable": "1.0.0", authorization: `Basic ${Buffer.from(`${email}:${apiKey}`).toString("base64")}`, ...(host ? { host } : {}) };
+  const created = await tusRequest(member.client.baseUrl, "POST", "/api/v1/tus", { ...tusHeaders, "upload-length": "10" });
+  if (created.status !== 201) throw new Error(`tus creation: ${created.status}`);
+  const location = created.headers.location as string;
+  const patched = await tusRequest(member.client.baseUrl, "PATCH", location, { ...tusHeaders, "upload-offset": "0", "content-type": "application/offset+octet-stream" }, Buffer.from("hello"));
+  if (patched.status !== 204) throw new Error(`tus patch: ${patched.status}`);
+  const tusPieceKey = `tus/${location.split("/").pop()}/0`;
   const realm = await prisma.userProfile.findFirstOrThrow({ where: { id: member.id } });
   const uploadKeys = (await prisma.$queryRawUnsafe<Array<{ path_id: string }>>("SELECT path_id FROM attachment WHERE realm_id = $1", realm.realm_id)).map((row) => `uploads/${row.path_id}`);
-  return { realmId: realm.realm_id, host: host ?? "", owner, admin: admin.client, member: member.client, memberId: member.id, streamId, messageIds, uploadKeys };
+  return { realmId: realm.realm_id, host: host ?? "", owner, admin: admin.client, member: member.client, memberId: member.id, streamId, messageIds, uploadKeys, tusPieceKey };
 }
 
 type Sql = <T>(text: string, ...params: unknown[]) => Promise<T[]>;
@@ -254,7 +280,7 @@ describe.each(MODES)("POST /realm/deactivate (%s)", (mode) => {
       expect([table, Object.entries(rootBefore).some(([key, n]) => (key === table || key.startsWith(`${table}.`)) && n > 0)]).toEqual([table, true]);
     }
     expect(acme.uploadKeys.length).toBeGreaterThan(0);
-    for (const key of [...acme.uploadKeys, ...root.uploadKeys]) expect(await storage.stat(key)).not.toBeNull();
+    for (const key of [...acme.uploadKeys, ...root.uploadKeys, acme.tusPieceKey, root.tusPieceKey]) expect(await storage.stat(key)).not.toBeNull();
     const emojiFiles = await sql<{ realm_id: number; file_name: string }>("SELECT realm_id, file_name FROM realm_emoji WHERE file_name IS NOT NULL");
     const emojiKey = (e: { realm_id: number; file_name: string }) => `avatars/${e.realm_id}/emoji/images/${e.file_name}`;
     for (const e of emojiFiles) expect(await storage.stat(emojiKey(e))).not.toBeNull();
@@ -290,6 +316,9 @@ describe.each(MODES)("POST /realm/deactivate (%s)", (mode) => {
     expect(await realmRows(sql, root.realmId)).toEqual(rootBefore);
     for (const key of acme.uploadKeys) expect(await storage.stat(key)).toBeNull();
     for (const key of root.uploadKeys) expect(await storage.stat(key)).not.toBeNull();
+    // An unfinished resumable upload's piece goes with its organization.
+    expect(await storage.stat(acme.tusPieceKey)).toBeNull();
+    expect(await storage.stat(root.tusPieceKey)).not.toBeNull();
     for (const e of emojiFiles) {
       if (e.realm_id === acme.realmId) expect(await storage.stat(emojiKey(e))).toBeNull();
       else expect(await storage.stat(emojiKey(e))).not.toBeNull();

@@ -136,6 +136,12 @@ describe.each(MODES)("Zulip 10.0 settings (%s)", (mode) => {
     expect((await admin.client.patch(`/users/${bob.id}`, { full_name: "Bob Ten" })).body.result).toBe("success");
   });
 
+  test("GET and PATCH /users/{email} refuse a NUL in the address as any other parameter", async () => {
+    const refused = { result: "error", msg: "email contains NULL (0x00) characters.", code: "BAD_REQUEST", var_name: "email" };
+    expect((await alice.client.get("/users/a%00b@example.com")).body).toEqual(refused);
+    expect((await admin.client.patch("/users/a%00b@example.com", { full_name: "x" })).body).toEqual(refused);
+  });
+
   test("a bot whose owner changes keeps its subscriptions (feature level 359)", async () => {
     expect((await server.owner.post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "owner ten secret" }]), invite_only: true })).body.result).toBe("success");
     const bot = await server.owner.post("/bots", { full_name: "Ten Bot", short_name: "tenbot" });

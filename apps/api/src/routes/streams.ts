@@ -2,6 +2,7 @@ import { Router } from "express";
 import {
   accessBotById,
   accessStreamById,
+  findStreamWithSubscription,
   accessStreamForAdministration,
   hasContentAccessViaGroups,
   privateStreamIdsViaGroups,
@@ -320,9 +321,11 @@ export function streamRoutes(services: ApiServices): Router {
     route(async (req, res) => {
       const actor = actorOf(res);
       const streamId = pathId(req, "stream_id");
-      const stream = await accessStreamById(prisma, actor, streamId, { groupContent: true });
+      const found = await findStreamWithSubscription(prisma, actor.realm_id, streamId, [actor.id]);
       // Those a private stream's groups let read it read it as its subscribers do (feature level 354).
-      const subscribed = (await isSubscribed(prisma, actor.id, stream)) || (stream.invite_only && (await hasContentAccessViaGroups(prisma, actor, stream.id)));
+      const subscribed = found !== null && (found.subscribed || (found.stream.invite_only && (await hasContentAccessViaGroups(prisma, actor, found.stream.id))));
+      if (!found || !canSeeStream(actor, found.stream, subscribed)) throw badRequest("Invalid stream id");
+      const { stream } = found;
       // Topics of the history the user can read: all of it for a public stream (or a private one
       // with shared history, to its subscribers), otherwise only messages the user received.
       const fullHistory = subscribed ? stream.history_public_to_subscribers : !stream.invite_only && (!isGuest(actor) || stream.is_web_public);

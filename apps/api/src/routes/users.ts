@@ -29,7 +29,7 @@ import {
   usersByEmail,
   type ProfileDataChange,
 } from "@chat/core";
-import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, requestIdOf, requestProtocol, route, schema, serve, success, successBody } from "@chat/http";
+import { actorOf, EMPTY_SUCCESS, endpoint, originOf, params, parseParams, pathParam, requestIdOf, requestProtocol, route, schema, serve, success, successBody } from "@chat/http";
 
 /** Zulip's limit on deactivation_notification_comment. */
 const MAX_DEACTIVATION_COMMENT_LENGTH = 2000;
@@ -38,6 +38,19 @@ import { pathId } from "./path-ids.ts";
 
 /** Zulip's email bound (EmailField, 254), with room for surrounding whitespace. */
 const MAX_EMAIL_PARAM_LENGTH = 320;
+
+/**
+ * GET and PATCH /users/{email}: the user the path's address names, where the actor may see them
+ * (a real address only for those usersByEmail lets see it, so a guess tells nothing).
+ */
+async function userNamedByEmail(db: Parameters<typeof usersByEmail>[0] & Parameters<typeof mayAccessUser>[0], actor: Actor, req: Request): Promise<UserProfile> {
+  // pathParam refuses a NUL, which Postgres would refuse in the query; no address runs this long.
+  const email = pathParam(req, "email");
+  if (email.length > MAX_EMAIL_PARAM_LENGTH) throw badRequest("No such user");
+  const user = (await usersByEmail(db, actor, [email])).get(email.trim().toLowerCase());
+  if (!user || !(await mayAccessUser(db, actor, user.id))) throw badRequest("No such user");
+  return user;
+}
 
 const PROFILE_DATA_SCHEMA = {
   type: "array",
@@ -234,11 +247,8 @@ export function userRoutes(services: ApiServices): Router {
     (req, _res, next) => (/^\d+$/.test(String(req.params.email)) ? next("route") : next()),
     route(async (req, res) => {
       const actor = actorOf(res);
-      const email = String(req.params.email);
       const options = parseParams(req, E.getByEmail.params);
-      // A real address names the user only for those who may see it (usersByEmail), so a guess tells nothing.
-      const user = (await usersByEmail(prisma, actor, [email])).get(email.trim().toLowerCase());
-      if (!user || !(await mayAccessUser(prisma, actor, user.id))) throw badRequest("No such user");
+      const user = await userNamedByEmail(prisma, actor, req);
       const profileData = options.include_custom_profile_fields ? (await getProfileData(prisma, [user.id])).get(user.id) : undefined;
       // Each user's delivery_email as their email_address_visibility lets the actor's role see it, left out otherwise (as Zulip 3.x).
       const withDeliveryEmail = { role: actor.role, modern: false };
@@ -286,14 +296,8 @@ export function userRoutes(services: ApiServices): Router {
     router,
     E.updateByEmail,
     (req, _res, next) => (/^\d+$/.test(String(req.params.email)) ? next("route") : next()),
-    updateTarget(async (tx, actor, req) => {
-      const email = String(req.params.email);
-      // No address holds a NUL or runs this long; Postgres would refuse the former outright.
-      if (email.includes("\u0000") || email.length > MAX_EMAIL_PARAM_LENGTH) throw badRequest("No such user");
-      const user = (await usersByEmail(tx, actor, [email])).get(email.trim().toLowerCase());
-      if (!user || !(await mayAccessUser(tx, actor, user.id))) throw badRequest("No such user");
-      return getUserInRealm(tx, actor.realm, user.id);
-    }),
+    // getUserInRealm too: a deactivated user is not changed.
+    updateTarget(async (tx, actor, req) => getUserInRealm(tx, actor.realm, (await userNamedByEmail(tx, actor, req)).id)),
   );
 
   serve(

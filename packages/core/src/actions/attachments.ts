@@ -22,10 +22,12 @@ export const quotaExceeded = () => new JsonableError("Upload would exceed your o
 /** Longest file name kept for display (the path id has its own, shorter, sanitized one). */
 const MAX_DISPLAY_NAME = 255;
 
-async function notifyAttachment(tx: Tx, events: EventRecorder, op: "add" | "update", attachmentIds: number[], realmId: number): Promise<void> {
-  if (attachmentIds.length === 0) return;
+/** Returns the rows it read, with their owners. */
+async function notifyAttachment(tx: Tx, events: EventRecorder, op: "add" | "update", attachmentIds: number[], realmId: number): Promise<Array<{ ownerId: number; attachment: AttachmentDict }>> {
+  if (attachmentIds.length === 0) return [];
   const [rows, used] = await Promise.all([attachmentDictsWithOwners(tx, { ids: attachmentIds }), usedUploadSpace(tx, realmId)]);
   for (const { ownerId, attachment } of rows) events.send({ type: "attachment", op, attachment, upload_space_used: used }, [ownerId]);
+  return rows;
 }
 
 /**
@@ -80,18 +82,19 @@ export async function relinkAttachments(tx: Tx, events: EventRecorder, editor: A
     SELECT a.id, a.path_id FROM attachment_message am JOIN attachment a ON a.id = am.attachment_id WHERE am.message_id = ${message.id}`;
   const wanted = new Set(referencedPathIds(message.content));
   const dropped = current.filter((row) => !wanted.has(row.path_id)).map((row) => row.id);
+  let detached: AttachmentDict[] = [];
   if (dropped.length > 0) {
     await tx.attachmentMessage.deleteMany({ where: { message_id: message.id, attachment_id: { in: dropped } } });
-    await notifyAttachment(tx, events, "update", dropped, editor.realm_id);
+    // The update events' rows are read after the unlinking; the content names none of them, so
+    // claiming below links none of them again.
+    detached = (await notifyAttachment(tx, events, "update", dropped, editor.realm_id))
+      .filter((row) => row.ownerId === editor.id && row.attachment.messages.length === 0)
+      .map((row) => row.attachment);
   }
   const kept = current.length - dropped.length;
   const claimedNew = await claimAttachments(tx, events, editor, message);
   const has = kept > 0 || claimedNew;
   if (!has) await tx.message.update({ where: { id: message.id }, data: { has_attachment: false } });
-  if (dropped.length === 0) return { has, detached: [] };
-  const detached = (await attachmentDictsWithOwners(tx, { ids: dropped }))
-    .filter((row) => row.ownerId === editor.id && row.attachment.messages.length === 0)
-    .map((row) => row.attachment);
   return { has, detached };
 }
 

@@ -21,6 +21,7 @@ import { isOwner } from "../lib/roles.ts";
 import { avatarStorageKeys, customEmojiStorageKey } from "../lib/avatars.ts";
 import { uploadStorageKey } from "../lib/uploads.ts";
 import { realmExportStorageKey } from "./realm-export.ts";
+import { tusPartKeys } from "./tus-uploads.ts";
 import { activeUserIds } from "../queries/users.ts";
 
 /** What /register reports as server_min/max_deactivated_realm_deletion_days (Zulip's settings' defaults). */
@@ -151,10 +152,11 @@ function belongs(table: string, realmId: number, realmTables: Set<string>, keys:
   return Prisma.join(conditions, " OR ");
 }
 
-/** The realm's stored files: uploads, custom emoji, avatars, its icon and logo, exports. */
+/** The realm's stored files: uploads, unfinished resumable uploads' pieces, custom emoji, avatars, its icon and logo, exports. */
 async function realmStorageKeys(tx: Tx, realmId: number): Promise<string[]> {
   const keys: string[] = [];
   for (const row of await tx.$queryRaw<Array<{ path_id: string }>>`SELECT path_id FROM attachment WHERE realm_id = ${realmId}`) keys.push(uploadStorageKey(row.path_id));
+  for (const row of await tx.$queryRaw<Array<{ id: string; parts: number }>>`SELECT id, parts FROM tus_upload WHERE realm_id = ${realmId}`) keys.push(...tusPartKeys(row.id, row.parts));
   for (const row of await tx.$queryRaw<Array<{ file_name: string | null }>>`SELECT file_name FROM realm_emoji WHERE realm_id = ${realmId}`) {
     if (row.file_name) keys.push(customEmojiStorageKey(realmId, row.file_name), `${customEmojiStorageKey(realmId, row.file_name)}.original`);
   }

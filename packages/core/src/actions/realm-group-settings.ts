@@ -134,6 +134,12 @@ export async function updateRealmGroupSettings(
   changes: RealmGroupSettingsChanges & LegacyPermissionChanges & { waiting_period_threshold?: number },
   everyone: number[],
 ): Promise<Record<string, unknown>> {
+  // Most PATCH /realm calls name no group setting nor shorthand: no queries for them.
+  const named = LEGACY_PERMISSION_PROPERTIES.some((property) => changes[property] !== undefined) || REALM_GROUP_SETTING_NAMES.some((setting) => changes[setting] !== undefined);
+  if (!named) {
+    if (changes.waiting_period_threshold !== undefined) await syncFullMembers(tx, events, actor.realm_id);
+    return {};
+  }
   const realm = await tx.realm.findUniqueOrThrow({ where: { id: actor.realm_id } });
   const before = legacyRealmPolicies(await realmGroupSystemNames(tx, realm));
   const groups = await systemGroupIds(tx, actor.realm_id);

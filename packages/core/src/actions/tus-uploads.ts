@@ -75,6 +75,11 @@ function partKey(id: string, index: number): string {
   return `tus/${id}/${index}`;
 }
 
+/** The stored pieces of an unfinished upload (its `parts` of them). */
+export function tusPartKeys(id: string, parts: number): string[] {
+  return Array.from({ length: parts }, (_, i) => partKey(id, i));
+}
+
 /**
  * Upload-Metadata: `key base64value` pairs separated by commas (the value may be absent). Keys are
  * unique ASCII without spaces or commas; anything else is a 400.
@@ -109,7 +114,7 @@ export async function sweepStaleTusUploads(prisma: PrismaClient, storage: FileSt
     `DELETE FROM tus_upload WHERE id IN (SELECT id FROM tus_upload WHERE updated_at < $1 AND (busy_until IS NULL OR busy_until < now())${userId === undefined ? "" : " AND user_id = $3"} LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING id, parts`,
     ...(userId === undefined ? [olderThan, batch] : [olderThan, batch, userId]),
   );
-  const keys = rows.flatMap((row) => Array.from({ length: row.parts }, (_, i) => partKey(row.id, i)));
+  const keys = rows.flatMap((row) => tusPartKeys(row.id, row.parts));
   if (keys.length > 0) await deleteFilesQuietly(storage, keys);
   return rows.length;
 }
@@ -249,7 +254,7 @@ async function finishTusUpload(services: FileServices, actor: Actor, row: TusRow
   const pathId = newPathId(actor.realm_id, row.filename);
   const contentType = contentTypeFor(fileNameOfPathId(pathId), row.filetype ?? "application/octet-stream");
   const size = Number(row.length);
-  const pieces = Array.from({ length: row.parts }, (_, i) => partKey(row.id, i));
+  const pieces = tusPartKeys(row.id, row.parts);
   try {
     const stored = await services.storage.put(uploadStorageKey(pathId), joinedParts(services.storage, row.id, row.parts), { contentType, maxBytes: size });
     const dimensions = await storedImageDimensions(services.storage, actor, pathId, contentType, stored.size);
@@ -282,5 +287,5 @@ export async function deleteTusUpload(services: FileServices, actor: Actor, id: 
     actor.id,
   );
   if (rows.length === 0) throw tusError("The upload is being written by another request", 423);
-  await deleteFilesQuietly(services.storage, Array.from({ length: rows[0]!.parts }, (_, i) => partKey(id, i)));
+  await deleteFilesQuietly(services.storage, tusPartKeys(id, rows[0]!.parts));
 }

@@ -87,14 +87,11 @@ export async function accessStreamById(
   db: Reader,
   actor: Actor,
   streamId: number,
-  /** `groupContent`: a private stream's can_add_subscribers_group and can_subscribe_group read it as subscribers (feature level 354). */
-  options: { requireAdmin?: boolean; groupContent?: boolean } & ArchivedOption = {},
+  options: { requireAdmin?: boolean } & ArchivedOption = {},
 ): Promise<StreamModel> {
   const found = await findStreamWithSubscription(db, actor.realm_id, streamId, [actor.id], options);
   if (!found) throw badRequest("Invalid stream id");
-  const { stream } = found;
-  let { subscribed } = found;
-  if (!subscribed && options.groupContent && stream.invite_only) subscribed = await hasContentAccessViaGroups(db, actor, stream.id);
+  const { stream, subscribed } = found;
   if (!canSeeStream(actor, stream, subscribed) || (options.requireAdmin && !isAdmin(actor) && !subscribed)) throw badRequest("Invalid stream id");
   return stream;
 }

@@ -169,11 +169,16 @@ export async function fetchRenderContext(
           ORDER BY id`)
       : undefined,
     scan && scan.groups.length > 0
-      ? sql.query<MentionableGroup>(Prisma.sql`
-          SELECT g.id, g.name, g.is_system_group, COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE u.is_active), '{}') AS member_ids,
-                 COALESCE(array_agg(m.user_id ORDER BY m.user_id) FILTER (WHERE u.is_active AND u.bot_type = ANY(${SERVICE_BOT_TYPES}::int[])), '{}') AS service_bot_ids
-          FROM user_group g LEFT JOIN user_group_membership m ON m.user_group_id = g.id LEFT JOIN user_profile u ON u.id = m.user_id
-          WHERE g.realm_id = ${realmId} AND g.name IS NOT NULL AND NOT g.deactivated AND lower(g.name) = ANY(${scan.groups}::text[])
+      ? // A group's members are those of its subgroups too (Zulip's get_recursive_group_members).
+        sql.query<MentionableGroup>(Prisma.sql`
+          WITH RECURSIVE tree(root, id) AS (
+            SELECT g.id, g.id FROM user_group g
+            WHERE g.realm_id = ${realmId} AND g.name IS NOT NULL AND NOT g.deactivated AND lower(g.name) = ANY(${scan.groups}::text[])
+            UNION SELECT t.root, m.subgroup_id FROM group_group_membership m JOIN tree t ON m.supergroup_id = t.id
+          )
+          SELECT g.id, g.name, g.is_system_group, COALESCE(array_agg(DISTINCT u.id ORDER BY u.id) FILTER (WHERE u.is_active), '{}') AS member_ids,
+                 COALESCE(array_agg(DISTINCT u.id ORDER BY u.id) FILTER (WHERE u.is_active AND u.bot_type = ANY(${SERVICE_BOT_TYPES}::int[])), '{}') AS service_bot_ids
+          FROM tree t JOIN user_group g ON g.id = t.root LEFT JOIN user_group_membership m ON m.user_group_id = t.id LEFT JOIN user_profile u ON u.id = m.user_id
           GROUP BY g.id ORDER BY g.id`)
       : undefined,
     scan && scan.streams.length > 0
